@@ -1,0 +1,71 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+    name: "callapi",
+    platforms: [.macOS(.v14), .iOS(.v15)],
+    products: [
+        .library(name: "CallAPI", targets: ["CallAPI"]),
+        .library(name: "CallAPITesting", targets: ["CallAPITesting"]),
+        .library(name: "CallAPIServer", targets: ["CallAPIServer"]),
+        .library(name: "CallAPISignalClient", targets: ["CallAPISignalClient"]),
+        .executable(name: "callapi", targets: ["callapi"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.5.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.2.0"),
+        .package(url: "https://github.com/hummingbird-project/swift-websocket", from: "1.2.0"),
+        .package(url: "https://github.com/vapor/jwt-kit", from: "5.0.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.0.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
+    ],
+    targets: [
+        // The client library: no dependencies beyond the toolchain.
+        .target(name: "CallAPI"),
+        .target(name: "CallAPITesting", dependencies: ["CallAPI"]),
+        // Wire protocol between the signaling server and its client (shared, dependency-free).
+        .target(name: "CallAPISignalProtocol"),
+        .target(
+            name: "CallAPIServer",
+            dependencies: [
+                "CallAPISignalProtocol",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .target(
+            name: "CallAPISignalClient",
+            dependencies: [
+                "CallAPI",
+                "CallAPISignalProtocol",
+                .product(name: "WSClient", package: "swift-websocket"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "callapi",
+            dependencies: [
+                "CallAPI",
+                "CallAPITesting",
+                "CallAPIServer",
+                "CallAPISignalClient",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(name: "CallAPITests", dependencies: ["CallAPI", "CallAPITesting"]),
+        .testTarget(
+            name: "CallAPIServerTests",
+            dependencies: ["CallAPI", "CallAPITesting", "CallAPIServer", "CallAPISignalClient", "CallAPISignalProtocol"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

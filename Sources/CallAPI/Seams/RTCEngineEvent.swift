@@ -1,0 +1,27 @@
+/// What an RTC engine reports.
+public enum RTCEngineEvent: Sendable, Equatable {
+    /// This user is in `channel`.
+    case localJoined(channel: String, uid: UInt)
+    /// This user left `channel`.
+    case localLeft(channel: String)
+    /// Joining `channel` failed.
+    case joinFailed(channel: String, code: Int, message: String)
+    /// Another user is in the channel.
+    case remoteJoined(channel: String, uid: UInt)
+    /// Another user left the channel; `reason` is the engine's (for example 0 quit, 1 dropped).
+    case remoteLeft(channel: String, uid: UInt, reason: Int)
+    /// The first video frame of `uid` was decoded.
+    case remoteFirstVideoFrameDecoded(channel: String, uid: UInt)
+    /// The first audio frame of `uid` was decoded.
+    case remoteFirstAudioFrameDecoded(channel: String, uid: UInt)
+    /// The camera delivered its first frame.
+    case localFirstVideoFrameCaptured
+    /// The first local video frame was sent into `channel`.
+    case localFirstVideoFramePublished(channel: String)
+    /// The first local audio frame was sent into `channel`.
+    case localFirstAudioFramePublished(channel: String)
+    /// The channel token expires soon; call `renewToken`.
+    case tokenWillExpire(channel: String)
+    /// The engine failed; `code` is the engine's.
+    case error(code: Int, message: String)
+}

@@ -1,0 +1,144 @@
+import Foundation
+
+/// One call message of wire format 1.0, as `../shared/spec/wire-format.md` describes it.
+///
+/// Keys the format knows are typed fields; the whole object is kept in ``fields`` so that unknown keys
+/// survive into event info and nothing the peer sent is lost.
+public struct CallMessage: Sendable, Equatable {
+    public static let version = "1.0"
+
+    public var action: MessageAction
+    public var timestamp: Int64
+    public var messageId: Int
+    public var fromUserId: UInt
+    public var callId: String
+    public var fromUserExtension: [String: JSONValue]?
+    /// Call messages: the callee.
+    public var remoteUserId: UInt?
+    /// Call messages: the RTC channel both sides join.
+    public var fromRoomId: String?
+    /// Cancel: the caller's ring timer ran out.
+    public var cancelCallByInternal: Bool
+    /// Reject: the callee's client rejected by itself (busy).
+    public var rejectByInternal: Bool
+    public var rejectReason: String?
+    public var hangupReason: String?
+
+    public init(
+        action: MessageAction, timestamp: Int64, messageId: Int, fromUserId: UInt, callId: String,
+        fromUserExtension: [String: JSONValue]? = nil, remoteUserId: UInt? = nil, fromRoomId: String? = nil,
+        cancelCallByInternal: Bool = false, rejectByInternal: Bool = false, rejectReason: String? = nil,
+        hangupReason: String? = nil
+    ) {
+        self.action = action
+        self.timestamp = timestamp
+        self.messageId = messageId
+        self.fromUserId = fromUserId
+        self.callId = callId
+        self.fromUserExtension = fromUserExtension
+        self.remoteUserId = remoteUserId
+        self.fromRoomId = fromRoomId
+        self.cancelCallByInternal = cancelCallByInternal
+        self.rejectByInternal = rejectByInternal
+        self.rejectReason = rejectReason
+        self.hangupReason = hangupReason
+    }
+
+    /// The message as a JSON object, keys as on the wire.
+    public var fields: [String: JSONValue] {
+        var object: [String: JSONValue] = [
+            "message_action": .int(action.rawValue),
+            "message_version": .string(Self.version),
+            "message_timestamp": .int(Int(timestamp)),
+            "messageId": .int(messageId),
+            "fromUserId": .int(Int(fromUserId)),
+            "callId": .string(callId),
+        ]
+        if let fromUserExtension { object["fromUserExtension"] = .object(fromUserExtension) }
+        switch action {
+        case .videoCall, .audioCall:
+            if let remoteUserId { object["remoteUserId"] = .int(Int(remoteUserId)) }
+            if let fromRoomId { object["fromRoomId"] = .string(fromRoomId) }
+        case .cancelCall:
+            object["cancelCallByInternal"] = .int(cancelCallByInternal ? 1 : 0)
+        case .reject:
+            object["rejectByInternal"] = .int(rejectByInternal ? 1 : 0)
+            if let rejectReason { object["rejectReason"] = .string(rejectReason) }
+        case .hangup:
+            if let hangupReason { object["hangupReason"] = .string(hangupReason) }
+        case .accept:
+            break
+        }
+        return object
+    }
+
+    /// The UTF-8 JSON text to put on the signaling channel.
+    public func encoded() -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // Encoding a tree of JSONValue cannot fail: every case maps to a JSON value.
+        let data = try! encoder.encode(fields)
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// Parses a message received from the signaling channel.
+    /// - Throws: ``WireError`` saying what is wrong with it.
+    public static func decode(_ text: String) throws(WireError) -> (message: CallMessage, fields: [String: JSONValue]) {
+        let object: [String: JSONValue]
+        do {
+            let value = try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))
+            guard case .object(let o) = value else { throw WireError.notAnObject }
+            object = o
+        } catch let error as WireError {
+            throw error
+        } catch {
+            throw WireError.notJSON
+        }
+        guard let version = object["message_version"]?.stringValue else { throw .missingField("message_version") }
+        guard version == Self.version else { throw .unsupportedVersion(version) }
+        guard let rawAction = object["message_action"]?.intValue else { throw .missingField("message_action") }
+        guard let action = MessageAction(rawValue: rawAction) else { throw .unknownAction(rawAction) }
+        let callId = try field("callId", in: object) { $0.stringValue.flatMap { $0.isEmpty ? nil : $0 } }
+        let fromUserId = try field("fromUserId", in: object, userId)
+        let messageId = try field("messageId", in: object) { $0.intValue }
+        let timestamp = try field("message_timestamp", in: object) { $0.intValue.map(Int64.init) }
+        var message = CallMessage(
+            action: action, timestamp: timestamp, messageId: messageId, fromUserId: fromUserId, callId: callId)
+        message.fromUserExtension = try optionalField("fromUserExtension", in: object) { $0.objectValue }
+        switch action {
+        case .videoCall, .audioCall:
+            message.remoteUserId = try field("remoteUserId", in: object, userId)
+            message.fromRoomId = try field("fromRoomId", in: object) { $0.stringValue.flatMap { $0.isEmpty ? nil : $0 } }
+        case .cancelCall:
+            message.cancelCallByInternal = try optionalField("cancelCallByInternal", in: object) { $0.intValue } == 1
+        case .reject:
+            message.rejectByInternal = try optionalField("rejectByInternal", in: object) { $0.intValue } == 1
+            message.rejectReason = try optionalField("rejectReason", in: object) { $0.stringValue }
+        case .hangup:
+            message.hangupReason = try optionalField("hangupReason", in: object) { $0.stringValue }
+        case .accept:
+            break
+        }
+        return (message, object)
+    }
+
+    private static func userId(_ value: JSONValue) -> UInt? {
+        value.intValue.flatMap { $0 >= 0 ? UInt($0) : nil }
+    }
+
+    private static func field<T>(
+        _ key: String, in object: [String: JSONValue], _ read: (JSONValue) -> T?
+    ) throws(WireError) -> T {
+        guard let value = object[key] else { throw .missingField(key) }
+        guard let typed = read(value) else { throw .invalidField(key) }
+        return typed
+    }
+
+    private static func optionalField<T>(
+        _ key: String, in object: [String: JSONValue], _ read: (JSONValue) -> T?
+    ) throws(WireError) -> T? {
+        guard let value = object[key], value != .null else { return nil }
+        guard let typed = read(value) else { throw .invalidField(key) }
+        return typed
+    }
+}
