@@ -1,0 +1,112 @@
+import CallAPISignalProtocol
+import JWTKit
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// A token the authority issued.
+public struct IssuedToken: Sendable, Equatable, Codable {
+    public var token: String
+    public var userId: String
+    /// Milliseconds since 1970.
+    public var expiresAt: Int64
+    /// The RTC channel, for RTC tokens.
+    public var channel: String?
+}
+
+/// Why a token could not be issued.
+public enum TokenIssueError: Error, Equatable, CustomStringConvertible {
+    case invalidUserId(String)
+    case invalidTTL(Int)
+    case cannotSign
+    case invalidChannel(String)
+
+    public var description: String {
+        switch self {
+        case .invalidUserId(let id): "invalid user id \"\(id)\": use 1-64 characters of A-Z a-z 0-9 . _ -"
+        case .invalidTTL(let ttl): "invalid ttl \(ttl): use 1 to \(TokenAuthority.maxTTLSeconds) seconds"
+        case .cannotSign: "this server only has an ES256 public key; it can check tokens but not issue them"
+        case .invalidChannel(let channel): "invalid channel \"\(channel)\": use 1-64 characters of A-Z a-z 0-9 . _ -"
+        }
+    }
+}
+
+/// Issues and checks the server's JWTs.
+public final class TokenAuthority: Sendable {
+    /// The longest lifetime a token may be issued for: 30 days.
+    public static let maxTTLSeconds = 30 * 24 * 3600
+
+    private let keys: JWTKeyCollection
+    private let clock: any SignalServerClock
+    /// Whether this authority can issue tokens (not with an ES256 public key only).
+    public let canIssue: Bool
+    /// HS256 or ES256.
+    public let algorithm: String
+
+    private init(keys: JWTKeyCollection, clock: any SignalServerClock, canIssue: Bool, algorithm: String) {
+        self.keys = keys
+        self.clock = clock
+        self.canIssue = canIssue
+        self.algorithm = algorithm
+    }
+
+    /// An authority for `key`. Throws if a PEM key cannot be read.
+    public static func make(key: SigningKey, clock: any SignalServerClock = SystemServerClock()) async throws
+        -> TokenAuthority
+    {
+        let keys = JWTKeyCollection()
+        switch key {
+        case .hs256(let secret):
+            await keys.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
+        case .es256PrivateKey(let pem):
+            await keys.add(ecdsa: try ES256PrivateKey(pem: pem))
+        case .es256PublicKey(let pem):
+            await keys.add(ecdsa: try ES256PublicKey(pem: pem))
+        }
+        let canIssue = if case .es256PublicKey = key { false } else { true }
+        return TokenAuthority(keys: keys, clock: clock, canIssue: canIssue, algorithm: key.algorithm)
+    }
+
+    /// A login token for `userId` valid for `ttlSeconds`, or an RTC token for `channel` when one is given.
+    public func issue(userId: String, ttlSeconds: Int, channel: String? = nil) async throws -> IssuedToken {
+        guard SignalProtocol.isValidUserId(userId) else { throw TokenIssueError.invalidUserId(userId) }
+        guard ttlSeconds > 0, ttlSeconds <= Self.maxTTLSeconds else { throw TokenIssueError.invalidTTL(ttlSeconds) }
+        if let channel, !SignalProtocol.isValidUserId(channel) { throw TokenIssueError.invalidChannel(channel) }
+        guard canIssue else { throw TokenIssueError.cannotSign }
+        let now = clock.nowMillis()
+        let expiresAt = now + Int64(ttlSeconds) * 1000
+        let claims = SignalTokenClaims(
+            sub: .init(value: userId),
+            exp: .init(value: Date(timeIntervalSince1970: Double(expiresAt) / 1000)),
+            iat: .init(value: Date(timeIntervalSince1970: Double(now) / 1000)),
+            scope: channel == nil ? SignalTokenClaims.signalScope : SignalTokenClaims.rtcScope,
+            chn: channel)
+        let token = try await keys.sign(claims)
+        return IssuedToken(token: token, userId: userId, expiresAt: expiresAt, channel: channel)
+    }
+
+    /// Checks a login token's signature and claims; expiry is left to the hub.
+    public func checkLoginToken(_ token: String) async -> TokenCheck {
+        let claims: SignalTokenClaims
+        do {
+            claims = try await keys.verify(token, as: SignalTokenClaims.self)
+        } catch let error as JWTError where error.errorType == .signatureVerificationFailed {
+            return .invalid(.invalidToken, "the token's signature does not match this server's key")
+        } catch let error as JWTError where error.errorType == .malformedToken {
+            return .invalid(.invalidToken, "the token is not a well-formed JWT")
+        } catch {
+            return .invalid(.invalidToken, "the token was refused: \(error)")
+        }
+        if let scope = claims.scope, scope != SignalTokenClaims.signalScope {
+            return .invalid(.invalidToken, "a \"\(scope)\" token cannot log in to signaling")
+        }
+        guard SignalProtocol.isValidUserId(claims.sub.value) else {
+            return .invalid(.invalidToken, "the token's subject is not a valid user id")
+        }
+        let expiresAt = Int64((claims.exp.value.timeIntervalSince1970 * 1000).rounded())
+        return .valid(userId: claims.sub.value, expiresAt: expiresAt)
+    }
+}

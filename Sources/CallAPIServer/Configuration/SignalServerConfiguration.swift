@@ -1,0 +1,37 @@
+/// Everything `callapi serve` can be told. The defaults run a development server on 127.0.0.1:8080.
+public struct SignalServerConfiguration: Sendable {
+    /// The address to listen on.
+    public var host: String = "127.0.0.1"
+    /// The port to listen on; 0 picks a free one (see ``SignalServer/port``).
+    public var port: Int = 8080
+    /// How tokens are signed and checked.
+    public var signingKey: SigningKey = .hs256(secret: SigningKey.developmentSecret)
+    /// The key `POST /v1/tokens` requires as `Authorization: Bearer <key>`; `nil` disables the endpoint.
+    public var adminKey: String?
+    /// PEM certificate chain and private key paths; both set means the server speaks TLS (wss/https).
+    public var tls: TLSFiles?
+    /// Limits and timeouts.
+    public var limits = HubLimits()
+    /// How often the server checks timeouts and expiries, in milliseconds; `nil` leaves it to ``SignalServer/tick()``
+    /// (tests).
+    public var tickIntervalMillis: Int64? = 1000
+    /// Seconds a graceful shutdown waits for connections to close.
+    public var drainSeconds: Int = 5
+    /// The longest lifetime `POST /v1/tokens` issues, in seconds.
+    public var maxIssuedTTLSeconds: Int = 24 * 3600
+
+    /// Certificate chain and key files for TLS.
+    public struct TLSFiles: Sendable, Equatable {
+        public var certificatePath: String
+        public var privateKeyPath: String
+        public init(certificatePath: String, privateKeyPath: String) {
+            self.certificatePath = certificatePath
+            self.privateKeyPath = privateKeyPath
+        }
+    }
+
+    public init() {}
+
+    /// Whether the server runs with the public development secret.
+    public var usesDevelopmentSecret: Bool { signingKey == .hs256(secret: SigningKey.developmentSecret) }
+}

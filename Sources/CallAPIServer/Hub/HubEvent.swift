@@ -1,0 +1,38 @@
+import CallAPISignalProtocol
+
+/// Something that happened to the hub. Times are milliseconds since 1970 on the server's clock.
+public enum HubEvent: Sendable {
+    /// A WebSocket connection opened.
+    case connected(SessionID, now: Int64)
+    /// A session sent a frame that decoded and fits the size limit.
+    case frame(SessionID, ClientFrame, now: Int64)
+    /// A session sent text that is not a frame.
+    case undecodable(SessionID, FrameDecodingError, now: Int64)
+    /// A session sent a frame over the size limit; `requestId` and `isSend` when they could be read.
+    case oversized(SessionID, bytes: Int, requestId: Int?, isSend: Bool, now: Int64)
+    /// A session sent a binary message.
+    case binary(SessionID, now: Int64)
+    /// The token of a `login` or `renew` was checked (see ``HubAction/verifyToken(_:requestId:token:purpose:)``).
+    case tokenChecked(SessionID, requestId: Int?, purpose: TokenPurpose, result: TokenCheck, now: Int64)
+    /// The connection closed.
+    case disconnected(SessionID, now: Int64)
+    /// Time passed: expire tokens, held messages, idle and unauthenticated sessions.
+    case tick(now: Int64)
+    /// The server is shutting down: tell everyone and close.
+    case shutdown(now: Int64)
+}
+
+/// What a checked token is for.
+public enum TokenPurpose: Sendable, Equatable {
+    case login
+    case renew
+}
+
+/// The result of checking a token's signature and claims (not its expiry: the hub checks that against its
+/// clock).
+public enum TokenCheck: Sendable, Equatable {
+    /// The token is genuine and names `userId`; it expires at `expiresAt` (ms since 1970).
+    case valid(userId: String, expiresAt: Int64)
+    /// The token is not acceptable.
+    case invalid(SignalErrorCode, String)
+}

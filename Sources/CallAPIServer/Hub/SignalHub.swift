@@ -1,0 +1,161 @@
+import CallAPISignalProtocol
+import Logging
+
+/// What a session's writer task writes next.
+enum Outbound: Sendable {
+    /// A frame's text; `relayStartedAt` is when the relayed message arrived from its sender.
+    case text(String, relayStartedAt: ContinuousClock.Instant?)
+    /// Close the socket.
+    case close(code: UInt16, reason: SignalErrorCode)
+}
+
+/// The hub's shell: runs ``HubState`` and performs its actions (writes, closes, token checks, metrics, logs).
+actor SignalHub {
+    private var state: HubState
+    private let authority: TokenAuthority
+    private let clock: any SignalServerClock
+    private let metrics: ServerMetrics
+    private let logger: Logger
+    private var outboxes: [SessionID: AsyncStream<Outbound>.Continuation] = [:]
+    private var nextSessionNumber: UInt64 = 1
+    /// Tasks checking tokens, awaited on shutdown.
+    private var pendingChecks = 0
+
+    init(
+        limits: HubLimits, authority: TokenAuthority, clock: any SignalServerClock, metrics: ServerMetrics,
+        logger: Logger
+    ) {
+        state = HubState(limits: limits)
+        self.authority = authority
+        self.clock = clock
+        self.metrics = metrics
+        self.logger = logger
+    }
+
+    var limits: HubLimits { state.limits }
+    var onlineUsers: [String] { state.onlineUsers }
+    var sessionCount: Int { state.sessionCount }
+
+    /// Registers a new connection; its writer reads the returned stream.
+    func open() -> (SessionID, AsyncStream<Outbound>) {
+        let id = SessionID(nextSessionNumber)
+        nextSessionNumber += 1
+        let (stream, continuation) = AsyncStream.makeStream(of: Outbound.self)
+        outboxes[id] = continuation
+        logger.debug("connection opened", metadata: ["session": "\(id)"])
+        handle(.connected(id, now: clock.nowMillis()))
+        return (id, stream)
+    }
+
+    /// A text message arrived on `id`.
+    func received(_ text: String, on id: SessionID, at instant: ContinuousClock.Instant) {
+        let now = clock.nowMillis()
+        let bytes = text.utf8.count
+        let decoded = FrameCoding.decodeClientFrame(text)
+        if bytes > state.limits.maxFrameBytes {
+            let (requestId, type): (Int?, String?) =
+                switch decoded {
+                case .success(let frame): (frame.requestId, frame.type)
+                case .failure(let error): (error.requestId, error.type)
+                }
+            handle(.oversized(id, bytes: bytes, requestId: requestId, isSend: type == "send", now: now))
+            return
+        }
+        switch decoded {
+        case .success(let frame): handle(.frame(id, frame, now: now), relayStartedAt: instant)
+        case .failure(let error): handle(.undecodable(id, error, now: now))
+        }
+    }
+
+    /// A binary message arrived on `id`.
+    func receivedBinary(on id: SessionID) {
+        handle(.binary(id, now: clock.nowMillis()))
+    }
+
+    /// The connection closed.
+    func disconnected(_ id: SessionID) {
+        handle(.disconnected(id, now: clock.nowMillis()))
+        outboxes.removeValue(forKey: id)?.finish()
+        logger.debug("connection closed", metadata: ["session": "\(id)"])
+    }
+
+    /// Runs the time-based checks now.
+    func tick() {
+        handle(.tick(now: clock.nowMillis()))
+    }
+
+    /// Tells every session the server is going away and closes them.
+    func shutdown() {
+        handle(.shutdown(now: clock.nowMillis()))
+    }
+
+    private func handle(_ event: HubEvent, relayStartedAt: ContinuousClock.Instant? = nil) {
+        let actions = state.handle(event)
+        for action in actions {
+            perform(action, relayStartedAt: relayStartedAt)
+        }
+        metrics.update(sessions: state.sessionCount, usersOnline: state.onlineUsers.count, held: state.heldCount)
+    }
+
+    private func perform(_ action: HubAction, relayStartedAt: ContinuousClock.Instant?) {
+        switch action {
+        case .send(let id, let frame):
+            guard let outbox = outboxes[id] else { return }
+            var startedAt: ContinuousClock.Instant?
+            observe(frame, session: id)
+            if case .message(let message) = frame, message.held != true {
+                startedAt = relayStartedAt
+                metrics.messageRelayed()
+            }
+            outbox.yield(.text(FrameCoding.encode(frame), relayStartedAt: startedAt))
+        case .close(let id, let code, let reason):
+            metrics.closed(reason)
+            logger.info(
+                "closing session", metadata: ["session": "\(id)", "reason": "\(reason.rawValue)", "code": "\(code)"])
+            outboxes[id]?.yield(.close(code: code, reason: reason))
+        case .verifyToken(let id, let requestId, let token, let purpose):
+            let authority = authority
+            Task {
+                let result = await authority.checkLoginToken(token)
+                self.tokenChecked(id, requestId: requestId, purpose: purpose, result: result)
+            }
+        }
+    }
+
+    private func tokenChecked(_ id: SessionID, requestId: Int?, purpose: TokenPurpose, result: TokenCheck) {
+        handle(.tokenChecked(id, requestId: requestId, purpose: purpose, result: result, now: clock.nowMillis()))
+    }
+
+    private func observe(_ frame: ServerFrame, session id: SessionID) {
+        switch frame {
+        case .answer(let answer):
+            metrics.answer(answer)
+            if answer.result == .failed {
+                logger.notice(
+                    "send failed",
+                    metadata: [
+                        "session": "\(id)", "user": "\(state.userId(of: id) ?? "-")",
+                        "reason": "\(answer.reason?.rawValue ?? "-")",
+                    ])
+            }
+        case .error(let error):
+            metrics.error(error.code)
+            logger.notice(
+                "frame refused",
+                metadata: [
+                    "session": "\(id)", "user": "\(state.userId(of: id) ?? "-")", "code": "\(error.code.rawValue)",
+                    "detail": "\(error.message)",
+                ])
+        case .welcome(let welcome):
+            logger.info("logged in", metadata: ["session": "\(id)", "user": "\(welcome.userId)"])
+        case .renewed(let renewed):
+            logger.info(
+                "token renewed",
+                metadata: [
+                    "session": "\(id)", "user": "\(state.userId(of: id) ?? "-")", "expiresAt": "\(renewed.expiresAt)",
+                ])
+        default:
+            break
+        }
+    }
+}

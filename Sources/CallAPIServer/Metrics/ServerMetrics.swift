@@ -1,0 +1,72 @@
+import CallAPISignalProtocol
+import Metrics
+import Prometheus
+
+/// The server's Prometheus metrics, in a registry of its own (so several servers can run in one process).
+final class ServerMetrics: Sendable {
+    let registry: PrometheusCollectorRegistry
+    private let factory: PrometheusMetricsFactory
+    private let sessions: Metrics.Gauge
+    private let usersOnline: Metrics.Gauge
+    private let heldMessages: Metrics.Gauge
+    private let relayed: Metrics.Counter
+    private let relayLatency: Metrics.Timer
+
+    init() {
+        registry = PrometheusCollectorRegistry()
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.durationHistogramBuckets["callapi_relay_latency_seconds"] = [
+            .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2),
+            .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
+            .milliseconds(250), .milliseconds(1000),
+        ]
+        self.factory = factory
+        sessions = Metrics.Gauge(label: "callapi_sessions", factory: factory)
+        usersOnline = Metrics.Gauge(label: "callapi_users_online", factory: factory)
+        heldMessages = Metrics.Gauge(label: "callapi_held_messages", factory: factory)
+        relayed = Metrics.Counter(label: "callapi_messages_relayed_total", factory: factory)
+        relayLatency = Metrics.Timer(label: "callapi_relay_latency_seconds", factory: factory)
+        for result in ["delivered", "queued"] {
+            Metrics.Counter(
+                label: "callapi_answers_total", dimensions: [("result", result), ("reason", "")], factory: factory
+            )
+            .increment(by: 0)
+        }
+    }
+
+    func update(sessions: Int, usersOnline: Int, held: Int) {
+        self.sessions.record(sessions)
+        self.usersOnline.record(usersOnline)
+        heldMessages.record(held)
+    }
+
+    func answer(_ answer: ServerFrame.Answer) {
+        Metrics.Counter(
+            label: "callapi_answers_total",
+            dimensions: [("result", answer.result.rawValue), ("reason", answer.reason?.rawValue ?? "")],
+            factory: factory
+        ).increment()
+    }
+
+    func error(_ code: SignalErrorCode) {
+        Metrics.Counter(label: "callapi_errors_total", dimensions: [("code", code.rawValue)], factory: factory)
+            .increment()
+    }
+
+    func closed(_ reason: SignalErrorCode) {
+        Metrics.Counter(label: "callapi_closes_total", dimensions: [("reason", reason.rawValue)], factory: factory)
+            .increment()
+    }
+
+    func messageRelayed() { relayed.increment() }
+
+    func relayLatency(_ duration: Duration) {
+        relayLatency.recordNanoseconds(
+            duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
+    }
+
+    /// The Prometheus text exposition.
+    func render() -> String {
+        String(decoding: registry.emitToBuffer(), as: UTF8.self)
+    }
+}

@@ -1,0 +1,173 @@
+import CallAPISignalProtocol
+import Hummingbird
+import HummingbirdCore
+import HummingbirdTLS
+import HummingbirdWebSocket
+import Logging
+import NIOCore
+import NIOSSL
+import ServiceLifecycle
+
+/// The signaling server: WebSocket endpoint, token endpoint, `/healthz` and `/metrics`.
+///
+/// Run it as a service in a `ServiceGroup`. On graceful shutdown it tells every session (`closing` with
+/// `server_shutdown`), waits up to ``SignalServerConfiguration/drainSeconds`` for them to close, then stops the
+/// HTTP server.
+public final class SignalServer: Service, Sendable {
+    public let configuration: SignalServerConfiguration
+    /// Issues and checks tokens with the server's key.
+    public let authority: TokenAuthority
+    private let hub: SignalHub
+    private let metrics: ServerMetrics
+    private let logger: Logger
+    private let boundPort = BoundPort()
+
+    /// A server for `configuration`; throws if a key or certificate cannot be read.
+    public init(
+        configuration: SignalServerConfiguration, clock: any SignalServerClock = SystemServerClock(),
+        logger: Logger = Logger(label: "callapi.server")
+    ) async throws {
+        self.configuration = configuration
+        self.logger = logger
+        authority = try await TokenAuthority.make(key: configuration.signingKey, clock: clock)
+        metrics = ServerMetrics()
+        hub = SignalHub(
+            limits: configuration.limits, authority: authority, clock: clock, metrics: metrics, logger: logger)
+    }
+
+    /// The port the server listens on, once it does (useful with port 0).
+    public func waitUntilListening() async -> Int {
+        await boundPort.wait()
+    }
+
+    /// Runs the timeouts and expiry checks now (tests that drive a manual clock call this).
+    public func tick() async {
+        await hub.tick()
+    }
+
+    /// Users online now.
+    public var onlineUsers: [String] {
+        get async { await hub.onlineUsers }
+    }
+
+    /// The Prometheus text exposition of the server's metrics.
+    public func metricsText() -> String { metrics.render() }
+
+    public func run() async throws {
+        let app = try makeApplication()
+        let http = ServiceGroup(configuration: .init(services: [app], logger: logger))
+        enum Part { case http, ticker, shutdown }
+        try await withThrowingTaskGroup(of: Part.self) { group in
+            group.addTask {
+                try await http.run()
+                return .http
+            }
+            if let interval = configuration.tickIntervalMillis {
+                let hub = hub
+                group.addTask {
+                    while !Task.isCancelled {
+                        try? await Task.sleep(for: .milliseconds(interval))
+                        await hub.tick()
+                    }
+                    return .ticker
+                }
+            }
+            group.addTask { [hub, logger, configuration] in
+                do {
+                    try await gracefulShutdown()
+                } catch {
+                    return .shutdown
+                }
+                logger.notice("shutting down: telling clients and draining connections")
+                await hub.shutdown()
+                let deadline = ContinuousClock.now + .seconds(configuration.drainSeconds)
+                while await hub.sessionCount > 0, ContinuousClock.now < deadline {
+                    try? await Task.sleep(for: .milliseconds(20))
+                }
+                await http.triggerGracefulShutdown()
+                return .shutdown
+            }
+            while let part = try await group.next() {
+                if part == .http {
+                    group.cancelAll()
+                    break
+                }
+            }
+        }
+        logger.notice("server stopped")
+    }
+
+    private func makeApplication() throws -> some ApplicationProtocol {
+        let router = Router()
+        let hub = hub
+        let metrics = metrics
+        router.get("/healthz") { _, _ -> Response in
+            let body =
+                "{\"status\":\"ok\",\"sessions\":\(await hub.sessionCount),\"usersOnline\":\(await hub.onlineUsers.count)}"
+            return Response(
+                status: .ok, headers: [.contentType: "application/json"],
+                body: .init(byteBuffer: ByteBuffer(string: body)))
+        }
+        router.get("/metrics") { _, _ -> Response in
+            Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
+                body: .init(byteBuffer: ByteBuffer(string: metrics.render())))
+        }
+        router.get(RouterPath(stringLiteral: SignalProtocol.webSocketPath)) { _, _ -> Response in
+            throw HTTPError(.upgradeRequired, message: "connect with a WebSocket to \(SignalProtocol.webSocketPath)")
+        }
+        TokenEndpoint(
+            authority: authority, adminKey: configuration.adminKey, maxTTLSeconds: configuration.maxIssuedTTLSeconds
+        ).register(on: router)
+
+        let limits = configuration.limits
+        let hardLimit = SessionConnection.hardLimit(for: limits)
+        let wsRouter = Router(context: BasicWebSocketRequestContext.self)
+        wsRouter.ws(RouterPath(stringLiteral: SignalProtocol.webSocketPath)) { inbound, outbound, _ in
+            await SessionConnection.run(
+                inbound: inbound, outbound: outbound, hub: hub, metrics: metrics, maxMessageBytes: hardLimit)
+        }
+        let wsConfiguration = HTTP1WebSocketUpgradeChannel.Configuration(
+            ws: WebSocketServerConfiguration(
+                maxFrameSize: hardLimit, autoPing: .enabled(timePeriod: .seconds(30)), closeTimeout: .seconds(2)))
+        var server: HTTPServerBuilder = .http1WebSocketUpgrade(
+            webSocketRouter: wsRouter, configuration: wsConfiguration)
+        if let tls = configuration.tls {
+            let chain = try NIOSSLCertificate.fromPEMFile(tls.certificatePath).map {
+                NIOSSLCertificateSource.certificate($0)
+            }
+            let key = try NIOSSLPrivateKey(file: tls.privateKeyPath, format: .pem)
+            server = try .tls(
+                server,
+                tlsConfiguration: .makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(key)))
+        }
+        let boundPort = boundPort
+        return Application(
+            router: router,
+            server: server,
+            configuration: .init(
+                address: .hostname(configuration.host, port: configuration.port), serverName: "callapi"),
+            onServerRunning: { channel in
+                await boundPort.set(channel.localAddress?.port ?? 0)
+            },
+            logger: logger
+        )
+    }
+}
+
+/// The listening port, published once the server is up.
+private actor BoundPort {
+    private var port: Int?
+    private var waiters: [CheckedContinuation<Int, Never>] = []
+
+    func set(_ port: Int) {
+        self.port = port
+        for waiter in waiters { waiter.resume(returning: port) }
+        waiters = []
+    }
+
+    func wait() async -> Int {
+        if let port { return port }
+        return await withCheckedContinuation { waiters.append($0) }
+    }
+}

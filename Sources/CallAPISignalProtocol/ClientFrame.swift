@@ -1,0 +1,90 @@
+/// A frame a client sends to the server.
+public enum ClientFrame: Sendable, Equatable {
+    /// Log in with a token; the server answers `welcome` or `error`.
+    case login(Login)
+    /// Send a message to a user; the server answers `answer` with the same `id`.
+    case send(Send)
+    /// Replace the session's token before it expires; the server answers `renewed` or `error`.
+    case renew(Renew)
+    /// Ask for the online users; the server answers `presence`.
+    case users(Request)
+    /// Ask for the online users and for `presence_changed` frames from now on.
+    case subscribe(Request)
+    /// Stop `presence_changed` frames.
+    case unsubscribe(Request)
+    /// Liveness probe; the server answers `pong`.
+    case ping(Request)
+    /// End the session; the server answers `closing` and closes the socket.
+    case logout(Request)
+
+    /// The `type` string on the wire.
+    public var type: String {
+        switch self {
+        case .login: "login"
+        case .send: "send"
+        case .renew: "renew"
+        case .users: "users"
+        case .subscribe: "subscribe"
+        case .unsubscribe: "unsubscribe"
+        case .ping: "ping"
+        case .logout: "logout"
+        }
+    }
+
+    /// The client's request id, if the frame has one.
+    public var requestId: Int? {
+        switch self {
+        case .login(let f): f.id
+        case .send(let f): f.id
+        case .renew(let f): f.id
+        case .users(let f), .subscribe(let f), .unsubscribe(let f), .ping(let f), .logout(let f): f.id
+        }
+    }
+
+    /// `login`: a JWT signed by the server's key.
+    public struct Login: Codable, Sendable, Equatable {
+        public var id: Int?
+        public var token: String
+        /// The protocol version the client speaks.
+        public var version: Int?
+        public init(id: Int? = nil, token: String, version: Int? = SignalProtocol.version) {
+            self.id = id
+            self.token = token
+            self.version = version
+        }
+    }
+
+    /// `send`: `body` (any string; CallAPI puts its JSON message there) for user `to`.
+    public struct Send: Codable, Sendable, Equatable {
+        /// Echoed in the answer; chosen by the client, unique per session.
+        public var id: Int
+        /// The target user id.
+        public var to: String
+        /// The payload, relayed unchanged.
+        public var body: String
+        /// Seconds the server may hold the message while `to` is offline; absent or 0 means fail at once.
+        public var ttl: Int?
+        public init(id: Int, to: String, body: String, ttl: Int? = nil) {
+            self.id = id
+            self.to = to
+            self.body = body
+            self.ttl = ttl
+        }
+    }
+
+    /// `renew`: a fresh token for the same user.
+    public struct Renew: Codable, Sendable, Equatable {
+        public var id: Int?
+        public var token: String
+        public init(id: Int? = nil, token: String) {
+            self.id = id
+            self.token = token
+        }
+    }
+
+    /// A frame with nothing but an optional request id.
+    public struct Request: Codable, Sendable, Equatable {
+        public var id: Int?
+        public init(id: Int? = nil) { self.id = id }
+    }
+}

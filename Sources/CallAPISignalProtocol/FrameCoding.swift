@@ -1,0 +1,175 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// The frame's head: every frame has a `type` and may have a request `id`.
+private struct FrameHead: Decodable {
+    var type: String?
+    var id: Int?
+
+    enum CodingKeys: String, CodingKey { case type, id }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        type = try? container.decodeIfPresent(String.self, forKey: .type)
+        id = try? container.decodeIfPresent(Int.self, forKey: .id)
+    }
+}
+
+private enum TypeKey: String, CodingKey { case type }
+
+/// Encodes `payload`'s keys and `type` into one flat JSON object.
+private struct Tagged<Payload: Encodable>: Encodable {
+    var type: String
+    var payload: Payload
+
+    func encode(to encoder: any Encoder) throws {
+        try payload.encode(to: encoder)
+        var container = encoder.container(keyedBy: TypeKey.self)
+        try container.encode(type, forKey: .type)
+    }
+}
+
+/// Reading and writing frames as JSON text.
+public enum FrameCoding {
+    /// Decodes a client frame, or says precisely why the text is not one.
+    public static func decodeClientFrame(_ text: String) -> Result<ClientFrame, FrameDecodingError> {
+        decode(text) { type, data in
+            switch type {
+            case "login": .login(try decodePayload(data))
+            case "send": .send(try decodePayload(data))
+            case "renew": .renew(try decodePayload(data))
+            case "users": .users(try decodePayload(data))
+            case "subscribe": .subscribe(try decodePayload(data))
+            case "unsubscribe": .unsubscribe(try decodePayload(data))
+            case "ping": .ping(try decodePayload(data))
+            case "logout": .logout(try decodePayload(data))
+            default: nil
+            }
+        }
+    }
+
+    /// Decodes a server frame, or says precisely why the text is not one.
+    public static func decodeServerFrame(_ text: String) -> Result<ServerFrame, FrameDecodingError> {
+        decode(text) { type, data in
+            switch type {
+            case "welcome": .welcome(try decodePayload(data))
+            case "answer": .answer(try decodePayload(data))
+            case "message": .message(try decodePayload(data))
+            case "held_result": .heldResult(try decodePayload(data))
+            case "presence": .presence(try decodePayload(data))
+            case "presence_changed": .presenceChanged(try decodePayload(data))
+            case "token_will_expire": .tokenWillExpire(try decodePayload(data))
+            case "renewed": .renewed(try decodePayload(data))
+            case "pong": .pong(try decodePayload(data))
+            case "error": .error(try decodePayload(data))
+            case "closing": .closing(try decodePayload(data))
+            default: nil
+            }
+        }
+    }
+
+    /// The JSON text of a client frame.
+    public static func encode(_ frame: ClientFrame) -> String {
+        switch frame {
+        case .login(let p): encodeTagged(frame.type, p)
+        case .send(let p): encodeTagged(frame.type, p)
+        case .renew(let p): encodeTagged(frame.type, p)
+        case .users(let p), .subscribe(let p), .unsubscribe(let p), .ping(let p), .logout(let p):
+            encodeTagged(frame.type, p)
+        }
+    }
+
+    /// The JSON text of a server frame.
+    public static func encode(_ frame: ServerFrame) -> String {
+        switch frame {
+        case .welcome(let p): encodeTagged(frame.type, p)
+        case .answer(let p): encodeTagged(frame.type, p)
+        case .message(let p): encodeTagged(frame.type, p)
+        case .heldResult(let p): encodeTagged(frame.type, p)
+        case .presence(let p): encodeTagged(frame.type, p)
+        case .presenceChanged(let p): encodeTagged(frame.type, p)
+        case .tokenWillExpire(let p): encodeTagged(frame.type, p)
+        case .renewed(let p): encodeTagged(frame.type, p)
+        case .pong(let p): encodeTagged(frame.type, p)
+        case .error(let p): encodeTagged(frame.type, p)
+        case .closing(let p): encodeTagged(frame.type, p)
+        }
+    }
+
+    private static func encodeTagged<P: Encodable>(_ type: String, _ payload: P) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // Encoding these plain structs of strings and numbers cannot fail.
+        let data = try! encoder.encode(Tagged(type: type, payload: payload))
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    private static func decodePayload<P: Decodable>(_ data: Data) throws -> P {
+        try JSONDecoder().decode(P.self, from: data)
+    }
+
+    private static func decode<Frame>(
+        _ text: String, payload: (String, Data) throws -> Frame?
+    ) -> Result<Frame, FrameDecodingError> {
+        let data = Data(text.utf8)
+        let head: FrameHead
+        do {
+            head = try JSONDecoder().decode(FrameHead.self, from: data)
+        } catch DecodingError.typeMismatch {
+            return .failure(.init(code: .invalidFrame, message: "a frame must be a JSON object"))
+        } catch {
+            return .failure(.init(code: .malformedJSON, message: "the text is not valid JSON"))
+        }
+        guard let type = head.type else {
+            return .failure(
+                .init(code: .invalidFrame, message: "the frame has no \"type\" string", requestId: head.id))
+        }
+        do {
+            guard let frame = try payload(type, data) else {
+                return .failure(
+                    .init(
+                        code: .unknownType, message: "unknown frame type \"\(type)\"", requestId: head.id, type: type))
+            }
+            return .success(frame)
+        } catch let error as DecodingError {
+            return .failure(
+                .init(
+                    code: .invalidFrame, message: "\"\(type)\" frame: \(describe(error))", requestId: head.id,
+                    type: type))
+        } catch {
+            return .failure(.init(code: .invalidFrame, message: "\(error)", requestId: head.id, type: type))
+        }
+    }
+
+    private static func describe(_ error: DecodingError) -> String {
+        func path(_ context: DecodingError.Context, _ key: (any CodingKey)? = nil) -> String {
+            let keys = context.codingPath.map(\.stringValue) + (key.map { [$0.stringValue] } ?? [])
+            return keys.joined(separator: ".")
+        }
+        switch error {
+        case .keyNotFound(let key, let context):
+            return "missing field \"\(path(context, key))\""
+        case .typeMismatch(let type, let context):
+            return "field \"\(path(context))\" must be \(typeName(type))"
+        case .valueNotFound(let type, let context):
+            return "field \"\(path(context))\" must be \(typeName(type)), not null"
+        case .dataCorrupted(let context):
+            return "field \"\(path(context))\" is invalid"
+        @unknown default:
+            return "invalid"
+        }
+    }
+
+    private static func typeName(_ type: Any.Type) -> String {
+        switch type {
+        case is String.Type: "a string"
+        case is Int.Type, is Int64.Type: "an integer"
+        case is Double.Type: "a number"
+        case is Bool.Type: "a boolean"
+        default: "\(type)"
+        }
+    }
+}
