@@ -1,0 +1,164 @@
+/// The call logic of one endpoint: a value that takes a ``CallInput`` and returns the ``CallAction``s to
+/// perform, as `../shared/spec/call-behaviour.md` describes, case by case.
+///
+/// Pure and synchronous: no I/O, clocks, timers or threads. Time comes in with each input; identifiers
+/// that need randomness (the `callId`) come in with the request. `CallApiImpl` is the shell that performs
+/// the actions and feeds back their outcomes.
+package struct CallStateMachine: Sendable {
+    /// How much older than the ring timeout a call message may look before it is treated as stale, when its
+    /// age is judged by the sender's clock (phones' clocks drift) or by the channel's (servers' drift less).
+    package static let senderClockSkewAllowanceMillis: Int64 = 5_000
+    package static let channelClockSkewAllowanceMillis: Int64 = 1_000
+
+    package internal(set) var state: CallStateType = .idle
+    package private(set) var userId: UInt?
+    package private(set) var prepareConfig: PrepareConfig?
+    var call: CurrentCall?
+    private var lastMessageId = 0
+    private var recent = RecentMessages()
+
+    package init() {}
+
+    /// The current call's id, or `""` outside a call.
+    package var callId: String { call?.callId ?? "" }
+
+    /// Handles one input at wall time `now` (milliseconds since 1970) and returns what to do.
+    package mutating func handle(_ input: CallInput, now: Int64) -> [CallAction] {
+        switch input {
+        case .initialize(let userId): return initialize(userId: userId)
+        case .deinitialize: return deinitialize(now: now)
+        case .prepare(let config): return prepare(config)
+        case .call(let remoteUserId, let type, let ext, let callId):
+            return placeCall(to: remoteUserId, type: type, extension: ext, callId: callId, now: now)
+        case .cancel: return cancel(now: now)
+        case .accept(let remoteUserId): return accept(from: remoteUserId, now: now)
+        case .reject(let remoteUserId, let reason): return reject(remoteUserId, reason: reason, now: now)
+        case .hangup(let remoteUserId, let reason): return hangup(remoteUserId, reason: reason, now: now)
+        case .renewToken(let token): return renewToken(token)
+        case .received(let text, let sender): return receive(text, sender: sender, now: now)
+        case .sendFinished(let message, let to, let error): return sendFinished(message, to: to, error: error, now: now)
+        case .rtc(let event): return handleRTC(event, now: now)
+        case .ringTimerFired(let callId): return ringTimerFired(callId, now: now)
+        case .earlyJoinDecided(let callId, let allowed): return earlyJoinDecided(callId, allowed: allowed)
+        }
+    }
+
+    // MARK: - Building blocks shared by the input handlers
+
+    /// A new outgoing message stamped with the next message id.
+    mutating func message(
+        _ action: MessageAction, callId: String, now: Int64, configure: (inout CallMessage) -> Void = { _ in }
+    ) -> CallMessage {
+        lastMessageId += 1
+        var message = CallMessage(
+            action: action, timestamp: now, messageId: lastMessageId, fromUserId: userId ?? 0, callId: callId,
+            fromUserExtension: prepareConfig?.userExtensionJSON)
+        configure(&message)
+        return message
+    }
+
+    mutating func setState(
+        _ newState: CallStateType, _ reason: CallStateReason, eventReason: String = "",
+        info: [String: JSONValue] = [:]
+    ) -> CallAction {
+        state = newState
+        return .notifyState(CallStateChange(state: newState, reason: reason, eventReason: eventReason, eventInfo: info))
+    }
+
+    func refuse(_ what: String, code: CallAPIError.Code = .stateMismatch) -> [CallAction] {
+        let message = "\(what) (state: \(state))"
+        var actions: [CallAction] = [.log(.warning, message)]
+        if code == .stateMismatch { actions.append(.notifyEvent(.stateMismatch, reason: message)) }
+        actions.append(.completeRequest(CallAPIError(code, message)))
+        return actions
+    }
+
+    /// Joins the current call's room, publishing and subscribing as the call type needs, remote audio muted.
+    mutating func joinCallRoom() -> [CallAction] {
+        guard var call, !call.joinedRTC, let userId else { return [] }
+        call.joinedRTC = true
+        self.call = call
+        let join = RTCJoin(
+            channel: call.room, token: prepareConfig?.rtcToken ?? "", uid: userId, remoteUid: call.peer,
+            media: .call(call.type),
+            localView: call.type == .video ? CanvasRef(prepareConfig?.localView) : nil,
+            remoteView: call.type == .video ? CanvasRef(prepareConfig?.remoteView) : nil)
+        return [.joinRTC(join), .setRemoteVolume(uid: call.peer, volume: 0), .notifyEvent(.joinRTCStart, reason: nil)]
+    }
+
+    /// Every way out of a call: stop the timer, leave RTC, report the new state and event, and
+    /// `onCallDisconnected` when the call had connected.
+    mutating func endCall(
+        _ newState: CallStateType, _ reason: CallStateReason, event: CallEvent?, endedBy: UInt,
+        eventReason: String = "", info: [String: JSONValue] = [:], now: Int64
+    ) -> [CallAction] {
+        guard let ending = call else { return [] }
+        call = nil
+        var actions: [CallAction] = [.stopRingTimer, .leaveRTC(remoteUid: ending.peer)]
+        if ending.joinedRTC { actions.append(.notifyEvent(.localLeft, reason: nil)) }
+        var info = info
+        info[kPublisher] = .int(Int(endedBy))
+        actions.append(setState(newState, reason, eventReason: eventReason, info: info))
+        if let event { actions.append(.notifyEvent(event, reason: eventReason.isEmpty ? nil : eventReason)) }
+        if let connectedAt = ending.connectedAt, let userId {
+            actions.append(
+                .notifyDisconnected(
+                    roomId: ending.room, hangupUserId: endedBy, selfId: userId, durationMillis: max(0, now - connectedAt)))
+        }
+        return actions
+    }
+
+    /// In connecting: go connected once first-frame waiting is off or the remote first frame is in.
+    mutating func connectedCheck(reason: CallStateReason, now: Int64) -> [CallAction] {
+        guard state == .connecting, var call, let userId else { return [] }
+        let waiting = !(prepareConfig?.firstFrameWaittingDisabled ?? false)
+        guard !waiting || call.firstFrameArrived else { return [] }
+        call.connectedAt = now
+        self.call = call
+        let info: [String: JSONValue] = [
+            kFromRoomId: .string(call.room),
+            kFromUserId: .int(Int(call.peer)),
+            kRemoteUserId: .int(Int(userId)),
+            kCallId: .string(call.callId),
+            kCostTimeMap: call.costs.json,
+            kPublisher: .int(Int(reason == .localAccepted ? userId : call.peer)),
+        ]
+        return [
+            .stopRingTimer,
+            .setRemoteVolume(uid: call.peer, volume: 100),
+            setState(.connected, reason, info: info),
+            .notifyConnected(roomId: call.room, callerId: call.isCaller ? userId : call.peer, selfId: userId),
+        ]
+    }
+
+    mutating func recordCost(_ stage: String, now: Int64) {
+        guard let started = call?.startedAt else { return }
+        call?.costs.record(stage, startedAt: started, now: now)
+    }
+
+    mutating func updateCall(_ change: (inout CurrentCall) -> Void) {
+        guard var call else { return }
+        change(&call)
+        self.call = call
+    }
+
+    mutating func startCall(_ newCall: CurrentCall) -> [CallAction] {
+        call = newCall
+        guard let timeout = prepareConfig?.callTimeoutMillisecond, timeout > 0 else { return [] }
+        return [.startRingTimer(callId: newCall.callId, millis: Int64(clamping: timeout))]
+    }
+
+    /// Seen (and remembers) a message: a repeat is handled once.
+    mutating func isRepeat(_ message: CallMessage, sender: UInt) -> Bool {
+        if recent.contains(message, sender: sender) { return true }
+        recent.insert(message, sender: sender)
+        return false
+    }
+
+    mutating func setInitialized(_ userId: UInt?) {
+        self.userId = userId
+        if userId == nil { prepareConfig = nil }
+    }
+
+    mutating func setPrepareConfig(_ config: PrepareConfig) { prepareConfig = config }
+}

@@ -1,0 +1,38 @@
+/// The one call an endpoint is in: everything the machine knows about it, cleared when it ends.
+struct CurrentCall: Sendable, Equatable {
+    var callId: String
+    var peer: UInt
+    var room: String
+    var type: CallType
+    var isCaller: Bool
+    /// The caller has accepted from the start; the callee when it calls `accept`.
+    var localAccepted: Bool
+    /// The callee has accepted from the caller's point of view; always true for the callee.
+    var remoteAccepted: Bool
+    var firstFrameArrived = false
+    /// A join of `room` was asked of the engine.
+    var joinedRTC = false
+    /// When the call started on this side: the caller at `call()`, the callee when it rang.
+    var startedAt: Int64
+    var connectedAt: Int64?
+    var costs = CostMap()
+}
+
+/// Milliseconds from a call's start to each stage, first occurrence only.
+struct CostMap: Sendable, Equatable {
+    static let remoteUserRecvCall = "remoteUserRecvCall"
+    static let acceptCall = "acceptCall"
+    static let localUserJoinChannel = "localUserJoinChannel"
+    static let localFirstFrameDidCapture = "localFirstFrameDidCapture"
+    static let localFirstFrameDidPublish = "localFirstFrameDidPublish"
+    static let remoteUserJoinChannel = "remoteUserJoinChannel"
+    static let recvFirstFrame = "recvFirstFrame"
+
+    private(set) var stages: [String: Int64] = [:]
+
+    mutating func record(_ stage: String, startedAt: Int64, now: Int64) {
+        if stages[stage] == nil { stages[stage] = max(0, now - startedAt) }
+    }
+
+    var json: JSONValue { .object(stages.mapValues { .int(Int($0)) }) }
+}

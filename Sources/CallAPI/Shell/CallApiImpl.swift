@@ -1,0 +1,294 @@
+import Foundation
+
+/// The CallAPI endpoint: the shell around ``CallStateMachine`` that performs its actions.
+///
+/// Inputs (requests, messages, RTC events, timer fires) go through one queue and are handled one at a
+/// time, in order, on the thread that brought them unless another thread is already draining the queue.
+/// Actions run outside the lock, so listeners may call back into the API; those calls are queued behind
+/// the input being handled.
+public final class CallApiImpl: CallApiProtocol, ISignalClientListener {
+    private struct Pending: Sendable {
+        var input: CallInput
+        var config: CallConfig?
+        var completion: (@Sendable (CallAPIError?) -> Void)?
+    }
+
+    private struct Core: Sendable {
+        var machine = CallStateMachine()
+        var config: CallConfig?
+        var queue: [Pending] = []
+        var draining = false
+        var listeners = ListenerSet()
+        var streams: [UUID: AsyncStream<CallStateChange>.Continuation] = [:]
+        var ringTimer: (any CallTimer)?
+    }
+
+    /// What one handled input needs to perform its actions.
+    private struct Step {
+        var actions: [CallAction]
+        var completion: (@Sendable (CallAPIError?) -> Void)?
+        var config: CallConfig?
+        var listeners: [any CallApiListenerProtocol]
+        var streams: [AsyncStream<CallStateChange>.Continuation]
+        /// Set when this input initialized (attach) or deinitialized (detach) the endpoint.
+        var attach: CallConfig?
+        var detach: CallConfig?
+    }
+
+    private let core = Locked(Core())
+    private static let fallbackClock = SystemCallClock()
+
+    public init() {}
+
+    /// The current state.
+    public var state: CallStateType { core.withLock { $0.machine.state } }
+
+    /// State changes from now on, for Swift concurrency users. Each access makes a new stream.
+    public var stateChanges: AsyncStream<CallStateChange> {
+        let (stream, continuation) = AsyncStream.makeStream(of: CallStateChange.self)
+        let id = UUID()
+        core.withLock { $0.streams[id] = continuation }
+        continuation.onTermination = { [weak self] _ in self?.core.withLock { _ = $0.streams.removeValue(forKey: id) } }
+        return stream
+    }
+
+    // MARK: - CallApiProtocol
+
+    public func initialize(config: CallConfig) {
+        submit(.initialize(userId: config.userId), config: config)
+    }
+
+    public func deinitialize(completion: @escaping @Sendable () -> Void) {
+        submit(.deinitialize) { _ in completion() }
+    }
+
+    public func renewToken(with rtcToken: String) {
+        submit(.renewToken(rtcToken))
+    }
+
+    public func prepareForCall(prepareConfig: PrepareConfig, completion: (@Sendable ((any Error)?) -> Void)?) {
+        submit(.prepare(prepareConfig), completion: completion)
+    }
+
+    public func addListener(listener: any CallApiListenerProtocol) {
+        core.withLock { $0.listeners.add(listener) }
+    }
+
+    public func removeListener(listener: any CallApiListenerProtocol) {
+        core.withLock { $0.listeners.remove(listener) }
+    }
+
+    public func call(remoteUserId: UInt, completion: (@Sendable ((any Error)?) -> Void)?) {
+        call(remoteUserId: remoteUserId, callType: .video, callExtension: [:], completion: completion)
+    }
+
+    public func call(
+        remoteUserId: UInt, callType: CallType, callExtension: [String: Any],
+        completion: (@Sendable ((any Error)?) -> Void)?
+    ) {
+        guard let ext = JSONValue.object(from: callExtension) else {
+            let keys = JSONValue.invalidKeys(in: callExtension).joined(separator: ", ")
+            completion?(CallAPIError(.invalidArgument, "callExtension values must be JSON; not: \(keys)"))
+            return
+        }
+        let callId = UUID().uuidString
+        submit(
+            .call(remoteUserId: remoteUserId, type: callType, extension: ext.isEmpty ? nil : ext, callId: callId),
+            completion: completion)
+    }
+
+    public func cancelCall(completion: (@Sendable ((any Error)?) -> Void)?) {
+        submit(.cancel, completion: completion)
+    }
+
+    public func accept(remoteUserId: UInt, completion: (@Sendable ((any Error)?) -> Void)?) {
+        submit(.accept(remoteUserId: remoteUserId), completion: completion)
+    }
+
+    public func reject(remoteUserId: UInt, reason: String?, completion: (@Sendable ((any Error)?) -> Void)?) {
+        submit(.reject(remoteUserId: remoteUserId, reason: reason), completion: completion)
+    }
+
+    public func hangup(remoteUserId: UInt, reason: String?, completion: (@Sendable ((any Error)?) -> Void)?) {
+        submit(.hangup(remoteUserId: remoteUserId, reason: reason), completion: completion)
+    }
+
+    public func getCallId() -> String { core.withLock { $0.machine.callId } }
+
+    // MARK: - ISignalClientListener
+
+    public func onMessageReceive(message: String) {
+        submit(.received(text: message, sender: nil))
+    }
+
+    public func onMessageReceive(message: String, from sender: SignalSender) {
+        submit(.received(text: message, sender: sender))
+    }
+
+    public func debugInfo(message: String, logLevel: Int) {
+        let level = CallLogLevel(rawValue: logLevel) ?? .normal
+        for listener in core.withLock({ $0.listeners.alive }) {
+            listener.callDebugInfo(message: "[signal] \(message)", logLevel: level)
+        }
+    }
+
+    // MARK: - The queue
+
+    private func submit(_ input: CallInput, completion: (@Sendable ((any Error)?) -> Void)?) {
+        submit(input, config: nil) { (error: CallAPIError?) in completion?(error) }
+    }
+
+    private func submit(
+        _ input: CallInput, config: CallConfig? = nil, completion: (@Sendable (CallAPIError?) -> Void)? = nil
+    ) {
+        let drain = core.withLock { core -> Bool in
+            core.queue.append(Pending(input: input, config: config, completion: completion))
+            guard !core.draining else { return false }
+            core.draining = true
+            return true
+        }
+        guard drain else { return }
+        while let step = nextStep() {
+            perform(step)
+        }
+    }
+
+    private func nextStep() -> Step? {
+        core.withLock { core -> Step? in
+            guard !core.queue.isEmpty else {
+                core.draining = false
+                return nil
+            }
+            let next = core.queue.removeFirst()
+            let wasInitialized = core.machine.userId != nil
+            let clock = next.config?.clock ?? core.config?.clock ?? Self.fallbackClock
+            let actions = core.machine.handle(next.input, now: clock.nowMillis())
+            let isInitialized = core.machine.userId != nil
+            if !wasInitialized && isInitialized { core.config = next.config }
+            let config = core.config
+            if wasInitialized && !isInitialized { core.config = nil }
+            return Step(
+                actions: actions, completion: next.completion, config: config,
+                listeners: core.listeners.alive, streams: Array(core.streams.values),
+                attach: !wasInitialized && isInitialized ? config : nil,
+                detach: wasInitialized && !isInitialized ? config : nil)
+        }
+    }
+
+    // MARK: - Performing actions
+
+    private func perform(_ step: Step) {
+        if let config = step.attach { attach(to: config) }
+        for action in step.actions {
+            perform(action, step)
+        }
+        if let config = step.detach { detach(from: config) }
+    }
+
+    private func perform(_ action: CallAction, _ step: Step) {
+        let engine = step.config?.rtcEngine
+        switch action {
+        case .send(let message, let to, let completesRequest):
+            guard let signal = step.config?.signalClient else { return }
+            signal.sendMessage(userId: String(to), message: message.encoded()) { [weak self] error in
+                let failure = error.map(SendFailure.init)
+                if completesRequest {
+                    step.completion?(
+                        failure.map {
+                            CallAPIError(.sendFailed, "could not send \(message.action) to user \(to): \($0.message)")
+                        })
+                }
+                self?.submit(.sendFinished(message, to: to, error: failure))
+            }
+        case .completeRequest(let error):
+            step.completion?(error)
+        case .joinRTC(let join):
+            if join.media.publishCamera {
+                engine?.setLocalCanvas(join.localView?.view)
+                engine?.startPreview()
+            }
+            if let remote = join.remoteView { engine?.setRemoteCanvas(remote.view, uid: join.remoteUid) }
+            engine?.joinChannel(join.channel, token: join.token, uid: join.uid, media: join.media)
+        case .leaveRTC(let remoteUid):
+            engine?.stopPreview()
+            engine?.setLocalCanvas(nil)
+            if let remoteUid { engine?.setRemoteCanvas(nil, uid: remoteUid) }
+            engine?.leaveChannel()
+        case .setRemoteVolume(let uid, let volume):
+            engine?.setRemotePlaybackVolume(volume, uid: uid)
+        case .renewRTCToken(let token):
+            engine?.renewToken(token)
+        case .startRingTimer(let callId, let millis):
+            let clock = step.config?.clock ?? Self.fallbackClock
+            let timer = clock.schedule(afterMillis: millis) { [weak self] in self?.submit(.ringTimerFired(callId: callId)) }
+            let previous = core.withLock { core in
+                defer { core.ringTimer = timer }
+                return core.ringTimer
+            }
+            previous?.cancel()
+        case .stopRingTimer:
+            core.withLock { core in
+                defer { core.ringTimer = nil }
+                return core.ringTimer
+            }?.cancel()
+        case .askCanJoinOnCalling(let callId, let info):
+            let anyInfo = info.eventInfoForListeners
+            let allowed = step.listeners.isEmpty || step.listeners.contains { $0.canJoinRtcOnCalling(eventInfo: anyInfo) }
+            submit(.earlyJoinDecided(callId: callId, allowed: allowed))
+        case .notifyState(let change):
+            let info = change.eventInfo.eventInfoForListeners
+            for listener in step.listeners {
+                listener.onCallStateChanged(
+                    with: change.state, stateReason: change.reason, eventReason: change.eventReason, eventInfo: info)
+            }
+            for stream in step.streams { stream.yield(change) }
+        case .notifyEvent(let event, let reason):
+            for listener in step.listeners { listener.onCallEventChanged(with: event, eventReason: reason) }
+        case .notifyError(let event, let type, let code, let message):
+            for listener in step.listeners {
+                listener.onCallError(with: event, errorType: type, errorCode: code, message: message)
+            }
+        case .notifyConnected(let room, let callerId, let selfId):
+            let now = engine?.ntpWallTimeMillis() ?? 0
+            for listener in step.listeners {
+                listener.onCallConnected(roomId: room, callUserId: callerId, currentUserId: selfId, timestamp: now)
+            }
+        case .notifyDisconnected(let room, let hangupUserId, let selfId, let duration):
+            let now = engine?.ntpWallTimeMillis() ?? 0
+            for listener in step.listeners {
+                listener.onCallDisconnected(
+                    roomId: room, hangupUserId: hangupUserId, currentUserId: selfId, timestamp: now,
+                    duration: UInt64(duration))
+            }
+        case .notifyTokenWillExpire:
+            for listener in step.listeners { listener.tokenPrivilegeWillExpire() }
+        case .log(let level, let message):
+            for listener in step.listeners { listener.callDebugInfo(message: message, logLevel: level) }
+        }
+    }
+
+    private func attach(to config: CallConfig) {
+        config.rtcEngine.setEventHandler { [weak self] event in self?.submit(.rtc(event)) }
+        config.signalClient.addListener(listener: self)
+    }
+
+    private func detach(from config: CallConfig) {
+        config.rtcEngine.setEventHandler(nil)
+        config.signalClient.removeListener(listener: self)
+        let timer = core.withLock { core in
+            defer { core.ringTimer = nil }
+            return core.ringTimer
+        }
+        timer?.cancel()
+    }
+}
+
+extension SendFailure {
+    init(_ error: any Error) {
+        if let error = error as? CallAPIError {
+            self.init(code: error.code.rawValue, message: error.message)
+        } else {
+            self.init(code: (error as NSError).code, message: "\(error)")
+        }
+    }
+}

@@ -1,0 +1,208 @@
+import CallAPI
+
+/// A signaling channel inside one process, for tests and demos: `client(userId:)` gives each user an
+/// `ISignalClient`, and the network can delay, hold, drop or duplicate what they send.
+///
+/// Messages are delivered after ``latencyMillis`` on the network's clock (at once when 0). The network
+/// vouches for senders (it knows which client sent what) unless ``vouchesForSender`` is false.
+public final class InMemorySignalNetwork: Sendable {
+    /// What to do with a message in flight.
+    public enum Fault: Sendable, Equatable {
+        /// Lose it; the sender is told it was sent.
+        case drop
+        /// Deliver it twice.
+        case duplicate
+        /// Keep it until ``releaseHeld()``.
+        case hold
+    }
+
+    /// A message sent through the network.
+    public struct Envelope: Sendable, Equatable {
+        public var from: UInt
+        public var to: UInt
+        public var text: String
+        public var sentAtMillis: Int64
+    }
+
+    private struct Rule: Sendable {
+        var fault: Fault
+        var remaining: Int
+        var from: UInt?
+        var to: UInt?
+    }
+
+    private struct State: Sendable {
+        var clients: [UInt: InMemorySignalClient] = [:]
+        var offline: Set<UInt> = []
+        var rules: [Rule] = []
+        var held: [Envelope] = []
+        var sent: [Envelope] = []
+        var latencyMillis: Int64 = 0
+        var vouchesForSender = true
+        var faultPolicy: (@Sendable (Envelope) -> Fault?)?
+    }
+
+    private let state = Locked(State())
+    public let clock: any CallClock
+
+    public init(clock: any CallClock, latencyMillis: Int64 = 0) {
+        self.clock = clock
+        state.withLock { $0.latencyMillis = latencyMillis }
+    }
+
+    /// The client of `userId` (the same one each time).
+    public func client(userId: UInt) -> InMemorySignalClient {
+        state.withLock { state in
+            if let existing = state.clients[userId] { return existing }
+            let client = InMemorySignalClient(userId: userId, network: self)
+            state.clients[userId] = client
+            return client
+        }
+    }
+
+    /// One-way delay of every message.
+    public var latencyMillis: Int64 {
+        get { state.withLock { $0.latencyMillis } }
+        set { state.withLock { $0.latencyMillis = newValue } }
+    }
+
+    /// Whether receivers are told who sent each message (as an authenticating server would).
+    public var vouchesForSender: Bool {
+        get { state.withLock { $0.vouchesForSender } }
+        set { state.withLock { $0.vouchesForSender = newValue } }
+    }
+
+    /// Every message sent so far, in order, whatever became of it.
+    public var sentMessages: [Envelope] { state.withLock { $0.sent } }
+
+    /// Messages kept by a ``Fault/hold`` rule.
+    public var heldMessages: [Envelope] { state.withLock { $0.held } }
+
+    /// Applies `fault` to the next `count` messages matching `from` and `to` (nil matches anyone).
+    public func inject(_ fault: Fault, count: Int = 1, from: UInt? = nil, to: UInt? = nil) {
+        state.withLock { $0.rules.append(Rule(fault: fault, remaining: count, from: from, to: to)) }
+    }
+
+    /// Decides a fault for every message (after the injected rules); for randomized fault injection.
+    public func setFaultPolicy(_ policy: (@Sendable (Envelope) -> Fault?)?) {
+        state.withLock { $0.faultPolicy = policy }
+    }
+
+    /// Delivers the held messages, in the order they were sent.
+    public func releaseHeld() {
+        let held = state.withLock { state in
+            defer { state.held = [] }
+            return state.held
+        }
+        held.forEach(deliverNow)
+    }
+
+    /// Marks `userId` offline (sends to it fail, as with a channel that knows presence) or back online.
+    public func setOnline(_ online: Bool, userId: UInt) {
+        state.withLock { state in
+            if online { state.offline.remove(userId) } else { state.offline.insert(userId) }
+        }
+    }
+
+    func send(from: UInt, to userId: String, text: String, completion: (@Sendable ((any Error)?) -> Void)?) {
+        guard let to = UInt(userId) else {
+            completion?(InMemorySignalError.invalidUserId(userId))
+            return
+        }
+        let envelope = Envelope(from: from, to: to, text: text, sentAtMillis: clock.nowMillis())
+        let decision = state.withLock { state -> (fault: Fault?, latency: Int64)? in
+            state.sent.append(envelope)
+            guard state.clients[to] != nil, !state.offline.contains(to) else { return nil }
+            if let index = state.rules.firstIndex(where: { rule in
+                (rule.from ?? from) == from && (rule.to ?? to) == to && rule.remaining > 0
+            }) {
+                state.rules[index].remaining -= 1
+                let fault = state.rules[index].fault
+                if state.rules[index].remaining == 0 { state.rules.remove(at: index) }
+                return (fault, state.latencyMillis)
+            }
+            return (state.faultPolicy?(envelope), state.latencyMillis)
+        }
+        guard let decision else {
+            completion?(InMemorySignalError.peerOffline(to))
+            return
+        }
+        completion?(nil)
+        switch decision.fault {
+        case .drop:
+            return
+        case .hold:
+            state.withLock { $0.held.append(envelope) }
+        case .duplicate:
+            deliver(envelope, after: decision.latency)
+            deliver(envelope, after: decision.latency)
+        case nil:
+            deliver(envelope, after: decision.latency)
+        }
+    }
+
+    private func deliver(_ envelope: Envelope, after latency: Int64) {
+        guard latency > 0 else { return deliverNow(envelope) }
+        _ = clock.schedule(afterMillis: latency) { [weak self] in self?.deliverNow(envelope) }
+    }
+
+    private func deliverNow(_ envelope: Envelope) {
+        let (target, vouches) = state.withLock { ($0.clients[envelope.to], $0.vouchesForSender) }
+        let sender = SignalSender(userId: String(envelope.from), receivedAtMillis: envelope.sentAtMillis)
+        target?.receive(envelope.text, from: vouches ? sender : nil)
+    }
+}
+
+/// Why the in-memory network refused a send.
+public enum InMemorySignalError: Error, Sendable, Equatable, CustomStringConvertible {
+    case invalidUserId(String)
+    case peerOffline(UInt)
+
+    public var description: String {
+        switch self {
+        case .invalidUserId(let id): "\"\(id)\" is not a user id"
+        case .peerOffline(let id): "user \(id) is offline"
+        }
+    }
+}
+
+/// One user's end of an ``InMemorySignalNetwork``.
+public final class InMemorySignalClient: ISignalClient {
+    private struct Entry: Sendable {
+        weak var listener: (any ISignalClientListener)?
+    }
+
+    public let userId: UInt
+    private let listeners = Locked<[Entry]>([])
+    private weak let network: InMemorySignalNetwork?
+
+    init(userId: UInt, network: InMemorySignalNetwork) {
+        self.userId = userId
+        self.network = network
+    }
+
+    public func sendMessage(userId: String, message: String, completion: (@Sendable ((any Error)?) -> Void)?) {
+        network?.send(from: self.userId, to: userId, text: message, completion: completion)
+    }
+
+    public func addListener(listener: any ISignalClientListener) {
+        listeners.withLock { entries in
+            entries.removeAll { $0.listener == nil || $0.listener === listener }
+            entries.append(Entry(listener: listener))
+        }
+    }
+
+    public func removeListener(listener: any ISignalClientListener) {
+        listeners.withLock { $0.removeAll { $0.listener == nil || $0.listener === listener } }
+    }
+
+    func receive(_ text: String, from sender: SignalSender?) {
+        for listener in listeners.withLock({ $0.compactMap(\.listener) }) {
+            if let sender {
+                listener.onMessageReceive(message: text, from: sender)
+            } else {
+                listener.onMessageReceive(message: text)
+            }
+        }
+    }
+}

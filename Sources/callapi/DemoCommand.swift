@@ -1,0 +1,6 @@
+import ArgumentParser
+
+struct DemoCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "demo")
+    func run() async throws {}
+}
