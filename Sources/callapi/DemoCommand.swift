@@ -1,6 +1,42 @@
 import ArgumentParser
+import CallAPI
 
 struct DemoCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "demo")
-    func run() async throws {}
+    static let configuration = CommandConfiguration(
+        commandName: "demo",
+        abstract: "Two users in one process place a call over in-memory signaling and simulated media.",
+        discussion: "Prints both sides' state changes and events with millisecond offsets, and the cost map.")
+
+    @Option(help: "video, audio, reject, cancel, timeout or busy (busy uses a third user).")
+    var scenario: DemoScenario = .video
+
+    @Option(help: "One-way signaling latency in milliseconds.")
+    var latency: Int64 = 25
+
+    func run() async throws {
+        var demo = DemoRun(scenario: scenario, clock: SystemCallClock(), pacer: SleepingPacer())
+        demo.networkLatencyMillis = latency
+        print("callapi demo --scenario \(scenario.rawValue): users \(DemoRun.caller) (caller) and \(DemoRun.callee) (callee)")
+        print("signaling latency \(demo.networkLatencyMillis) ms; simulated media: join \(demo.timing.joinLatencyMillis) ms, "
+            + "first frame \(demo.timing.firstFrameLatencyMillis) ms at \(demo.timing.frameRate) fps\n")
+        let outcome = await demo.run()
+        for user in outcome.timelines.keys.sorted() {
+            print("── user \(user) " + String(repeating: "─", count: 40))
+            for line in outcome.timelines[user] ?? [] {
+                print(String(format: "%6lld ms  %@", line.offsetMillis, line.text))
+            }
+            if let costs = outcome.costMaps[user], !costs.isEmpty {
+                print("  cost map: " + costs.sorted { $0.value < $1.value }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))
+            }
+            print("")
+        }
+        for user in outcome.finalStates.keys.sorted() {
+            if let (state, reason) = outcome.finalStates[user] { print("user \(user) ended \(state)(\(reason))") }
+        }
+        if let failure = outcome.failure {
+            throw ValidationError("demo did not complete: \(failure)")
+        }
+    }
 }
+
+extension DemoScenario: ExpressibleByArgument {}

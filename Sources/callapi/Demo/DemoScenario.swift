@@ -1,0 +1,15 @@
+/// The call stories `callapi demo` can tell.
+enum DemoScenario: String, CaseIterable, Sendable {
+    /// A video call, accepted, held, hung up by the caller.
+    case video
+    /// The same as an audio call.
+    case audio
+    /// The callee rejects.
+    case reject
+    /// The caller cancels while it rings.
+    case cancel
+    /// Nobody answers; the ring timer ends it.
+    case timeout
+    /// A third user calls the callee during the call and gets "busy".
+    case busy
+}
