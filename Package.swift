@@ -72,7 +72,9 @@ let package = Package(
         .testTarget(name: "CallAPICLITests", dependencies: ["callapi", "CallAPI", "CallAPITesting"]),
         .testTarget(
             name: "CallAPIServerTests",
-            dependencies: ["CallAPI", "CallAPITesting", "CallAPIServer", "CallAPISignalClient", "CallAPISignalProtocol"]
+            dependencies: [
+                "CallAPI", "CallAPITesting", "CallAPIServer", "CallAPISignalClient", "CallAPISignalProtocol",
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

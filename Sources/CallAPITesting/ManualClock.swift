@@ -53,10 +53,11 @@ public final class ManualClock: CallClock {
 
     private func popDue(before target: Int64) -> Entry? {
         state.withLock { state -> Entry? in
-            guard let index = state.entries.indices.min(by: { a, b in
-                let (x, y) = (state.entries[a], state.entries[b])
-                return (x.due, x.id) < (y.due, y.id)
-            }), state.entries[index].due <= target
+            guard
+                let index = state.entries.indices.min(by: { a, b in
+                    let (x, y) = (state.entries[a], state.entries[b])
+                    return (x.due, x.id) < (y.due, y.id)
+                }), state.entries[index].due <= target
             else { return nil }
             let entry = state.entries.remove(at: index)
             state.now = max(state.now, entry.due)

@@ -99,7 +99,8 @@ public final class RecordingCallListener: CallApiListenerProtocol {
     ) {
         state.withLock {
             $0.records.append(
-                .disconnected(roomId: roomId, hangupUserId: hangupUserId, currentUserId: currentUserId, duration: duration))
+                .disconnected(
+                    roomId: roomId, hangupUserId: hangupUserId, currentUserId: currentUserId, duration: duration))
         }
     }
 

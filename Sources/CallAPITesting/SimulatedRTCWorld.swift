@@ -164,13 +164,17 @@ public final class SimulatedRTCWorld: Sendable {
                 for kind in kinds where kind.flows {
                     let key = FrameKey(publisher: publisher.uid, video: kind.video)
                     let (sub, pub) = (subscriber, publisher)
-                    after(delay) { [self] in firstFrame(key, to: sub.uid, session: sub.session, from: pub.session, in: channel) }
+                    after(delay) { [self] in
+                        firstFrame(key, to: sub.uid, session: sub.session, from: pub.session, in: channel)
+                    }
                 }
             }
         }
     }
 
-    private func firstFrame(_ key: FrameKey, to subscriber: UInt, session: Int, from publisherSession: Int, in channel: String) {
+    private func firstFrame(
+        _ key: FrameKey, to subscriber: UInt, session: Int, from publisherSession: Int, in channel: String
+    ) {
         let due = state.withLock { state -> Bool in
             guard let sub = state.channels[channel]?[subscriber], sub.session == session,
                 state.channels[channel]?[key.publisher]?.session == publisherSession,

@@ -16,9 +16,12 @@ struct DemoCommand: AsyncParsableCommand {
     func run() async throws {
         var demo = DemoRun(scenario: scenario, clock: SystemCallClock(), pacer: SleepingPacer())
         demo.networkLatencyMillis = latency
-        print("callapi demo --scenario \(scenario.rawValue): users \(DemoRun.caller) (caller) and \(DemoRun.callee) (callee)")
-        print("signaling latency \(demo.networkLatencyMillis) ms; simulated media: join \(demo.timing.joinLatencyMillis) ms, "
-            + "first frame \(demo.timing.firstFrameLatencyMillis) ms at \(demo.timing.frameRate) fps\n")
+        print(
+            "callapi demo --scenario \(scenario.rawValue): users \(DemoRun.caller) (caller) and \(DemoRun.callee) (callee)"
+        )
+        print(
+            "signaling latency \(demo.networkLatencyMillis) ms; simulated media: join \(demo.timing.joinLatencyMillis) ms, "
+                + "first frame \(demo.timing.firstFrameLatencyMillis) ms at \(demo.timing.frameRate) fps\n")
         let outcome = await demo.run()
         for user in outcome.timelines.keys.sorted() {
             print("── user \(user) " + String(repeating: "─", count: 40))
@@ -26,7 +29,9 @@ struct DemoCommand: AsyncParsableCommand {
                 print(String(format: "%6lld ms  %@", line.offsetMillis, line.text))
             }
             if let costs = outcome.costMaps[user], !costs.isEmpty {
-                print("  cost map: " + costs.sorted { $0.value < $1.value }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))
+                print(
+                    "  cost map: "
+                        + costs.sorted { $0.value < $1.value }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))
             }
             print("")
         }

@@ -27,6 +27,8 @@ struct CallFlowTests {
         #expect(h[1].engine.isReleased)
         #expect(h[2].engine.isReleased)
         #expect(h[1].api.getCallId() == "")
-        #expect(h[2].listener.records.contains(.disconnected(roomId: "room-1", hangupUserId: 1, currentUserId: 2, duration: 5_000)))
+        #expect(
+            h[2].listener.records.contains(
+                .disconnected(roomId: "room-1", hangupUserId: 1, currentUserId: 2, duration: 5_000)))
     }
 }

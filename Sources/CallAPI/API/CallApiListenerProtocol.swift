@@ -10,7 +10,8 @@ public protocol CallApiListenerProtocol: AnyObject, Sendable {
     /// The call became connected. `callUserId` is the caller; `timestamp` is NTP wall time in milliseconds.
     func onCallConnected(roomId: String, callUserId: UInt, currentUserId: UInt, timestamp: UInt64)
     /// A connected call ended. `duration` is milliseconds since it connected.
-    func onCallDisconnected(roomId: String, hangupUserId: UInt, currentUserId: UInt, timestamp: UInt64, duration: UInt64)
+    func onCallDisconnected(
+        roomId: String, hangupUserId: UInt, currentUserId: UInt, timestamp: UInt64, duration: UInt64)
     /// Asked when a call rings: may the callee join the RTC channel before accepting? Default: yes.
     func canJoinRtcOnCalling(eventInfo: [String: Any]) -> Bool
     /// The RTC token expires soon; call ``CallApiProtocol/renewToken(with:)``.

@@ -78,7 +78,8 @@ extension CallStateMachine {
         }
         let message = message(.cancelCall, callId: call.callId, now: now)
         return [.send(message, to: call.peer, completesRequest: completesRequest)]
-            + endCall(.prepared, .localCancelled, event: .localCancelled, endedBy: userId, info: message.fields, now: now)
+            + endCall(
+                .prepared, .localCancelled, event: .localCancelled, endedBy: userId, info: message.fields, now: now)
     }
 
     mutating func accept(from remoteUserId: UInt, now: Int64) -> [CallAction] {
@@ -86,7 +87,8 @@ extension CallStateMachine {
             return refuse("accept needs a call ringing for this user")
         }
         guard call.peer == remoteUserId else {
-            return refuse("accept: the ringing call is from user \(call.peer), not \(remoteUserId)", code: .invalidArgument)
+            return refuse(
+                "accept: the ringing call is from user \(call.peer), not \(remoteUserId)", code: .invalidArgument)
         }
         return acceptCurrentCall(now: now, completesRequest: true)
     }
@@ -113,7 +115,8 @@ extension CallStateMachine {
             return refuse("reject needs a call ringing for this user")
         }
         guard call.peer == remoteUserId else {
-            return refuse("reject: the ringing call is from user \(call.peer), not \(remoteUserId)", code: .invalidArgument)
+            return refuse(
+                "reject: the ringing call is from user \(call.peer), not \(remoteUserId)", code: .invalidArgument)
         }
         let message = message(.reject, callId: call.callId, now: now) { $0.rejectReason = reason }
         return [.send(message, to: call.peer, completesRequest: completesRequest)]

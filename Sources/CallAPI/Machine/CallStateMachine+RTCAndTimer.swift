@@ -48,7 +48,8 @@ extension CallStateMachine {
         guard call?.firstFrameArrived == false else { return [] }
         updateCall { $0.firstFrameArrived = true }
         recordCost(CostMap.recvFirstFrame, now: now)
-        return [.notifyEvent(.recvRemoteFirstFrame, reason: nil)] + connectedCheck(reason: .recvRemoteFirstFrame, now: now)
+        return [.notifyEvent(.recvRemoteFirstFrame, reason: nil)]
+            + connectedCheck(reason: .recvRemoteFirstFrame, now: now)
     }
 
     /// The media channel cannot be joined, so the call cannot work: tell the peer (so it does not ring or
@@ -75,7 +76,8 @@ extension CallStateMachine {
         }
         let message = message(.cancelCall, callId: callId, now: now) { $0.cancelCallByInternal = true }
         return [.send(message, to: call.peer, completesRequest: false)]
-            + endCall(.prepared, .callingTimeout, event: .callingTimeout, endedBy: userId, info: message.fields, now: now)
+            + endCall(
+                .prepared, .callingTimeout, event: .callingTimeout, endedBy: userId, info: message.fields, now: now)
     }
 
     mutating func earlyJoinDecided(_ callId: String, allowed: Bool) -> [CallAction] {

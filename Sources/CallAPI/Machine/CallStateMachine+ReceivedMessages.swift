@@ -14,7 +14,9 @@ extension CallStateMachine {
         var sender = message.fromUserId
         if let vouched {
             guard let id = UInt(vouched.userId) else {
-                return [.log(.warning, "message dropped: the channel's sender id \"\(vouched.userId)\" is not a user id")]
+                return [
+                    .log(.warning, "message dropped: the channel's sender id \"\(vouched.userId)\" is not a user id")
+                ]
             }
             if id != message.fromUserId {
                 actions.append(
@@ -32,11 +34,14 @@ extension CallStateMachine {
         info[kPublisher] = .int(Int(sender))
 
         if message.action.isCall {
-            return actions + receiveCall(message, sender: sender, info: info, receivedAt: vouched?.receivedAtMillis, now: now)
+            return actions
+                + receiveCall(message, sender: sender, info: info, receivedAt: vouched?.receivedAtMillis, now: now)
         }
         // Anything but a call acts only on the call whose callId it carries, from that call's peer (shortfall 1).
         guard let call, call.callId == message.callId, call.peer == sender else {
-            return actions + [.log(.normal, "\(message.action) for call \(message.callId) ignored: not the current call")]
+            return actions + [
+                .log(.normal, "\(message.action) for call \(message.callId) ignored: not the current call")
+            ]
         }
         switch message.action {
         case .cancelCall:
@@ -75,7 +80,9 @@ extension CallStateMachine {
         _ message: CallMessage, sender: UInt, info: [String: JSONValue], receivedAt: Int64?, now: Int64
     ) -> [CallAction] {
         guard message.remoteUserId == userId else {
-            return [.log(.warning, "call \(message.callId) is addressed to user \(message.remoteUserId ?? 0), not this one")]
+            return [
+                .log(.warning, "call \(message.callId) is addressed to user \(message.remoteUserId ?? 0), not this one")
+            ]
         }
         switch state {
         case .prepared:
@@ -156,7 +163,9 @@ extension CallStateMachine {
     /// new call in place of the old one, without a new notification, as the existing clients do.
     private mutating func recall(_ message: CallMessage, now: Int64) -> [CallAction] {
         guard let old = call, let type = message.action.callType, let room = message.fromRoomId else { return [] }
-        var actions: [CallAction] = [.log(.normal, "user \(old.peer) called again: call \(message.callId) replaces \(old.callId)")]
+        var actions: [CallAction] = [
+            .log(.normal, "user \(old.peer) called again: call \(message.callId) replaces \(old.callId)")
+        ]
         let wasJoined = old.joinedRTC
         if wasJoined && old.room != room { actions.append(.leaveRTC(remoteUid: old.peer)) }
         actions += [.stopRingTimer]
@@ -178,7 +187,8 @@ extension CallStateMachine {
             return []
         }
         return [
-            .log(.error, "sending \(message.action) of call \(message.callId) to user \(peer) failed: \(error.message)"),
+            .log(
+                .error, "sending \(message.action) of call \(message.callId) to user \(peer) failed: \(error.message)"),
             .notifyError(.sendMessageFail, .message, code: error.code, message: error.message),
         ]
     }

@@ -103,7 +103,8 @@ package struct CallStateMachine: Sendable {
         if let connectedAt = ending.connectedAt, let userId {
             actions.append(
                 .notifyDisconnected(
-                    roomId: ending.room, hangupUserId: endedBy, selfId: userId, durationMillis: max(0, now - connectedAt)))
+                    roomId: ending.room, hangupUserId: endedBy, selfId: userId,
+                    durationMillis: max(0, now - connectedAt)))
         }
         return actions
     }

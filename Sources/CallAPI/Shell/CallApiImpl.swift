@@ -220,7 +220,9 @@ public final class CallApiImpl: CallApiProtocol, ISignalClientListener {
             engine?.renewToken(token)
         case .startRingTimer(let callId, let millis):
             let clock = step.config?.clock ?? Self.fallbackClock
-            let timer = clock.schedule(afterMillis: millis) { [weak self] in self?.submit(.ringTimerFired(callId: callId)) }
+            let timer = clock.schedule(afterMillis: millis) { [weak self] in
+                self?.submit(.ringTimerFired(callId: callId))
+            }
             let previous = core.withLock { core in
                 defer { core.ringTimer = timer }
                 return core.ringTimer
@@ -233,7 +235,8 @@ public final class CallApiImpl: CallApiProtocol, ISignalClientListener {
             }?.cancel()
         case .askCanJoinOnCalling(let callId, let info):
             let anyInfo = info.eventInfoForListeners
-            let allowed = step.listeners.isEmpty || step.listeners.contains { $0.canJoinRtcOnCalling(eventInfo: anyInfo) }
+            let allowed =
+                step.listeners.isEmpty || step.listeners.contains { $0.canJoinRtcOnCalling(eventInfo: anyInfo) }
             submit(.earlyJoinDecided(callId: callId, allowed: allowed))
         case .notifyState(let change):
             let info = change.eventInfo.eventInfoForListeners

@@ -108,7 +108,9 @@ public struct CallMessage: Sendable, Equatable {
         switch action {
         case .videoCall, .audioCall:
             message.remoteUserId = try field("remoteUserId", in: object, userId)
-            message.fromRoomId = try field("fromRoomId", in: object) { $0.stringValue.flatMap { $0.isEmpty ? nil : $0 } }
+            message.fromRoomId = try field("fromRoomId", in: object) {
+                $0.stringValue.flatMap { $0.isEmpty ? nil : $0 }
+            }
         case .cancelCall:
             message.cancelCallByInternal = try optionalField("cancelCallByInternal", in: object) { $0.intValue } == 1
         case .reject:

@@ -72,7 +72,9 @@ struct DemoRun: Sendable {
         switch scenario {
         case .video, .audio, .busy:
             try? await callee.accept(remoteUserId: Self.caller)
-            await expect("both sides connected") { state(Self.caller) == .connected && state(Self.callee) == .connected }
+            await expect("both sides connected") {
+                state(Self.caller) == .connected && state(Self.callee) == .connected
+            }
             if scenario == .busy, let intruder = apis[Self.intruder] {
                 try? await intruder.call(remoteUserId: Self.callee, callType: .video, callExtension: [:])
                 await expect("the busy answer") { timelines[Self.intruder]?.states.last?.1 == .remoteCallBusy }
@@ -86,7 +88,9 @@ struct DemoRun: Sendable {
         case .timeout:
             await pacer.pass(millis: Int64(ringTimeoutMillis))
         }
-        await expect("both sides back to prepared") { state(Self.caller) == .prepared && state(Self.callee) == .prepared }
+        await expect("both sides back to prepared") {
+            state(Self.caller) == .prepared && state(Self.callee) == .prepared
+        }
         await pacer.pass(millis: networkLatencyMillis * 2)
         for (user, api) in apis {
             if let timeline = timelines[user] { api.removeListener(listener: timeline) }

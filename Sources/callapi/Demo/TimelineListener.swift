@@ -53,7 +53,9 @@ final class TimelineListener: CallApiListenerProtocol {
         add("  onCallConnected room=\(roomId) caller=\(callUserId)")
     }
 
-    func onCallDisconnected(roomId: String, hangupUserId: UInt, currentUserId: UInt, timestamp: UInt64, duration: UInt64) {
+    func onCallDisconnected(
+        roomId: String, hangupUserId: UInt, currentUserId: UInt, timestamp: UInt64, duration: UInt64
+    ) {
         add("  onCallDisconnected room=\(roomId) by=\(hangupUserId) duration=\(duration) ms")
     }
 }

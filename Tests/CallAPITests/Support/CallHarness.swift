@@ -28,7 +28,8 @@ final class CallHarness: Sendable {
         var endpoints: [UInt: Endpoint] = [:]
         for user in users {
             let endpoint = Endpoint(
-                userId: user, api: CallApiImpl(), listener: RecordingCallListener(canJoinRtcOnCalling: canJoinRtcOnCalling),
+                userId: user, api: CallApiImpl(),
+                listener: RecordingCallListener(canJoinRtcOnCalling: canJoinRtcOnCalling),
                 engine: world.engine(userId: user), localView: TestCanvas("local-\(user)"),
                 remoteView: TestCanvas("remote-\(user)"))
             endpoint.api.addListener(listener: endpoint.listener)
