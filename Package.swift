@@ -74,6 +74,12 @@ let package = Package(
             name: "CallAPIServerTests",
             dependencies: [
                 "CallAPI", "CallAPITesting", "CallAPIServer", "CallAPISignalClient", "CallAPISignalProtocol",
+                .product(name: "WSClient", package: "swift-websocket"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
     ],

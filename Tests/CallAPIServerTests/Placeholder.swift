@@ -1,1 +1,0 @@
-// Temporary: keeps the target non-empty until its sources land.
