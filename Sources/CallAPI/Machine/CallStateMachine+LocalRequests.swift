@@ -11,14 +11,16 @@ extension CallStateMachine {
     mutating func deinitialize(now: Int64) -> [CallAction] {
         guard let userId else { return [.completeRequest(nil)] }
         var actions: [CallAction] = []
+        // The ending message does not complete the request: the completion comes last, after idle is
+        // reported, so that no callback follows it (a channel may complete a send synchronously).
         if let call {
             switch state {
             case .calling where call.isCaller:
-                actions += cancel(now: now, completesRequest: true)
+                actions += cancel(now: now, completesRequest: false)
             case .calling:
-                actions += reject(call.peer, reason: nil, now: now, completesRequest: true)
+                actions += reject(call.peer, reason: nil, now: now, completesRequest: false)
             default:
-                actions += hangup(call.peer, reason: nil, now: now, completesRequest: true)
+                actions += hangup(call.peer, reason: nil, now: now, completesRequest: false)
             }
         } else {
             actions.append(.leaveRTC(remoteUid: nil))
@@ -26,7 +28,7 @@ extension CallStateMachine {
         setInitialized(nil)
         actions.append(setState(.idle, .none, info: [kPublisher: .int(Int(userId))]))
         actions.append(.notifyEvent(.deinitialize, reason: nil))
-        if !actions.contains(where: \.completesRequest) { actions.append(.completeRequest(nil)) }
+        actions.append(.completeRequest(nil))
         return actions
     }
 
