@@ -87,6 +87,20 @@ struct ShortfallTests {
         #expect(h[1].listener.disconnectCount == 1)
     }
 
+    @Test("2: a duplicated call that the app rejected at the first ring does not ring again")
+    func duplicatedCallAfterRejectDoesNotRingAgain() {
+        let h = CallHarness()
+        let rejecter = AutoRejecter(api: h[2].api, peer: 1)
+        h[2].api.addListener(listener: rejecter)
+        h.network.inject(.duplicate, from: 1, to: 2)
+        _ = h[1].api.probe { $0.call(remoteUserId: 2, completion: $1) }
+        #expect(h[2].listener.stateReasons == [.init(.calling, .remoteVideoCall), .init(.prepared, .localRejected)])
+        #expect(h[2].api.state == .prepared, "the second copy must not ring")
+        #expect(h[1].listener.lastState?.reason == .remoteRejected)
+        #expect(h[1].api.state == .prepared)
+        withExtendedLifetime(rejecter) {}
+    }
+
     @Test("2: a call message redelivered after the call ended does not ring again")
     func redeliveredCallAfterItEnded() {
         var driver = MachineDriver(.prepared)
@@ -241,5 +255,21 @@ struct ShortfallTests {
         var driver = MachineDriver(.prepared, config: MachineDriver.prepareConfig(timeout: 0))
         let old = driver.message(.videoCall, callId: "c") { $0.timestamp = MachineDriver.start - 3_600_000 }
         #expect(driver.receive(text: old.encoded(), from: 2).states == [.calling])
+    }
+}
+
+/// Rejects every call as soon as it rings, as an app with "do not disturb" on would.
+final class AutoRejecter: CallApiListenerProtocol {
+    private weak let api: CallApiImpl?
+    private let peer: UInt
+    init(api: CallApiImpl, peer: UInt) {
+        self.api = api
+        self.peer = peer
+    }
+
+    func onCallStateChanged(
+        with state: CallStateType, stateReason: CallStateReason, eventReason: String, eventInfo: [String: Any]
+    ) {
+        if state == .calling { api?.reject(remoteUserId: peer, reason: "busy here", completion: nil) }
     }
 }

@@ -100,6 +100,19 @@ struct StateMachineReceivedMessageTests {
         #expect(driver.machine.state == .calling)
     }
 
+    @Test("A recall in the same room keeps the first frame already seen, so accepting connects")
+    func recallKeepsFirstFrame() {
+        var driver = MachineDriver(.callingAsCallee)
+        driver.handle(.rtc(.remoteFirstVideoFrameDecoded(channel: MachineDriver.peerRoom, uid: 2)))
+        driver.receive(.videoCall, callId: "call-again")
+        #expect(driver.handle(.accept(remoteUserId: 2)).states == [.connecting, .connected])
+
+        var moved = MachineDriver(.callingAsCallee)
+        moved.handle(.rtc(.remoteFirstVideoFrameDecoded(channel: MachineDriver.peerRoom, uid: 2)))
+        moved.receive(.videoCall, callId: "call-again") { $0.fromRoomId = "room-2b" }
+        #expect(moved.handle(.accept(remoteUserId: 2)).states == [.connecting], "a new room: wait for its frame")
+    }
+
     @Test("A call addressed to another user is ignored")
     func callForSomeoneElseIsIgnored() {
         var driver = MachineDriver(.prepared)
