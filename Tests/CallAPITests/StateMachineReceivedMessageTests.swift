@@ -417,4 +417,34 @@ struct ReceivedMessageFlowTests {
         #expect(h[2].listener.stateRecords.isEmpty)
         #expect(!h[2].listener.logs.isEmpty)
     }
+
+    @Test("Accept crossing a cancel: the caller ignores the accept, the callee ends on the cancel")
+    func acceptCrossesCancel() {
+        let h = CallHarness()
+        h.reach(.callingAsCaller)
+        h.network.inject(.hold, from: 1, to: 2)
+        _ = h[1].api.probe { $0.cancelCall(completion: $1) }
+        _ = h[2].api.probe { $0.accept(remoteUserId: 1, completion: $1) }
+        #expect(h[1].api.state == .prepared, "the accept of a cancelled call is ignored")
+        #expect(h[1].listener.stateReasons == [.init(.prepared, .localCancelled)])
+        h.network.releaseHeld()
+        #expect(h[2].listener.lastState.map { StateReason($0.state, $0.reason) } == .init(.prepared, .remoteCancelled))
+        #expect(h[1].engine.isReleased && h[2].engine.isReleased)
+    }
+
+    @Test("The peer calls again while connected (it restarted): the old call ends, the new one rings")
+    func peerCallsAgainWhileConnected() {
+        let h = CallHarness()
+        h.reach(.connected)
+        let old = h[2].api.getCallId()
+        let restarted = CallMessage(
+            action: .videoCall, timestamp: h.clock.nowMillis(), messageId: 1, fromUserId: 1, callId: "after-restart",
+            remoteUserId: 2, fromRoomId: "room-1")
+        h.network.client(userId: 1).sendMessage(userId: "2", message: restarted.encoded(), completion: nil)
+        #expect(
+            h[2].listener.stateReasons == [.init(.prepared, .remoteHangup), .init(.calling, .remoteVideoCall)])
+        #expect(h[2].listener.disconnectCount == 1)
+        #expect(h[2].api.getCallId() == "after-restart")
+        #expect(h[2].api.getCallId() != old)
+    }
 }
