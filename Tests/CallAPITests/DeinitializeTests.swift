@@ -12,7 +12,7 @@ struct DeinitializeTests {
         switch situation {
         case .callingAsCaller: (.cancelCall, .remoteCancelled)
         case .callingAsCallee: (.reject, .remoteRejected)
-        case .connecting, .connected: (.hangup, .remoteHangup)
+        case .connecting, .connected, .connectingAsCallee, .connectedAsCallee: (.hangup, .remoteHangup)
         default: nil
         }
     }
@@ -55,10 +55,10 @@ struct DeinitializeTests {
         } else {
             #expect(h.messages(from: actor, to: peer).count == sentBefore, "nothing to end")
         }
-        if situation == .connected {
+        if situation.state == .connected {
             #expect(
                 listener.records.contains(
-                    .disconnected(roomId: "room-1", hangupUserId: 1, currentUserId: 1, duration: 0)))
+                    .disconnected(roomId: "room-1", hangupUserId: actor, currentUserId: actor, duration: 0)))
             #expect(h[peer].listener.disconnectCount == 1)
         }
 

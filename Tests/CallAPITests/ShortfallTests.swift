@@ -170,7 +170,10 @@ struct ShortfallTests {
 
     @Test(
         "6: prepareForCall during a call is refused with an error and stateMismatch; the call continues",
-        arguments: [MachineDriver.Situation.callingAsCaller, .callingAsCallee, .connecting, .connected])
+        arguments: [
+            MachineDriver.Situation.callingAsCaller, .callingAsCallee, .connecting, .connected, .connectingAsCallee,
+            .connectedAsCallee,
+        ])
     func prepareDuringCallIsRefused(situation: MachineDriver.Situation) {
         let h = CallHarness.situations()
         let (actor, peer) = h.reach(situation)
@@ -186,7 +189,7 @@ struct ShortfallTests {
         #expect(h[actor].engine.channel == "room-1")
         #expect(h[peer].api.state.isInCall)
         #expect(h[peer].listener.stateRecords.isEmpty)
-        if situation != .connected {
+        if situation.state != .connected {
             h.clock.advance(byMillis: 1_000)
             if situation.state == .calling {
                 _ = h[2].api.probe { $0.accept(remoteUserId: 1, completion: $1) }

@@ -40,7 +40,9 @@ enum LocalOutcome: Equatable, CustomStringConvertible {
         case (.reject, .callingAsCallee): .accepted(.init(.prepared, .localRejected))
         case (.hangup, .callingAsCaller): .accepted(.init(.prepared, .localCancelled))
         case (.hangup, .callingAsCallee): .accepted(.init(.prepared, .localRejected))
-        case (.hangup, .connecting), (.hangup, .connected): .accepted(.init(.prepared, .localHangup))
+        case (.hangup, .connecting), (.hangup, .connected), (.hangup, .connectingAsCallee),
+            (.hangup, .connectedAsCallee):
+            .accepted(.init(.prepared, .localHangup))
         default: .refused(.stateMismatch)
         }
     }

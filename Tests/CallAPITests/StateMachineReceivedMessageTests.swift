@@ -57,7 +57,10 @@ struct StateMachineReceivedMessageTests {
 
     @Test(
         "A call from another user while in a call is rejected as busy; nothing else changes",
-        arguments: [MachineDriver.Situation.callingAsCaller, .callingAsCallee, .connecting, .connected])
+        arguments: [
+            MachineDriver.Situation.callingAsCaller, .callingAsCallee, .connecting, .connected, .connectingAsCallee,
+            .connectedAsCallee,
+        ])
     func callFromOtherUserIsBusy(situation: MachineDriver.Situation) throws {
         var driver = MachineDriver(situation)
         let before = driver.machine.call

@@ -127,7 +127,7 @@ struct TimerTests {
 
     @Test(
         "The machine's fire: cancel with cancelCallByInternal 1 to the peer, leave, prepared(callingTimeout)",
-        arguments: [MachineDriver.Situation.callingAsCaller, .callingAsCallee, .connecting])
+        arguments: [MachineDriver.Situation.callingAsCaller, .callingAsCallee, .connecting, .connectingAsCallee])
     func machineFire(situation: MachineDriver.Situation) throws {
         var driver = MachineDriver(situation)
         let callId = driver.machine.callId

@@ -37,10 +37,12 @@ extension CallHarness {
                     clock: clock))
         case .prepared:
             break
-        case .callingAsCaller, .callingAsCallee, .connecting:
+        case .callingAsCaller, .callingAsCallee, .connecting, .connectingAsCallee:
             _ = self[1].api.probe { $0.call(remoteUserId: 2, callType: type, callExtension: [:], completion: $1) }
-            if situation == .connecting { _ = self[2].api.probe { $0.accept(remoteUserId: 1, completion: $1) } }
-        case .connected:
+            if situation.state == .connecting {
+                _ = self[2].api.probe { $0.accept(remoteUserId: 1, completion: $1) }
+            }
+        case .connected, .connectedAsCallee:
             _ = self[1].api.probe { $0.call(remoteUserId: 2, callType: type, callExtension: [:], completion: $1) }
             _ = self[2].api.probe { $0.accept(remoteUserId: 1, completion: $1) }
             if self[1].api.state != .connected { clock.advance(byMillis: 1_000) }
@@ -48,7 +50,7 @@ extension CallHarness {
             world.failNextJoin(userId: 1)
             _ = self[1].api.probe { $0.call(remoteUserId: 2, callType: type, callExtension: [:], completion: $1) }
         }
-        let actor: UInt = situation == .callingAsCallee ? 2 : 1
+        let actor: UInt = situation.isCallee ? 2 : 1
         precondition(
             self[actor].api.state == situation.state, "could not reach \(situation): \(self[actor].api.state)")
         for endpoint in endpoints.values { endpoint.listener.reset() }

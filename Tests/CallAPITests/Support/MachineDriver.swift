@@ -8,7 +8,10 @@ struct MachineDriver {
     /// The states a local action can meet (call-behaviour.md, "Local actions").
     enum Situation: String, CaseIterable, Sendable, CustomStringConvertible {
         case idleUninitialized, idleInitialized, prepared, callingAsCaller, callingAsCallee, connecting, connected
-        case failed
+        case connectingAsCallee, connectedAsCallee, failed
+
+        /// Whether the endpoint under test answered the call rather than placed it.
+        var isCallee: Bool { self == .callingAsCallee || self == .connectingAsCallee || self == .connectedAsCallee }
 
         var description: String { rawValue }
 
@@ -17,8 +20,8 @@ struct MachineDriver {
             case .idleUninitialized, .idleInitialized: .idle
             case .prepared: .prepared
             case .callingAsCaller, .callingAsCallee: .calling
-            case .connecting: .connecting
-            case .connected: .connected
+            case .connecting, .connectingAsCallee: .connecting
+            case .connected, .connectedAsCallee: .connected
             case .failed: .failed
             }
         }
@@ -65,6 +68,17 @@ struct MachineDriver {
             receive(.accept, callId: Self.ownCallId)
             if situation == .connected {
                 let room = Self.ownRoom
+                handle(
+                    .rtc(
+                        type == .video
+                            ? .remoteFirstVideoFrameDecoded(channel: room, uid: Self.peerId)
+                            : .remoteFirstAudioFrameDecoded(channel: room, uid: Self.peerId)))
+            }
+        case .connectingAsCallee, .connectedAsCallee:
+            ringFromPeer(type: type)
+            handle(.accept(remoteUserId: Self.peerId))
+            if situation == .connectedAsCallee {
+                let room = Self.peerRoom
                 handle(
                     .rtc(
                         type == .video
