@@ -30,6 +30,7 @@ struct BusyTests {
         #expect(h[3].api.probe { $0.call(remoteUserId: 2, completion: $1) }.succeeded)
         try Self.expectBusyReply(h, from: 2, to: 3)
         #expect(h[2].listener.stateRecords.isEmpty, "the busy user's state does not change")
+        #expect(h[2].listener.events.isEmpty, "and it is not told anything but a log")
         #expect(h[2].api.getCallId() == callId)
         #expect(h[2].engine.channel == "room-1")
         #expect(h[1].listener.stateRecords.isEmpty)
