@@ -1,10 +1,10 @@
 // What the machine does with the app's requests (call-behaviour.md, "Local actions").
 extension CallStateMachine {
-    mutating func initialize(userId: UInt) -> [CallAction] {
+    mutating func initialize(userId: UInt, reliability: CallReliability) -> [CallAction] {
         guard state == .idle, self.userId == nil else {
             return [.log(.warning, "initialize ignored: already initialized (state: \(state))")]
         }
-        setInitialized(userId)
+        setInitialized(userId, reliability: reliability)
         return [.log(.normal, "initialized as user \(userId)")]
     }
 
@@ -13,12 +13,14 @@ extension CallStateMachine {
         var actions: [CallAction] = []
         if let call {
             switch state {
+            // The request completes after the idle report below, not when the send does: no callback may
+            // follow deinitialize's completion.
             case .calling where call.isCaller:
-                actions += cancel(now: now, completesRequest: true)
+                actions += cancel(now: now, completesRequest: false)
             case .calling:
-                actions += reject(call.peer, reason: nil, now: now, completesRequest: true)
+                actions += reject(call.peer, reason: nil, now: now, completesRequest: false)
             default:
-                actions += hangup(call.peer, reason: nil, now: now, completesRequest: true)
+                actions += hangup(call.peer, reason: nil, now: now, completesRequest: false)
             }
         } else {
             actions.append(.leaveRTC(remoteUid: nil))
@@ -26,7 +28,7 @@ extension CallStateMachine {
         setInitialized(nil)
         actions.append(setState(.idle, .none, info: [kPublisher: .int(Int(userId))]))
         actions.append(.notifyEvent(.deinitialize, reason: nil))
-        if !actions.contains(where: \.completesRequest) { actions.append(.completeRequest(nil)) }
+        actions.append(.completeRequest(nil))
         return actions
     }
 
@@ -151,15 +153,5 @@ extension CallStateMachine {
         config.rtcToken = token
         setPrepareConfig(config)
         return call?.joinedRTC == true ? [.renewRTCToken(token)] : []
-    }
-}
-
-extension CallAction {
-    var completesRequest: Bool {
-        switch self {
-        case .send(_, _, let completes): completes
-        case .completeRequest: true
-        default: false
-        }
     }
 }
