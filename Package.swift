@@ -74,8 +74,29 @@ let package = Package(
             name: "CallAPIServerTests",
             dependencies: [
                 "CallAPI", "CallAPITesting", "CallAPIServer", "CallAPISignalClient", "CallAPISignalProtocol",
+                .product(name: "WSClient", package: "swift-websocket"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
     ],
     swiftLanguageModes: [.v6]
 )
+
+// Real media on Linux (issue 5): a WebRTC engine on GStreamer's webrtcbin behind the RTC seam.
+// Linux only: it needs the GStreamer development packages listed in .ci/apt-packages.
+#if os(Linux)
+package.products.append(.library(name: "CallAPIWebRTC", targets: ["CallAPIWebRTC"]))
+package.targets += [
+    .systemLibrary(
+        name: "CGStreamer", pkgConfig: "gstreamer-webrtc-1.0",
+        providers: [.apt(["libgstreamer1.0-dev", "libgstreamer-plugins-base1.0-dev", "libgstreamer-plugins-bad1.0-dev"])]
+    ),
+    .target(name: "CGStreamerShim", dependencies: ["CGStreamer"]),
+    .target(name: "CallAPIWebRTC", dependencies: ["CallAPI", "CGStreamerShim"]),
+    .testTarget(name: "CallAPIWebRTCTests", dependencies: ["CallAPIWebRTC", "CallAPI", "CallAPITesting"]),
+]
+#endif

@@ -11,6 +11,8 @@ extension CallStateMachine {
     mutating func deinitialize(now: Int64) -> [CallAction] {
         guard let userId else { return [.completeRequest(nil)] }
         var actions: [CallAction] = []
+        // The ending message does not complete the request: the completion comes last, after idle is
+        // reported, so that no callback follows it (a channel may complete a send synchronously).
         if let call {
             switch state {
             // The request completes after the idle report below, not when the send does: no callback may

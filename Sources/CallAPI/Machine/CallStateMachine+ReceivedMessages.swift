@@ -180,10 +180,13 @@ extension CallStateMachine {
         let wasJoined = old.joinedRTC
         if wasJoined && old.room != room { actions.append(.leaveRTC(remoteUid: old.peer)) }
         actions += [.stopRingTimer]
+        // Staying in the same channel, the engine reports no new first frame: keep the one already seen.
+        let sameMedia = wasJoined && old.room == room && old.type == type
         actions += startCall(
             CurrentCall(
                 callId: message.callId, peer: old.peer, room: room, type: type, isCaller: false, localAccepted: false,
-                remoteAccepted: true, joinedRTC: wasJoined && old.room == room, startedAt: now))
+                remoteAccepted: true, firstFrameArrived: sameMedia && old.firstFrameArrived,
+                joinedRTC: wasJoined && old.room == room, startedAt: now))
         if wasJoined { actions += joinCallRoom() }
         return actions
     }

@@ -17,6 +17,18 @@ public struct IssuedToken: Sendable, Equatable, Codable {
     public var channel: String?
 }
 
+/// Why a signing key cannot be used.
+public enum SigningKeyError: Error, Equatable, CustomStringConvertible {
+    case secretTooShort(Int)
+
+    public var description: String {
+        switch self {
+        case .secretTooShort(let bytes):
+            "the HS256 secret is \(bytes) bytes; use at least \(TokenAuthority.minimumSecretBytes) (e.g. openssl rand -hex 32)"
+        }
+    }
+}
+
 /// Why a token could not be issued.
 public enum TokenIssueError: Error, Equatable, CustomStringConvertible {
     case invalidUserId(String)
@@ -36,6 +48,8 @@ public enum TokenIssueError: Error, Equatable, CustomStringConvertible {
 
 /// Issues and checks the server's JWTs.
 public final class TokenAuthority: Sendable {
+    /// The shortest HS256 secret accepted: as long as the SHA-256 output.
+    public static let minimumSecretBytes = 32
     /// The longest lifetime a token may be issued for: 30 days.
     public static let maxTTLSeconds = 30 * 24 * 3600
 
@@ -60,6 +74,9 @@ public final class TokenAuthority: Sendable {
         let keys = JWTKeyCollection()
         switch key {
         case .hs256(let secret):
+            guard secret.utf8.count >= minimumSecretBytes else {
+                throw SigningKeyError.secretTooShort(secret.utf8.count)
+            }
             await keys.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
         case .es256PrivateKey(let pem):
             await keys.add(ecdsa: try ES256PrivateKey(pem: pem))
