@@ -15,8 +15,6 @@ extension CallStateMachine {
         // reported, so that no callback follows it (a channel may complete a send synchronously).
         if let call {
             switch state {
-            // The request completes after the idle report below, not when the send does: no callback may
-            // follow deinitialize's completion.
             case .calling where call.isCaller:
                 actions += cancel(now: now, completesRequest: false)
             case .calling:
