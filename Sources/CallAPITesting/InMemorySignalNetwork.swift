@@ -14,6 +14,8 @@ public final class InMemorySignalNetwork: Sendable {
         case duplicate
         /// Keep it until ``releaseHeld()``.
         case hold
+        /// Deliver it this much later than the latency says (so later messages may overtake it).
+        case delay(Int64)
     }
 
     /// A message sent through the network.
@@ -40,6 +42,13 @@ public final class InMemorySignalNetwork: Sendable {
         var latencyMillis: Int64 = 0
         var vouchesForSender = true
         var faultPolicy: (@Sendable (Envelope) -> Fault?)?
+        var partitions: Set<Pair> = []
+    }
+
+    private struct Pair: Hashable, Sendable {
+        var a: UInt
+        var b: UInt
+        init(_ x: UInt, _ y: UInt) { (a, b) = (min(x, y), max(x, y)) }
     }
 
     private let state = Locked(State())
@@ -97,6 +106,24 @@ public final class InMemorySignalNetwork: Sendable {
         held.forEach(deliverNow)
     }
 
+    /// Cuts the path between `a` and `b` both ways: what they send each other is lost until ``heal()``.
+    public func partition(_ a: UInt, _ b: UInt) {
+        state.withLock { _ = $0.partitions.insert(Pair(a, b)) }
+    }
+
+    /// Restores every cut path.
+    public func heal() {
+        state.withLock { $0.partitions = [] }
+    }
+
+    /// Hands `text` to `userId` at once, as if `from` had sent it (the network vouches for `from`): for
+    /// injecting forged or stale messages.
+    public func inject(text: String, from: UInt, to userId: UInt, receivedAtMillis: Int64? = nil) {
+        let target = state.withLock { $0.clients[userId] }
+        target?.receive(
+            text, from: SignalSender(userId: String(from), receivedAtMillis: receivedAtMillis ?? clock.nowMillis()))
+    }
+
     /// Marks `userId` offline (sends to it fail, as with a channel that knows presence) or back online.
     public func setOnline(_ online: Bool, userId: UInt) {
         state.withLock { state in
@@ -113,6 +140,7 @@ public final class InMemorySignalNetwork: Sendable {
         let decision = state.withLock { state -> (fault: Fault?, latency: Int64)? in
             state.sent.append(envelope)
             guard state.clients[to] != nil, !state.offline.contains(to) else { return nil }
+            if state.partitions.contains(Pair(from, to)) { return (.drop, 0) }
             if let index = state.rules.firstIndex(where: { rule in
                 (rule.from ?? from) == from && (rule.to ?? to) == to && rule.remaining > 0
             }) {
@@ -136,6 +164,8 @@ public final class InMemorySignalNetwork: Sendable {
         case .duplicate:
             deliver(envelope, after: decision.latency)
             deliver(envelope, after: decision.latency)
+        case .delay(let extra):
+            deliver(envelope, after: decision.latency + max(0, extra))
         case nil:
             deliver(envelope, after: decision.latency)
         }

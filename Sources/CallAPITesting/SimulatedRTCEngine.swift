@@ -52,11 +52,15 @@ public final class SimulatedRTCEngine: CallRTCEngine {
         state.withLock { $0.handler }?(event)
     }
 
-    /// The process died: the others see this user drop out (reason 1); this engine reports nothing.
+    /// The process died: the others see this user drop out (reason 1); this engine reports nothing and
+    /// comes back empty, as a new process's engine would.
     public func crash() {
         state.withLock { state in
-            state.channel = nil
-            state.session = 0
+            let joins = state.joins
+            let leaves = state.leaves
+            state = State()
+            state.joins = joins
+            state.leaves = leaves
         }
         _ = world?.leave(userId, dropped: true)
     }

@@ -11,7 +11,11 @@ struct BusyTests {
         #expect(reply.action == .reject)
         #expect(reply.rejectByInternal)
         #expect(reply.rejectReason == "The user is currently busy")
-        let raw = try #require(jsonObject(h.network.sentMessages.last { $0.from == busy && $0.to == caller }!.text))
+        let sent = h.network.sentMessages.last {
+            $0.from == busy && $0.to == caller && jsonObject($0.text)?["message_action"] as? Int == 3
+        }
+        let text = try #require(sent?.text)
+        let raw = try #require(jsonObject(text))
         #expect(raw["rejectReason"] as? String == "The user is currently busy")
         #expect(raw["rejectByInternal"] as? Int == 1)
         #expect(

@@ -226,7 +226,7 @@ struct ShortfallTests {
     func staleByTheChannelClock() {
         let h = CallHarness(prepare: PrepareConfig(callTimeoutMillisecond: 10_000))
         h.reprepare(1) { $0.callTimeoutMillisecond = 0 }
-        h.network.inject(.hold, from: 1, to: 2)
+        h.network.inject(.hold, count: 100, from: 1, to: 2)  // the call and its retries
         _ = h[1].api.probe { $0.call(remoteUserId: 2, completion: $1) }
         h.clock.advance(byMillis: 60_000)
         h.network.releaseHeld()

@@ -82,7 +82,8 @@ struct WireFormatTests {
         #expect(jsonObject(Self.samples[3].encoded())?["cancelCallByInternal"] as? Int == 0)
         #expect(jsonObject(Self.samples[5].encoded())?["rejectByInternal"] as? Int == 1)
         #expect(jsonObject(Self.samples[6].encoded())?["rejectByInternal"] as? Int == 0)
-        #expect(MessageAction.allCases.map(\.rawValue).sorted() == [0, 1, 2, 3, 4, 10])
+        // 20 (ack) and 21 (keep-alive) are ours; older clients ignore unknown actions.
+        #expect(MessageAction.allCases.map(\.rawValue).sorted() == [0, 1, 2, 3, 4, 10, 20, 21])
     }
 
     @Test("The busy reject text is exactly the existing clients'")
@@ -216,7 +217,9 @@ struct WireFormatTests {
         #expect(raw["message_timestamp"] as? Int == Int(h.clock.nowMillis()))
         #expect(raw["messageId"] is Int)
         _ = h[1].api.probe { $0.cancelCall(completion: $1) }
-        let ids = h.network.sentMessages.compactMap { jsonObject($0.text)?["messageId"] as? Int }
+        let ids = h.network.sentMessages.filter { $0.from == 1 }.compactMap {
+            jsonObject($0.text)?["messageId"] as? Int
+        }
         #expect(ids.count == 2 && ids[1] > ids[0], "messageId increments per message")
     }
 
@@ -229,6 +232,7 @@ struct WireFormatTests {
             .remoteCancelled: 12, .recvRemoteFirstFrame: 13, .callingTimeout: 14, .cancelByCallerRecall: 15,
             .remoteCallBusy: 17, .remoteCallingTimeout: 18, .localVideoCall: 30, .localAudioCall: 31,
             .remoteVideoCall: 32, .remoteAudioCall: 33,
+            .peerLost: 40,  // ours
         ]
         #expect(CallStateReason.allCases.count == reasons.count)
         for (reason, raw) in reasons { #expect(reason.rawValue == raw, "\(reason)") }
@@ -241,6 +245,7 @@ struct WireFormatTests {
             .remoteCallBusy: 117, .captureFirstLocalVideoFrame: 119, .publishFirstLocalVideoFrame: 120,
             .publishFirstLocalAudioFrame: 130, .localVideoCall: 140, .localAudioCall: 141,
             .remoteVideoCall: 142, .remoteAudioCall: 143,
+            .peerLost: 150,  // ours
         ]
         #expect(CallEvent.allCases.count == events.count)
         for (event, raw) in events { #expect(event.rawValue == raw, "\(event)") }

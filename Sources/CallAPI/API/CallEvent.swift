@@ -30,4 +30,6 @@ public enum CallEvent: Int, Sendable, CaseIterable {
     case localAudioCall = 141
     case remoteVideoCall = 142
     case remoteAudioCall = 143
+    /// Ours: the peer stopped answering; the call ended with ``CallStateReason/peerLost``.
+    case peerLost = 150
 }

@@ -20,4 +20,6 @@ public enum CallStateReason: Int, Sendable, CaseIterable {
     case localAudioCall = 31
     case remoteVideoCall = 32
     case remoteAudioCall = 33
+    /// Ours: the peer stopped answering (no keep-alives, or it left the RTC channel and did not come back).
+    case peerLost = 40
 }

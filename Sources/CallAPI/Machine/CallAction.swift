@@ -12,6 +12,9 @@ package enum CallAction: Sendable, Equatable {
     case renewRTCToken(String)
     case startRingTimer(callId: String, millis: Int64)
     case stopRingTimer
+    /// Start (or restart) a reliability timer; when it falls due, feed ``CallInput/timerFired(_:)``.
+    case startTimer(CallTimerID, millis: Int64)
+    case stopTimer(CallTimerID)
     /// Ask the listeners `canJoinRtcOnCalling` and answer with ``CallInput/earlyJoinDecided(callId:allowed:)``.
     case askCanJoinOnCalling(callId: String, eventInfo: [String: JSONValue])
     case notifyState(CallStateChange)

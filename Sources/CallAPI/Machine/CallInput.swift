@@ -1,7 +1,7 @@
 /// Everything that can happen to a call endpoint, as the state machine sees it.
 package enum CallInput: Sendable {
     // Local requests.
-    case initialize(userId: UInt)
+    case initialize(userId: UInt, reliability: CallReliability = .standard)
     case deinitialize
     case prepare(PrepareConfig)
     /// `callId` is made by the shell (a UUID) so the machine stays deterministic.
@@ -20,6 +20,8 @@ package enum CallInput: Sendable {
     // From the RTC engine, the timer and the listeners.
     case rtc(RTCEngineEvent)
     case ringTimerFired(callId: String)
+    /// A reliability timer (``CallTimerID``) fell due.
+    case timerFired(CallTimerID)
     /// The listeners' answer to `.askCanJoinOnCalling`.
     case earlyJoinDecided(callId: String, allowed: Bool)
 }

@@ -1,10 +1,10 @@
 // What the machine does with the app's requests (call-behaviour.md, "Local actions").
 extension CallStateMachine {
-    mutating func initialize(userId: UInt) -> [CallAction] {
+    mutating func initialize(userId: UInt, reliability: CallReliability) -> [CallAction] {
         guard state == .idle, self.userId == nil else {
             return [.log(.warning, "initialize ignored: already initialized (state: \(state))")]
         }
-        setInitialized(userId)
+        setInitialized(userId, reliability: reliability)
         return [.log(.normal, "initialized as user \(userId)")]
     }
 
@@ -153,15 +153,5 @@ extension CallStateMachine {
         config.rtcToken = token
         setPrepareConfig(config)
         return call?.joinedRTC == true ? [.renewRTCToken(token)] : []
-    }
-}
-
-extension CallAction {
-    var completesRequest: Bool {
-        switch self {
-        case .send(_, _, let completes): completes
-        case .completeRequest: true
-        default: false
-        }
     }
 }

@@ -20,9 +20,9 @@ extension CallStateMachine {
             return joinFailed(code: code, message: message, now: now)
         case .remoteJoined(let channel, let uid) where channel == call.room && uid == call.peer:
             recordCost(CostMap.remoteUserJoinChannel, now: now)
-            return [.notifyEvent(.remoteJoined, reason: nil)]
+            return [.notifyEvent(.remoteJoined, reason: nil)] + remoteRejoinedChannel()
         case .remoteLeft(let channel, let uid, let reason) where channel == call.room && uid == call.peer:
-            return [.notifyEvent(.remoteLeft, reason: "\(reason)")]
+            return [.notifyEvent(.remoteLeft, reason: "\(reason)")] + remoteLeftChannel(now: now)
         case .remoteFirstVideoFrameDecoded(let channel, let uid)
         where channel == call.room && uid == call.peer && call.type == .video:
             return firstFrameArrived(now: now)

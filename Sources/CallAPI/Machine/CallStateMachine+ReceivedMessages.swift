@@ -25,17 +25,28 @@ extension CallStateMachine {
             sender = id
         }
         guard sender != userId else { return actions + [.log(.warning, "message from this user to itself dropped")] }
-        // Handling a message twice equals handling it once (shortfall 2).
+        noteReceived(message, from: sender, now: now)
+        if message.action == .ack { return actions + receiveAck(message, from: sender, now: now) }
+        // Handling a message twice equals handling it once (shortfall 2); the sender still gets its ack.
         guard !isRepeat(message, sender: sender) else {
             return actions + [.log(.normal, "repeated message \(message.messageId) of call \(message.callId) ignored")]
+                + acknowledgement(of: message, from: sender, now: now)
         }
+        actions += handle(message, sender: sender, fields: fields, receivedAt: vouched?.receivedAtMillis, now: now)
+        return actions + acknowledgement(of: message, from: sender, now: now)
+    }
+
+    private mutating func handle(
+        _ message: CallMessage, sender: UInt, fields: [String: JSONValue], receivedAt: Int64?, now: Int64
+    ) -> [CallAction] {
+        var actions: [CallAction] = []
         var info = fields
         info[kFromUserId] = .int(Int(sender))
         info[kPublisher] = .int(Int(sender))
 
         if message.action.isCall {
             return actions
-                + receiveCall(message, sender: sender, info: info, receivedAt: vouched?.receivedAtMillis, now: now)
+                + receiveCall(message, sender: sender, info: info, receivedAt: receivedAt, now: now)
         }
         // Anything but a call acts only on the call whose callId it carries, from that call's peer (shortfall 1).
         guard let call, call.callId == message.callId, call.peer == sender else {
@@ -71,7 +82,7 @@ extension CallStateMachine {
                 + endCall(
                     .prepared, .remoteHangup, event: .remoteHangup, endedBy: sender,
                     eventReason: message.hangupReason ?? "", info: info, now: now)
-        case .videoCall, .audioCall:
+        case .videoCall, .audioCall, .keepAlive, .ack:
             return actions
         }
     }
@@ -183,15 +194,18 @@ extension CallStateMachine {
     mutating func sendFinished(_ message: CallMessage, to peer: UInt, error: SendFailure?, now: Int64) -> [CallAction] {
         guard state != .idle else { return [] }
         guard let error else {
-            if message.action.isCall, let call, call.callId == message.callId, call.isCaller {
+            if message.action.isCall, let call, call.callId == message.callId, call.isCaller,
+                call.costs.stages[CostMap.remoteUserRecvCall] == nil
+            {
                 recordCost(CostMap.remoteUserRecvCall, now: now)
                 return [.notifyEvent(.remoteUserRecvCall, reason: nil)]
             }
             return []
         }
+        let what = "sending \(message.action) of call \(message.callId) to user \(peer) failed: \(error.message)"
+        guard message.action.isCallFlow, !isRetry(message) else { return [.log(.normal, what)] }
         return [
-            .log(
-                .error, "sending \(message.action) of call \(message.callId) to user \(peer) failed: \(error.message)"),
+            .log(.error, what),
             .notifyError(.sendMessageFail, .message, code: error.code, message: error.message),
         ]
     }

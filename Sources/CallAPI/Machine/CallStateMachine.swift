@@ -16,6 +16,12 @@ package struct CallStateMachine: Sendable {
     var call: CurrentCall?
     private var lastMessageId = 0
     private var recent = RecentMessages()
+    package internal(set) var reliability = CallReliability.standard
+    /// Our reliably sent messages awaiting acknowledgement, by messageId.
+    var outstanding: [Int: OutstandingMessage] = [:]
+    /// What we learnt of each peer: true if it acknowledges (speaks our reliability extension), false if its
+    /// messages come without the mark (wire format 1.0 only). Bounded.
+    var peerCapabilities = PeerCapabilities()
 
     package init() {}
 
@@ -24,8 +30,13 @@ package struct CallStateMachine: Sendable {
 
     /// Handles one input at wall time `now` (milliseconds since 1970) and returns what to do.
     package mutating func handle(_ input: CallInput, now: Int64) -> [CallAction] {
+        let actions = dispatch(input, now: now)
+        return trackReliableSends(actions, now: now) + armLivenessTimers(now: now)
+    }
+
+    private mutating func dispatch(_ input: CallInput, now: Int64) -> [CallAction] {
         switch input {
-        case .initialize(let userId): return initialize(userId: userId)
+        case .initialize(let userId, let reliability): return initialize(userId: userId, reliability: reliability)
         case .deinitialize: return deinitialize(now: now)
         case .prepare(let config): return prepare(config)
         case .call(let remoteUserId, let type, let ext, let callId):
@@ -39,6 +50,7 @@ package struct CallStateMachine: Sendable {
         case .sendFinished(let message, let to, let error): return sendFinished(message, to: to, error: error, now: now)
         case .rtc(let event): return handleRTC(event, now: now)
         case .ringTimerFired(let callId): return ringTimerFired(callId, now: now)
+        case .timerFired(let timer): return timerFired(timer, now: now)
         case .earlyJoinDecided(let callId, let allowed): return earlyJoinDecided(callId, allowed: allowed)
         }
     }
@@ -52,7 +64,8 @@ package struct CallStateMachine: Sendable {
         lastMessageId += 1
         var message = CallMessage(
             action: action, timestamp: now, messageId: lastMessageId, fromUserId: userId ?? 0, callId: callId,
-            fromUserExtension: prepareConfig?.userExtensionJSON)
+            fromUserExtension: action.isCallFlow ? prepareConfig?.userExtensionJSON : nil,
+            reliable: reliability.acknowledges)
         configure(&message)
         return message
     }
@@ -94,7 +107,11 @@ package struct CallStateMachine: Sendable {
     ) -> [CallAction] {
         guard let ending = call else { return [] }
         call = nil
-        var actions: [CallAction] = [.stopRingTimer, .leaveRTC(remoteUid: ending.peer)]
+        var actions: [CallAction] = [.stopRingTimer]
+        if ending.keepAliveArmed { actions.append(.stopTimer(.keepAlive(callId: ending.callId))) }
+        if ending.silenceArmed { actions.append(.stopTimer(.peerSilence(callId: ending.callId))) }
+        if ending.remoteLeftArmed { actions.append(.stopTimer(.remoteLeftGrace(callId: ending.callId))) }
+        actions.append(.leaveRTC(remoteUid: ending.peer))
         if ending.joinedRTC { actions.append(.notifyEvent(.localLeft, reason: nil)) }
         var info = info
         info[kPublisher] = .int(Int(endedBy))
@@ -145,6 +162,7 @@ package struct CallStateMachine: Sendable {
 
     mutating func startCall(_ newCall: CurrentCall) -> [CallAction] {
         call = newCall
+        call?.lastHeardAt = newCall.startedAt
         guard let timeout = prepareConfig?.callTimeoutMillisecond, timeout > 0 else { return [] }
         return [.startRingTimer(callId: newCall.callId, millis: Int64(clamping: timeout))]
     }
@@ -156,9 +174,13 @@ package struct CallStateMachine: Sendable {
         return false
     }
 
-    mutating func setInitialized(_ userId: UInt?) {
+    mutating func setInitialized(_ userId: UInt?, reliability: CallReliability = .standard) {
         self.userId = userId
-        if userId == nil { prepareConfig = nil }
+        self.reliability = reliability
+        if userId == nil {
+            prepareConfig = nil
+            outstanding = [:]
+        }
     }
 
     mutating func setPrepareConfig(_ config: PrepareConfig) { prepareConfig = config }

@@ -16,6 +16,15 @@ struct CurrentCall: Sendable, Equatable {
     var startedAt: Int64
     var connectedAt: Int64?
     var costs = CostMap()
+    /// The peer acknowledges and keeps alive (its messages in this call carry the reliability mark).
+    var peerReliable = false
+    /// When the last message of this call came from the peer.
+    var lastHeardAt: Int64 = 0
+    var keepAliveArmed = false
+    var silenceArmed = false
+    var remoteLeftArmed = false
+    /// Our recent keep-alives' message ids: an ack of one that says "not in a call" means the peer left.
+    var keepAliveIds: [Int] = []
 }
 
 /// Milliseconds from a call's start to each stage, first occurrence only.

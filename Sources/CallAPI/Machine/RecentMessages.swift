@@ -35,7 +35,10 @@ struct RecentMessages: Sendable, Equatable {
     // Same sender, call and messageId; or same call and action. The callId is part of the first key because
     // existing clients restart their messageId counter when the app restarts.
     private static func keys(of message: CallMessage, sender: UInt) -> [Key] {
-        [
+        guard message.action.isCallFlow else {
+            return [Key(sender: sender, callId: message.callId, messageId: message.messageId, action: nil)]
+        }
+        return [
             Key(sender: sender, callId: message.callId, messageId: message.messageId, action: nil),
             Key(sender: sender, callId: message.callId, messageId: nil, action: message.action.rawValue),
         ]

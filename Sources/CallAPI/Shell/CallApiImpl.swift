@@ -21,6 +21,7 @@ public final class CallApiImpl: CallApiProtocol, ISignalClientListener {
         var listeners = ListenerSet()
         var streams: [UUID: AsyncStream<CallStateChange>.Continuation] = [:]
         var ringTimer: (any CallTimer)?
+        var timers: [CallTimerID: any CallTimer] = [:]
     }
 
     /// What one handled input needs to perform its actions.
@@ -55,7 +56,7 @@ public final class CallApiImpl: CallApiProtocol, ISignalClientListener {
     // MARK: - CallApiProtocol
 
     public func initialize(config: CallConfig) {
-        submit(.initialize(userId: config.userId), config: config)
+        submit(.initialize(userId: config.userId, reliability: config.reliability), config: config)
     }
 
     public func deinitialize(completion: @escaping @Sendable () -> Void) {
@@ -91,7 +92,7 @@ public final class CallApiImpl: CallApiProtocol, ISignalClientListener {
             completion?(CallAPIError(.invalidArgument, "callExtension values must be JSON; not: \(keys)"))
             return
         }
-        let callId = UUID().uuidString
+        let callId = core.withLock { $0.config?.makeCallId() } ?? UUID().uuidString
         submit(
             .call(remoteUserId: remoteUserId, type: callType, extension: ext.isEmpty ? nil : ext, callId: callId),
             completion: completion)
@@ -233,6 +234,12 @@ public final class CallApiImpl: CallApiProtocol, ISignalClientListener {
                 defer { core.ringTimer = nil }
                 return core.ringTimer
             }?.cancel()
+        case .startTimer(let id, let millis):
+            let clock = step.config?.clock ?? Self.fallbackClock
+            let timer = clock.schedule(afterMillis: millis) { [weak self] in self?.submit(.timerFired(id)) }
+            core.withLock { $0.timers.updateValue(timer, forKey: id) }?.cancel()
+        case .stopTimer(let id):
+            core.withLock { $0.timers.removeValue(forKey: id) }?.cancel()
         case .askCanJoinOnCalling(let callId, let info):
             let anyInfo = info.eventInfoForListeners
             let allowed =
@@ -278,11 +285,14 @@ public final class CallApiImpl: CallApiProtocol, ISignalClientListener {
     private func detach(from config: CallConfig) {
         config.rtcEngine.setEventHandler(nil)
         config.signalClient.removeListener(listener: self)
-        let timer = core.withLock { core in
-            defer { core.ringTimer = nil }
-            return core.ringTimer
+        let timers = core.withLock { core in
+            defer {
+                core.ringTimer = nil
+                core.timers = [:]
+            }
+            return Array(core.timers.values) + (core.ringTimer.map { [$0] } ?? [])
         }
-        timer?.cancel()
+        timers.forEach { $0.cancel() }
     }
 }
 

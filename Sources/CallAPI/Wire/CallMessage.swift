@@ -1,5 +1,3 @@
-import Foundation
-
 /// One call message of wire format 1.0, as `../shared/spec/wire-format.md` describes it.
 ///
 /// Keys the format knows are typed fields; the whole object is kept in ``fields`` so that unknown keys
@@ -23,12 +21,18 @@ public struct CallMessage: Sendable, Equatable {
     public var rejectByInternal: Bool
     public var rejectReason: String?
     public var hangupReason: String?
+    /// Ours: the sender acknowledges messages and sends keep-alives (key `reliability`, value 1).
+    public var reliable: Bool
+    /// Ack: the `messageId` acknowledged.
+    public var ackMessageId: Int?
+    /// Ack: whether the acknowledging endpoint is in a call with the receiver of the ack.
+    public var inCall: Bool?
 
     public init(
         action: MessageAction, timestamp: Int64, messageId: Int, fromUserId: UInt, callId: String,
         fromUserExtension: [String: JSONValue]? = nil, remoteUserId: UInt? = nil, fromRoomId: String? = nil,
         cancelCallByInternal: Bool = false, rejectByInternal: Bool = false, rejectReason: String? = nil,
-        hangupReason: String? = nil
+        hangupReason: String? = nil, reliable: Bool = false, ackMessageId: Int? = nil, inCall: Bool? = nil
     ) {
         self.action = action
         self.timestamp = timestamp
@@ -42,6 +46,9 @@ public struct CallMessage: Sendable, Equatable {
         self.rejectByInternal = rejectByInternal
         self.rejectReason = rejectReason
         self.hangupReason = hangupReason
+        self.reliable = reliable
+        self.ackMessageId = ackMessageId
+        self.inCall = inCall
     }
 
     /// The message as a JSON object, keys as on the wire.
@@ -55,6 +62,7 @@ public struct CallMessage: Sendable, Equatable {
             "callId": .string(callId),
         ]
         if let fromUserExtension { object["fromUserExtension"] = .object(fromUserExtension) }
+        if reliable { object["reliability"] = .int(1) }
         switch action {
         case .videoCall, .audioCall:
             if let remoteUserId { object["remoteUserId"] = .int(Int(remoteUserId)) }
@@ -66,7 +74,10 @@ public struct CallMessage: Sendable, Equatable {
             if let rejectReason { object["rejectReason"] = .string(rejectReason) }
         case .hangup:
             if let hangupReason { object["hangupReason"] = .string(hangupReason) }
-        case .accept:
+        case .ack:
+            if let ackMessageId { object["ackMessageId"] = .int(ackMessageId) }
+            if let inCall { object["inCall"] = .int(inCall ? 1 : 0) }
+        case .accept, .keepAlive:
             break
         }
         return object
@@ -74,26 +85,19 @@ public struct CallMessage: Sendable, Equatable {
 
     /// The UTF-8 JSON text to put on the signaling channel.
     public func encoded() -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        // Encoding a tree of JSONValue cannot fail: every case maps to a JSON value.
-        let data = try! encoder.encode(fields)
-        return String(decoding: data, as: UTF8.self)
+        JSONWriter.write(.object(fields))
     }
 
     /// Parses a message received from the signaling channel.
     /// - Throws: ``WireError`` saying what is wrong with it.
     public static func decode(_ text: String) throws(WireError) -> (message: CallMessage, fields: [String: JSONValue]) {
-        let object: [String: JSONValue]
+        let value: JSONValue
         do {
-            let value = try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))
-            guard case .object(let o) = value else { throw WireError.notAnObject }
-            object = o
-        } catch let error as WireError {
-            throw error
+            value = try JSONParser.parse(text)
         } catch {
-            throw WireError.notJSON
+            throw .notJSON
         }
+        guard case .object(let object) = value else { throw .notAnObject }
         guard let version = object["message_version"]?.stringValue else { throw .missingField("message_version") }
         guard version == Self.version else { throw .unsupportedVersion(version) }
         guard let rawAction = object["message_action"]?.intValue else { throw .missingField("message_action") }
@@ -105,6 +109,7 @@ public struct CallMessage: Sendable, Equatable {
         var message = CallMessage(
             action: action, timestamp: timestamp, messageId: messageId, fromUserId: fromUserId, callId: callId)
         message.fromUserExtension = try optionalField("fromUserExtension", in: object) { $0.objectValue }
+        message.reliable = try optionalField("reliability", in: object) { $0.intValue }.map { $0 >= 1 } ?? false
         switch action {
         case .videoCall, .audioCall:
             message.remoteUserId = try field("remoteUserId", in: object, userId)
@@ -118,7 +123,10 @@ public struct CallMessage: Sendable, Equatable {
             message.rejectReason = try optionalField("rejectReason", in: object) { $0.stringValue }
         case .hangup:
             message.hangupReason = try optionalField("hangupReason", in: object) { $0.stringValue }
-        case .accept:
+        case .ack:
+            message.ackMessageId = try field("ackMessageId", in: object) { $0.intValue }
+            message.inCall = try optionalField("inCall", in: object) { $0.intValue }.map { $0 == 1 }
+        case .accept, .keepAlive:
             break
         }
         return (message, object)

@@ -21,7 +21,8 @@ final class CallHarness: Sendable {
 
     init(
         users: [UInt] = [1, 2], timing: SimulatedRTCWorld.Timing = .init(), latencyMillis: Int64 = 0,
-        prepare: PrepareConfig = PrepareConfig(), canJoinRtcOnCalling: Bool = true
+        prepare: PrepareConfig = PrepareConfig(), canJoinRtcOnCalling: Bool = true,
+        reliability: CallReliability = .standard
     ) {
         network = InMemorySignalNetwork(clock: clock, latencyMillis: latencyMillis)
         world = SimulatedRTCWorld(clock: clock, timing: timing)
@@ -36,7 +37,7 @@ final class CallHarness: Sendable {
             endpoint.api.initialize(
                 config: CallConfig(
                     appId: "test", userId: user, rtcEngine: endpoint.engine, signalClient: network.client(userId: user),
-                    clock: clock))
+                    clock: clock, reliability: reliability))
             var config = prepare
             config.roomId = endpoint.roomId
             config.rtcToken = "token-\(user)"

@@ -15,11 +15,12 @@ extension CallHarness {
         self[user].listener.reset()
     }
 
-    /// Every call message sent so far from `from` to `to`, decoded, in order.
+    /// Every call-flow message sent so far from `from` to `to`, decoded, in order (the reliability layer's
+    /// acknowledgements and keep-alives left out).
     func messages(from: UInt, to: UInt) -> [CallMessage] {
         network.sentMessages.filter { $0.from == from && $0.to == to }.compactMap {
             try? CallMessage.decode($0.text).message
-        }
+        }.filter { $0.action != .ack && $0.action != .keepAlive }
     }
 
     /// Puts `user` (and its peer) into `situation`; returns (actor, peer). The callee situation acts as user 2.

@@ -1,0 +1,221 @@
+/// A small strict JSON parser (RFC 8259) producing ``JSONValue``. Call messages are parsed on every
+/// receive; Foundation's decoders either cannot tell booleans from numbers on Linux (JSONSerialization)
+/// or are slow for untyped trees (JSONDecoder), hence this one.
+struct JSONParser {
+    struct Failure: Error {}
+
+    private let bytes: [UInt8]
+    private var index = 0
+    private var depth = 0
+    private static let maxDepth = 64
+
+    private init(_ text: String) { bytes = Array(text.utf8) }
+
+    /// Parses one JSON value that makes up the whole of `text`.
+    static func parse(_ text: String) throws(Failure) -> JSONValue {
+        var parser = JSONParser(text)
+        let value = try parser.value()
+        parser.skipWhitespace()
+        guard parser.index == parser.bytes.count else { throw Failure() }
+        return value
+    }
+
+    private mutating func skipWhitespace() {
+        while index < bytes.count, [0x20, 0x0A, 0x0D, 0x09].contains(bytes[index]) { index += 1 }
+    }
+
+    private mutating func value() throws(Failure) -> JSONValue {
+        skipWhitespace()
+        guard index < bytes.count else { throw Failure() }
+        switch bytes[index] {
+        case UInt8(ascii: "{"): return try object()
+        case UInt8(ascii: "["): return try array()
+        case UInt8(ascii: "\""): return .string(try string())
+        case UInt8(ascii: "t"): return try literal("true", .bool(true))
+        case UInt8(ascii: "f"): return try literal("false", .bool(false))
+        case UInt8(ascii: "n"): return try literal("null", .null)
+        default: return try number()
+        }
+    }
+
+    private mutating func literal(_ word: String, _ value: JSONValue) throws(Failure) -> JSONValue {
+        let expected = Array(word.utf8)
+        guard index + expected.count <= bytes.count, bytes[index..<index + expected.count].elementsEqual(expected)
+        else { throw Failure() }
+        index += expected.count
+        return value
+    }
+
+    private mutating func enter() throws(Failure) {
+        depth += 1
+        guard depth <= Self.maxDepth else { throw Failure() }
+        index += 1
+    }
+
+    private mutating func object() throws(Failure) -> JSONValue {
+        try enter()
+        defer { depth -= 1 }
+        var result: [String: JSONValue] = [:]
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
+            index += 1
+            return .object(result)
+        }
+        while true {
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw Failure() }
+            let key = try string()
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw Failure() }
+            index += 1
+            result[key] = try value()
+            skipWhitespace()
+            guard index < bytes.count else { throw Failure() }
+            if bytes[index] == UInt8(ascii: ",") {
+                index += 1
+            } else if bytes[index] == UInt8(ascii: "}") {
+                index += 1
+                return .object(result)
+            } else {
+                throw Failure()
+            }
+        }
+    }
+
+    private mutating func array() throws(Failure) -> JSONValue {
+        try enter()
+        defer { depth -= 1 }
+        var result: [JSONValue] = []
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
+            index += 1
+            return .array(result)
+        }
+        while true {
+            result.append(try value())
+            skipWhitespace()
+            guard index < bytes.count else { throw Failure() }
+            if bytes[index] == UInt8(ascii: ",") {
+                index += 1
+            } else if bytes[index] == UInt8(ascii: "]") {
+                index += 1
+                return .array(result)
+            } else {
+                throw Failure()
+            }
+        }
+    }
+
+    private mutating func string() throws(Failure) -> String {
+        index += 1
+        var scalars = String.UnicodeScalarView()
+        var start = index
+        var plain = true
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") {
+                let text: String
+                if plain {
+                    text = String(decoding: bytes[start..<index], as: UTF8.self)
+                } else {
+                    scalars.append(contentsOf: String(decoding: bytes[start..<index], as: UTF8.self).unicodeScalars)
+                    text = String(scalars)
+                }
+                index += 1
+                return text
+            }
+            if byte < 0x20 { throw Failure() }
+            if byte == UInt8(ascii: "\\") {
+                plain = false
+                scalars.append(contentsOf: String(decoding: bytes[start..<index], as: UTF8.self).unicodeScalars)
+                index += 1
+                guard index < bytes.count else { throw Failure() }
+                let escape = bytes[index]
+                index += 1
+                switch escape {
+                case UInt8(ascii: "\""): scalars.append("\"")
+                case UInt8(ascii: "\\"): scalars.append("\\")
+                case UInt8(ascii: "/"): scalars.append("/")
+                case UInt8(ascii: "b"): scalars.append("\u{08}")
+                case UInt8(ascii: "f"): scalars.append("\u{0C}")
+                case UInt8(ascii: "n"): scalars.append("\n")
+                case UInt8(ascii: "r"): scalars.append("\r")
+                case UInt8(ascii: "t"): scalars.append("\t")
+                case UInt8(ascii: "u"): scalars.append(try unicodeEscape())
+                default: throw Failure()
+                }
+                start = index
+            } else {
+                index += 1
+            }
+        }
+        throw Failure()
+    }
+
+    private mutating func hex4() throws(Failure) -> UInt32 {
+        guard index + 4 <= bytes.count else { throw Failure() }
+        var value: UInt32 = 0
+        for _ in 0..<4 {
+            let byte = bytes[index]
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+            default: throw Failure()
+            }
+            value = value << 4 | UInt32(digit)
+            index += 1
+        }
+        return value
+    }
+
+    private mutating func unicodeEscape() throws(Failure) -> Unicode.Scalar {
+        let first = try hex4()
+        if (0xD800...0xDBFF).contains(first) {
+            guard index + 2 <= bytes.count, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u")
+            else { throw Failure() }
+            index += 2
+            let second = try hex4()
+            guard (0xDC00...0xDFFF).contains(second) else { throw Failure() }
+            let combined = 0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00)
+            guard let scalar = Unicode.Scalar(combined) else { throw Failure() }
+            return scalar
+        }
+        guard let scalar = Unicode.Scalar(first) else { throw Failure() }
+        return scalar
+    }
+
+    private mutating func number() throws(Failure) -> JSONValue {
+        let start = index
+        if index < bytes.count, bytes[index] == UInt8(ascii: "-") { index += 1 }
+        guard index < bytes.count, isDigit(bytes[index]) else { throw Failure() }
+        if bytes[index] == UInt8(ascii: "0") {
+            index += 1
+        } else {
+            while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+        }
+        var integral = true
+        if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+            integral = false
+            index += 1
+            guard index < bytes.count, isDigit(bytes[index]) else { throw Failure() }
+            while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+        }
+        if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+            integral = false
+            index += 1
+            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
+                index += 1
+            }
+            guard index < bytes.count, isDigit(bytes[index]) else { throw Failure() }
+            while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+        }
+        let text = String(decoding: bytes[start..<index], as: UTF8.self)
+        if integral, let int = Int(text) { return .int(int) }
+        guard let double = Double(text) else { throw Failure() }
+        return .double(double)
+    }
+
+    private func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
+}

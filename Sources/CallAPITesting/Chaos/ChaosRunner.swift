@@ -1,0 +1,392 @@
+import CallAPI
+
+/// Drives two or three CallAPI endpoints through random user actions over a faulty network, on a manual
+/// clock, then lets the network settle and checks that no call got stuck or split.
+///
+/// Invariants checked:
+/// - after settling, both sides agree: connected in the same call (same callId and room), or both out;
+/// - no endpoint stays in calling or connecting past its ring timeout (checked all along), nor in any call
+///   state after settling unless its peer is connected in the same call;
+/// - every RTC channel joined is left when the call ends (engines released, no one left in a channel);
+/// - every completion handler runs exactly once; no callback follows deinitialize's completion;
+/// - no forged or stale message changes any state.
+///
+/// A run is a pure function of its seed: the same seed replays the same scenario.
+public struct ChaosRunner: Sendable {
+    public var configuration: ChaosConfiguration
+
+    public init(configuration: ChaosConfiguration = ChaosConfiguration()) {
+        self.configuration = configuration
+    }
+
+    public func run(seed: UInt64) -> ChaosOutcome {
+        ChaosScenario(configuration: configuration, seed: seed).run()
+    }
+}
+
+/// One scenario's world and bookkeeping.
+private final class ChaosScenario: Sendable {
+    let configuration: ChaosConfiguration
+    let seed: UInt64
+    let clock = ManualClock()
+    let network: InMemorySignalNetwork
+    let world: SimulatedRTCWorld
+    let endpoints: [ChaosEndpoint]
+    let random: Locked<SeededRandom>
+    let trace = Locked<[String]>([])
+    let violations = Locked<[String]>([])
+    let completions = Locked<[Int: (label: String, count: Int, endpoint: UInt, generation: Int)]>([:])
+    let generations = Locked<[UInt: Int]>([:])
+    let faultsOn = Locked(true)
+
+    init(configuration: ChaosConfiguration, seed: UInt64) {
+        self.configuration = configuration
+        self.seed = seed
+        random = Locked(SeededRandom(seed: seed))
+        network = InMemorySignalNetwork(clock: clock, latencyMillis: configuration.latencyMillis)
+        world = SimulatedRTCWorld(
+            clock: clock, timing: .init(joinLatencyMillis: 30, firstFrameLatencyMillis: 60, frameRate: 0))
+        endpoints = (1...UInt(max(2, configuration.endpoints))).map(ChaosEndpoint.init)
+    }
+
+    private func roll<T>(_ body: (inout SeededRandom) -> T) -> T { random.withLock { body(&$0) } }
+    private func log(_ line: String) { trace.withLock { $0.append("t=\(clock.nowMillis() - start) \(line)") } }
+    private func violation(_ what: String) { violations.withLock { $0.append(what) } }
+    private var start: Int64 { 1_767_225_600_000 }
+
+    func run() -> ChaosOutcome {
+        installFaults()
+        for endpoint in endpoints { boot(endpoint) }
+        for _ in 0..<configuration.actions {
+            clock.advance(byMillis: roll { Int64.random(in: 0...configuration.maxPauseMillis, using: &$0) })
+            checkRingBound()
+            act()
+        }
+        settle()
+        checkInvariants()
+        let sent = network.sentMessages
+        if !violations.withLock(\.isEmpty) {
+            for envelope in sent.suffix(400) { describe(envelope) }
+        }
+        return ChaosOutcome(
+            seed: seed, violations: violations.withLock { $0 }, trace: trace.withLock { $0 }, messagesSent: sent.count,
+            callsConnected: endpoints.compactMap(\.listener).map(\.current.connections).reduce(0, +))
+    }
+
+    // MARK: - Faults
+
+    private func installFaults() {
+        let config = configuration
+        network.setFaultPolicy { [weak self] envelope in
+            guard let self, faultsOn.withLock({ $0 }) else { return nil }
+            return roll { rng -> InMemorySignalNetwork.Fault? in
+                if rng.chance(config.loss) { return .drop }
+                if rng.chance(config.duplication) { return .duplicate }
+                if rng.chance(config.reorder) {
+                    return .delay(Int64.random(in: 1...max(1, config.maxReorderDelayMillis), using: &rng))
+                }
+                return nil
+            }
+        }
+    }
+
+    // MARK: - Endpoints
+
+    private func boot(_ endpoint: ChaosEndpoint) {
+        let generation = generations.withLock { g -> Int in
+            g[endpoint.userId, default: 0] += 1
+            return g[endpoint.userId]!
+        }
+        let api = CallApiImpl()
+        let listener = ChaosListener(
+            label: "user \(endpoint.userId)#\(generation)", clock: clock, violations: violations)
+        api.addListener(listener: listener)
+        endpoint.start(api: api, listener: listener)
+        network.setOnline(true, userId: endpoint.userId)
+        initialize(endpoint)
+    }
+
+    private func initialize(_ endpoint: ChaosEndpoint) {
+        guard let api = endpoint.api else { return }
+        if let closed = endpoint.listener, closed.current.closed {
+            // The closed listener stays registered until now, to catch callbacks after deinitialize.
+            let fresh = ChaosListener(
+                label: "user \(endpoint.userId) re-initialized", clock: clock, violations: violations)
+            api.removeListener(listener: closed)
+            api.addListener(listener: fresh)
+            endpoint.start(api: api, listener: fresh)
+        }
+        api.initialize(
+            config: CallConfig(
+                appId: "chaos", userId: endpoint.userId, rtcEngine: world.engine(userId: endpoint.userId),
+                signalClient: network.client(userId: endpoint.userId), clock: clock,
+                reliability: configuration.reliability, makeCallId: { [weak self] in self?.nextCallId() ?? "" }))
+        endpoint.setInitialized(true)
+        prepare(endpoint)
+    }
+
+    private func prepare(_ endpoint: ChaosEndpoint) {
+        let config = PrepareConfig(
+            roomId: "room-\(endpoint.userId)-\(clock.nowMillis() - start)", rtcToken: "t",
+            localView: TestCanvas(), remoteView: TestCanvas(), callTimeoutMillisecond: configuration.ringTimeoutMillis)
+        request(endpoint, "prepareForCall") { $0.prepareForCall(prepareConfig: config, completion: $1) }
+    }
+
+    /// Runs a request, checking later that its completion ran exactly once.
+    private func request(
+        _ endpoint: ChaosEndpoint, _ label: String,
+        _ body: (CallApiImpl, @escaping @Sendable ((any Error)?) -> Void) -> Void
+    ) {
+        guard let api = endpoint.api else { return }
+        log("user \(endpoint.userId): \(label) [\(api.state)]")
+        let generation = generations.withLock { $0[endpoint.userId] ?? 0 }
+        let id = completions.withLock { entries -> Int in
+            let id = entries.count
+            entries[id] = (label: "user \(endpoint.userId): \(label)", count: 0, endpoint: endpoint.userId, generation)
+            return id
+        }
+        body(api) { [completions] _ in completions.withLock { $0[id]?.count += 1 } }
+    }
+
+    /// Call ids from the seed, so that glare (lower callId wins) replays too.
+    private func nextCallId() -> String {
+        roll { String($0.next(), radix: 16) }
+    }
+
+    private func others(than user: UInt) -> [UInt] { endpoints.map(\.userId).filter { $0 != user } }
+
+    // MARK: - Actions
+
+    private func act() {
+        let endpoint = roll { endpoints.randomElement(using: &$0)! }
+        if roll({ $0.chance(configuration.partition) }) {
+            let (a, b) = roll { rng in
+                (endpoints.randomElement(using: &rng)!.userId, endpoints.randomElement(using: &rng)!.userId)
+            }
+            if a != b {
+                log("partition \(a) | \(b)")
+                network.partition(a, b)
+            }
+        } else if roll({ $0.chance(0.15) }) {
+            log("heal partitions")
+            network.heal()
+        }
+        if roll({ $0.chance(configuration.forgery) }) { injectForgery() }
+        if endpoint.isCrashed {
+            if roll({ $0.chance(0.5) }) {
+                log("user \(endpoint.userId): restarts")
+                boot(endpoint)
+            }
+            return
+        }
+        if roll({ $0.chance(configuration.crash) }) {
+            log("user \(endpoint.userId): crashes")
+            endpoint.crash()
+            network.setOnline(false, userId: endpoint.userId)
+            world.engine(userId: endpoint.userId).crash()
+            return
+        }
+        guard let api = endpoint.api, let listener = endpoint.listener else { return }
+        let snapshot = listener.current
+        let peer = snapshot.peer ?? roll { others(than: endpoint.userId).randomElement(using: &$0)! }
+        let choice = roll { Double.random(in: 0..<1, using: &$0) }
+        if choice < 0.05 {
+            request(endpoint, "deinitialize") { api, done in
+                api.deinitialize {
+                    listener.close()
+                    done(nil)
+                }
+            }
+            endpoint.setInitialized(false)
+            return
+        }
+        if !endpoint.isInitialized {
+            log("user \(endpoint.userId): initialize")
+            initialize(endpoint)
+            return
+        }
+        switch (api.state, snapshot.isCaller) {
+        case (.prepared, _), (.failed, _), (.idle, _):
+            if choice < 0.7 {
+                let target = roll { others(than: endpoint.userId).randomElement(using: &$0)! }
+                let type: CallType = roll { $0.chance(0.5) } ? .video : .audio
+                request(endpoint, "call \(target) \(type)") {
+                    $0.call(remoteUserId: target, callType: type, callExtension: [:], completion: $1)
+                }
+            } else if choice < 0.8 {
+                prepare(endpoint)
+            } else {
+                invalidAction(endpoint, peer: peer)
+            }
+        case (.calling, true):
+            if choice < 0.35 {
+                request(endpoint, "cancelCall") { $0.cancelCall(completion: $1) }
+            } else if choice < 0.45 {
+                request(endpoint, "hangup \(peer)") { $0.hangup(remoteUserId: peer, reason: nil, completion: $1) }
+            } else if choice < 0.55 {
+                invalidAction(endpoint, peer: peer)
+            }
+        case (.calling, false):
+            if choice < 0.55 {
+                request(endpoint, "accept \(peer)") { $0.accept(remoteUserId: peer, completion: $1) }
+            } else if choice < 0.8 {
+                request(endpoint, "reject \(peer)") { $0.reject(remoteUserId: peer, reason: "no", completion: $1) }
+            } else if choice < 0.85 {
+                invalidAction(endpoint, peer: peer)
+            }
+        case (.connecting, _), (.connected, _):
+            if choice < 0.45 {
+                request(endpoint, "hangup \(peer)") { $0.hangup(remoteUserId: peer, reason: nil, completion: $1) }
+            } else if choice < 0.55 {
+                invalidAction(endpoint, peer: peer)
+            }
+        }
+    }
+
+    /// A request the current state must refuse without changing anything.
+    private func invalidAction(_ endpoint: ChaosEndpoint, peer: UInt) {
+        guard let api = endpoint.api else { return }
+        let before = (api.state, api.getCallId())
+        let pick = roll { Int.random(in: 0..<4, using: &$0) }
+        switch (api.state, pick) {
+        case (.prepared, _), (.failed, _), (.idle, _):
+            request(endpoint, "accept \(peer) (invalid)") { $0.accept(remoteUserId: peer, completion: $1) }
+        case (.calling, 0), (.connecting, 0), (.connected, 0):
+            prepare(endpoint)
+        case (.calling, 1), (.connecting, 1), (.connected, 1):
+            request(endpoint, "call \(peer) (invalid)") { $0.call(remoteUserId: peer, completion: $1) }
+        case (.connecting, _), (.connected, _):
+            request(endpoint, "cancelCall (invalid)") { $0.cancelCall(completion: $1) }
+        default:
+            request(endpoint, "hangup 4242 (invalid)") { $0.hangup(remoteUserId: 4242, reason: nil, completion: $1) }
+        }
+        if (api.state, api.getCallId()) != before {
+            violation("user \(endpoint.userId): a refused request changed \(before) to \((api.state, api.getCallId()))")
+        }
+    }
+
+    // MARK: - Forged and stale messages
+
+    private func injectForgery() {
+        let victim = roll { endpoints.randomElement(using: &$0)! }
+        guard let api = victim.api, let listener = victim.listener else { return }
+        let before = (api.state, api.getCallId())
+        let now = clock.nowMillis()
+        let text: String
+        let from: UInt
+        if api.state.isInCall, let peer = listener.current.peer {
+            // Someone else claims to be the peer and hangs up (or cancels, or rejects) the victim's call.
+            from = others(than: victim.userId).first { $0 != peer } ?? 99
+            let action = roll { [MessageAction.hangup, .cancelCall, .reject, .accept].randomElement(using: &$0)! }
+            text = CallMessage(
+                action: action, timestamp: now, messageId: 90_000, fromUserId: peer, callId: api.getCallId(),
+                reliable: true
+            ).encoded()
+            log("forged \(action) to user \(victim.userId) from \(from) claiming \(peer)")
+            network.inject(text: text, from: from, to: victim.userId)
+        } else if api.state == .prepared {
+            // A call message that spent two minutes in a queue.
+            from = roll { others(than: victim.userId).randomElement(using: &$0)! }
+            let old = now - Int64(configuration.ringTimeoutMillis) - 120_000
+            text = CallMessage(
+                action: .videoCall, timestamp: old, messageId: 90_001, fromUserId: from, callId: "stale-\(now)",
+                remoteUserId: victim.userId, fromRoomId: "stale-room", reliable: true
+            ).encoded()
+            log("stale call to user \(victim.userId) from \(from)")
+            network.inject(text: text, from: from, to: victim.userId, receivedAtMillis: old)
+        } else {
+            return
+        }
+        if (api.state, api.getCallId()) != before {
+            violation("user \(victim.userId): a forged or stale message from \(from) changed \(before)")
+        }
+    }
+
+    // MARK: - Checks
+
+    /// The ring timer bounds calling and connecting together. A recall restarts it without a notification,
+    /// so allow twice the timeout.
+    private func checkRingBound() {
+        let now = clock.nowMillis()
+        for endpoint in endpoints {
+            guard let api = endpoint.api, let listener = endpoint.listener,
+                api.state == .calling || api.state == .connecting
+            else { continue }
+            let since = now - listener.current.ringingSince
+            if since > 2 * Int64(configuration.ringTimeoutMillis) {
+                violation("user \(endpoint.userId) in \(api.state) for \(since) ms, past the ring timeout")
+            }
+        }
+    }
+
+    private func settle() {
+        log("settle: faults off, partitions healed")
+        faultsOn.withLock { $0 = false }
+        network.heal()
+        network.releaseHeld()
+        clock.advance(byMillis: configuration.settleMillis)
+    }
+
+    private func checkInvariants() {
+        for endpoint in endpoints {
+            guard let api = endpoint.api, let listener = endpoint.listener else { continue }
+            let me = endpoint.userId
+            let engine = world.engine(userId: me)
+            let state = api.state
+            switch state {
+            case .calling, .connecting:
+                violation("user \(me) still \(state) after settling")
+            case .connected:
+                let snapshot = listener.current
+                guard let peer = snapshot.peer, let other = endpoints.first(where: { $0.userId == peer }),
+                    let otherAPI = other.api
+                else {
+                    violation("user \(me) connected with a peer that is gone")
+                    continue
+                }
+                if otherAPI.state != .connected || otherAPI.getCallId() != api.getCallId()
+                    || other.listener?.current.room != snapshot.room
+                {
+                    violation(
+                        "user \(me) connected in call \(api.getCallId()) room \(snapshot.room ?? "?"), but user \(peer) "
+                            + "is \(otherAPI.state) in call \(otherAPI.getCallId())")
+                }
+                if engine.channel != snapshot.room {
+                    violation(
+                        "user \(me) connected in \(snapshot.room ?? "?") but its engine is in \(engine.channel ?? "none")"
+                    )
+                }
+            case .idle, .prepared, .failed:
+                if !engine.isReleased {
+                    violation("user \(me) is \(state) but its RTC engine still holds a channel, preview or canvas")
+                }
+            }
+        }
+        for channel in world.occupiedChannels {
+            for member in world.members(of: channel) {
+                let endpoint = endpoints.first { $0.userId == member }
+                if endpoint?.api?.state != .connected || endpoint?.listener?.current.room != channel {
+                    violation("user \(member) is still in RTC channel \(channel) outside a call")
+                }
+            }
+        }
+        let generationsNow = generations.withLock { $0 }
+        for (_, entry) in completions.withLock({ $0 }) where entry.count != 1 {
+            // A crashed process's pending completions die with it.
+            let crashedSince = generationsNow[entry.endpoint] != entry.generation
+            if !(crashedSince && entry.count == 0) {
+                violation("\(entry.label): completion ran \(entry.count) times")
+            }
+        }
+    }
+
+    private func describe(_ envelope: InMemorySignalNetwork.Envelope) {
+        guard let (message, _) = try? CallMessage.decode(envelope.text) else { return }
+        let extra = message.ackMessageId.map { " ack \($0) inCall \(message.inCall ?? false)" } ?? ""
+        trace.withLock {
+            $0.append(
+                "msg t=\(envelope.sentAtMillis - start) \(envelope.from)→\(envelope.to) \(message.action) "
+                    + "#\(message.messageId) call \(message.callId.prefix(8))\(extra)")
+        }
+    }
+}

@@ -1,0 +1,62 @@
+import ArgumentParser
+import CallAPITesting
+import Foundation
+
+struct ChaosCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "chaos",
+        abstract: "Runs seeded fault-injection scenarios against CallAPI endpoints and checks that no call gets stuck.",
+        discussion: """
+            Each scenario drives 3 endpoints through random actions over a network that drops, duplicates,
+            reorders and delays messages, partitions and heals, and crashes and restarts endpoints, on a
+            virtual clock; then lets it settle and checks the invariants. A failing scenario prints its seed
+            and trace; `--scenarios 1 --seed S` replays it.
+            """)
+
+    @Option(help: "How many scenarios.") var scenarios = 1_000
+    @Option(help: "Seed of the first scenario; scenario i uses seed + i.") var seed: UInt64 = 1
+    @Option(help: "Probability of losing a message.") var loss = 0.2
+    @Option(help: "Probability of duplicating a message.") var dup = 0.1
+    @Option(help: "Probability of reordering a message.") var reorder = 0.2
+    @Option(help: "Endpoints per scenario (2 or more).") var endpoints = 3
+    @Option(help: "Parallel workers (default: the number of cores).") var workers = ProcessInfo.processInfo
+        .activeProcessorCount
+    @Flag(help: "Print every failing scenario's trace (default: the first).") var allTraces = false
+
+    func validate() throws {
+        guard scenarios > 0 else { throw ValidationError("--scenarios must be positive") }
+        for (name, p) in [("loss", loss), ("dup", dup), ("reorder", reorder)] where !(0...1).contains(p) {
+            throw ValidationError("--\(name) must be between 0 and 1")
+        }
+        guard endpoints >= 2 else { throw ValidationError("--endpoints must be at least 2") }
+    }
+
+    func run() async throws {
+        var configuration = ChaosConfiguration()
+        configuration.loss = loss
+        configuration.duplication = dup
+        configuration.reorder = reorder
+        configuration.endpoints = endpoints
+        let runner = ChaosRunner(configuration: configuration)
+        let start = Date()
+        let (count, seed, workers) = (scenarios, self.seed, max(1, workers))
+        let failures = await withTaskGroup(of: [ChaosOutcome].self) { group in
+            for worker in 0..<workers {
+                group.addTask {
+                    stride(from: worker, to: count, by: workers).compactMap { index in
+                        let outcome = runner.run(seed: seed &+ UInt64(index))
+                        return outcome.violations.isEmpty ? nil : outcome
+                    }
+                }
+            }
+            return await group.reduce(into: []) { $0 += $1 }.sorted { $0.seed < $1.seed }
+        }
+        let elapsed = Date().timeIntervalSince(start)
+        for failure in allTraces ? failures : Array(failures.prefix(1)) { print(failure.report, "\n") }
+        let violations = failures.map(\.violations.count).reduce(0, +)
+        print(
+            "\(count) scenarios, \(violations) violations (\(String(format: "%.1f", elapsed)) s, "
+                + "\(Int(Double(count) / max(elapsed, 0.001))) scenarios/s)")
+        if violations > 0 { throw ExitCode(1) }
+    }
+}
