@@ -96,11 +96,7 @@ struct GlareTests {
         let ids = (h[1].api.getCallId(), h[2].api.getCallId())
         h.network.releaseHeld()
         h.clock.advance(byMillis: 1_000)
-        withKnownIssue(
-            "the loser's own (losing) call, arriving after its accept, ends the winner's call", isIntermittent: true
-        ) {
-            Self.expectOneCall(h, ids: ids)
-        }
+        Self.expectOneCall(h, ids: ids)
     }
 
     @Test("The machine: the winner gets the loser's accept before the loser's own call; the call must go on")
@@ -110,9 +106,7 @@ struct GlareTests {
         driver.handle(.rtc(.remoteFirstVideoFrameDecoded(channel: MachineDriver.ownRoom, uid: 2)))
         #expect(driver.machine.state == .connected)
         let late = driver.receive(.videoCall, callId: "call-peer")  // the peer's losing call, "call-own" < "call-peer"
-        withKnownIssue("a call from the peer of a connected call ends that call, even the losing call of a glare") {
-            #expect(late.stateChanges.isEmpty)
-            #expect(driver.machine.callId == MachineDriver.ownCallId)
-        }
+        #expect(late.stateChanges.isEmpty)
+        #expect(driver.machine.callId == MachineDriver.ownCallId)
     }
 }

@@ -110,8 +110,13 @@ extension CallStateMachine {
             if state == .calling {
                 return recall(message, now: now)
             }
-            // The peer calls again while we are connecting or connected with it: it has left our call, so that
-            // call is over; ring the new one.
+            // Our call won a glare against this one (a higher callId), and the peer took ours: this is its
+            // losing call, overtaken by its accept. Nothing to do.
+            if call.isCaller && message.callId > call.callId {
+                return [.log(.normal, "call \(message.callId) from user \(sender) lost a glare to \(call.callId)")]
+            }
+            // Otherwise the peer calls again while we are connecting or connected with it: it has left our
+            // call, so that call is over; ring the new one.
             let ended = endCall(.prepared, .remoteHangup, event: .remoteHangup, endedBy: sender, info: info, now: now)
             return ended + ring(message, sender: sender, info: info, now: now)
         case .idle, .failed:

@@ -87,3 +87,34 @@ struct CrossingActionTests {
         #expect(disconnects.count == 1)
     }
 }
+
+@Suite("A call from the peer of a connected call")
+struct PeerCallsAgainTests {
+    private static func call(_ callId: String, from: UInt, to: UInt, now: Int64) -> String {
+        CallMessage(
+            action: .videoCall, timestamp: now, messageId: 77, fromUserId: from, callId: callId, remoteUserId: to,
+            fromRoomId: "room-\(from)"
+        ).encoded()
+    }
+
+    @Test func aCallThatLostAGlareToOurConnectedCallIsIgnored() {
+        let h = CallHarness(prepare: PrepareConfig(), reliability: .off)
+        h[1].api.call(remoteUserId: 2, completion: nil)
+        #expect(h[1].api.state == .connected)
+        let ours = h[1].api.getCallId()
+        h.network.inject(text: Self.call(ours + "-higher", from: 2, to: 1, now: h.clock.nowMillis()), from: 2, to: 1)
+        #expect(h[1].api.state == .connected)
+        #expect(h[1].api.getCallId() == ours)
+    }
+
+    @Test func aCallThatWouldWinAGlareMeansThePeerLeftOurCall() {
+        let h = CallHarness(prepare: PrepareConfig(), reliability: .off)
+        h[1].api.call(remoteUserId: 2, completion: nil)
+        #expect(h[1].api.state == .connected)
+        h.network.inject(text: Self.call("0-lower", from: 2, to: 1, now: h.clock.nowMillis()), from: 2, to: 1)
+        #expect(h[1].api.state == .calling)
+        #expect(h[1].api.getCallId() == "0-lower")
+        #expect(
+            h[1].listener.states.suffix(2) == [.state(.prepared, .remoteHangup), .state(.calling, .remoteVideoCall)])
+    }
+}
