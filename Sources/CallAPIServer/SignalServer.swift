@@ -53,6 +53,13 @@ public final class SignalServer: Service, Sendable {
     /// The Prometheus text exposition of the server's metrics.
     public func metricsText() -> String { metrics.render() }
 
+    /// Runs the server until SIGTERM or SIGINT, then shuts down gracefully (for `callapi serve`).
+    public func runUntilSignalled() async throws {
+        let group = ServiceGroup(
+            configuration: .init(services: [self], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await group.run()
+    }
+
     public func run() async throws {
         let app = try makeApplication()
         let http = ServiceGroup(configuration: .init(services: [app], logger: logger))

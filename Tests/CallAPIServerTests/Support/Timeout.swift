@@ -1,3 +1,5 @@
+import Logging
+
 struct TimedOut: Error, CustomStringConvertible {
     var what: String
     var description: String { "timed out waiting for \(what)" }
@@ -17,3 +19,10 @@ func withTimeout<T: Sendable>(
         return try await group.next()!
     }
 }
+
+/// A logger that keeps test output clean.
+let quietLogger: Logger = {
+    var logger = Logger(label: "test")
+    logger.logLevel = .critical
+    return logger
+}()

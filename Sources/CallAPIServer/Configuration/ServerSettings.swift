@@ -1,0 +1,125 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// Builds a ``SignalServerConfiguration`` from command-line flags and `CALLAPI_*` environment variables.
+///
+/// Each setting has a name (`port`, `secret`, …); a flag of that name wins over the environment variable
+/// `CALLAPI_` + the name upper-cased with `_` for `-` (`CALLAPI_PORT`, `CALLAPI_SECRET`, …).
+public enum ServerSettings {
+    /// The setting names, with what each means.
+    public static let names: [(name: String, help: String)] = [
+        ("host", "address to listen on (default 127.0.0.1)"),
+        ("port", "port to listen on (default 8080; 0 picks one)"),
+        ("secret", "HS256 secret, at least 32 bytes (default: the public development secret)"),
+        ("es256-private-key", "path of an ES256 private key (PEM) to sign and check tokens with"),
+        ("es256-public-key", "path of an ES256 public key (PEM) to check tokens minted elsewhere"),
+        ("admin-key", "key for POST /v1/tokens (default: disabled, or a dev key with the dev secret)"),
+        ("tls-cert", "path of the TLS certificate chain (PEM); with --tls-key the server speaks wss/https"),
+        ("tls-key", "path of the TLS private key (PEM)"),
+        ("max-frame-bytes", "largest frame in bytes (default 65536)"),
+        ("rate", "sustained frames per second per session (default 20)"),
+        ("burst", "frames per session in a burst (default 40)"),
+        ("max-sessions", "sessions per user (default 5)"),
+        ("max-held", "messages held per offline user (default 50)"),
+        ("max-ttl", "longest time-to-live of a held message, seconds (default 300)"),
+        ("token-notice", "seconds before token expiry that a session is told (default 60)"),
+        ("idle-timeout", "seconds of silence before a session is dropped (default 45)"),
+        ("login-timeout", "seconds a new connection has to log in (default 10)"),
+        ("drain", "seconds a shutdown waits for connections to close (default 5)"),
+    ]
+
+    /// The admin key used with the development secret when none is configured.
+    public static let developmentAdminKey = "callapi-dev-admin-key"
+
+    /// Why a setting is wrong.
+    public struct InvalidSetting: Error, CustomStringConvertible {
+        public var name: String
+        public var problem: String
+        public var description: String { "--\(name): \(problem)" }
+    }
+
+    /// The environment variable for a setting.
+    public static func environmentName(_ name: String) -> String {
+        "CALLAPI_" + name.uppercased().replacingOccurrences(of: "-", with: "_")
+    }
+
+    /// Reads `flags` (by setting name) over `environment`; reads PEM files from disk.
+    public static func configuration(
+        flags: [String: String], environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws -> SignalServerConfiguration {
+        func value(_ name: String) -> String? {
+            if let flag = flags[name], !flag.isEmpty { return flag }
+            if let env = environment[environmentName(name)], !env.isEmpty { return env }
+            return nil
+        }
+        func int(_ name: String, range: ClosedRange<Int>) throws -> Int? {
+            guard let text = value(name) else { return nil }
+            guard let number = Int(text), range.contains(number) else {
+                throw InvalidSetting(name: name, problem: "\"\(text)\" is not a whole number in \(range)")
+            }
+            return number
+        }
+        func file(_ name: String) throws -> String? {
+            guard let path = value(name) else { return nil }
+            do {
+                return try String(contentsOfFile: path, encoding: .utf8)
+            } catch {
+                throw InvalidSetting(name: name, problem: "cannot read \(path)")
+            }
+        }
+
+        var configuration = SignalServerConfiguration()
+        if let host = value("host") { configuration.host = host }
+        if let port = try int("port", range: 0...65535) { configuration.port = port }
+        let secret = value("secret")
+        let privateKey = try file("es256-private-key")
+        let publicKey = try file("es256-public-key")
+        guard [secret != nil, privateKey != nil, publicKey != nil].filter({ $0 }).count <= 1 else {
+            throw InvalidSetting(
+                name: "secret", problem: "give one of --secret, --es256-private-key, --es256-public-key")
+        }
+        if let secret {
+            guard secret.utf8.count >= TokenAuthority.minimumSecretBytes else {
+                throw InvalidSetting(
+                    name: "secret",
+                    problem: "use at least \(TokenAuthority.minimumSecretBytes) bytes (openssl rand -hex 32)")
+            }
+            configuration.signingKey = .hs256(secret: secret)
+        } else if let privateKey {
+            configuration.signingKey = .es256PrivateKey(pem: privateKey)
+        } else if let publicKey {
+            configuration.signingKey = .es256PublicKey(pem: publicKey)
+        }
+        configuration.adminKey =
+            value("admin-key") ?? (configuration.usesDevelopmentSecret ? developmentAdminKey : nil)
+        switch (value("tls-cert"), value("tls-key")) {
+        case (let cert?, let key?):
+            configuration.tls = .init(certificatePath: cert, privateKeyPath: key)
+        case (nil, nil):
+            break
+        default:
+            throw InvalidSetting(name: "tls-cert", problem: "give both --tls-cert and --tls-key")
+        }
+        var limits = configuration.limits
+        if let v = try int("max-frame-bytes", range: 1024...(16 << 20)) { limits.maxFrameBytes = v }
+        if let text = value("rate") {
+            guard let rate = Double(text), rate > 0 else {
+                throw InvalidSetting(name: "rate", problem: "\"\(text)\" is not a positive number")
+            }
+            limits.ratePerSecond = rate
+        }
+        if let v = try int("burst", range: 1...100_000) { limits.burst = v }
+        if let v = try int("max-sessions", range: 1...1000) { limits.maxSessionsPerUser = v }
+        if let v = try int("max-held", range: 0...100_000) { limits.maxHeldPerUser = v }
+        if let v = try int("max-ttl", range: 0...86_400) { limits.maxTTLSeconds = v }
+        if let v = try int("token-notice", range: 0...86_400) { limits.tokenNoticeMillis = Int64(v) * 1000 }
+        if let v = try int("idle-timeout", range: 1...86_400) { limits.idleTimeoutMillis = Int64(v) * 1000 }
+        if let v = try int("login-timeout", range: 1...3600) { limits.loginTimeoutMillis = Int64(v) * 1000 }
+        configuration.limits = limits
+        if let v = try int("drain", range: 0...600) { configuration.drainSeconds = v }
+        return configuration
+    }
+}

@@ -1,0 +1,275 @@
+import CallAPI
+import CallAPISignalProtocol
+import Logging
+
+/// The client's shell: runs ``ConnectionMachine`` and performs its actions (sockets, completions, listeners).
+actor ClientCore {
+    private var machine: ConnectionMachine
+    private let url: String
+    private let logger: Logger
+    private let now: @Sendable () -> Int64
+    private let jitter: @Sendable () -> Double
+    private let tickInterval: Int64
+    private var sockets: [Int: ClientSocket] = [:]
+    private var nextTicket = 1
+    private var sendCompletions: [Int: @Sendable (Result<SendOutcome, SignalClientError>) -> Void] = [:]
+    private var renewCompletions: [Int: @Sendable (Result<Int64, SignalClientError>) -> Void] = [:]
+    private var presenceCompletions: [Int: @Sendable (Result<[String], SignalClientError>) -> Void] = [:]
+    private var loginWaiters: [CheckedContinuation<Void, any Error>] = []
+    private var messageListeners: [WeakListener] = []
+    private var connectionListeners: [WeakConnectionListener] = []
+    private var stateObservers: [Int: AsyncStream<SignalConnectionState>.Continuation] = [:]
+    private var eventObservers: [Int: AsyncStream<SignalClientEvent>.Continuation] = [:]
+    private var nextObserver = 1
+    private var ticker: Task<Void, Never>?
+    private var lastState: SignalConnectionState = .idle
+
+    init(
+        configuration: SignalClientConfiguration, logger: Logger, now: @escaping @Sendable () -> Int64,
+        jitter: @escaping @Sendable () -> Double
+    ) {
+        machine = ConnectionMachine(
+            settings: .init(
+                pingIntervalMillis: configuration.pingIntervalMillis,
+                livenessTimeoutMillis: configuration.livenessTimeoutMillis,
+                backoffBaseMillis: configuration.backoffBaseMillis, backoffMaxMillis: configuration.backoffMaxMillis,
+                connectTimeoutMillis: configuration.connectTimeoutMillis,
+                sendQueueLimit: configuration.sendQueueLimit,
+                sendQueueTimeoutMillis: configuration.sendQueueTimeoutMillis,
+                requestTimeoutMillis: configuration.requestTimeoutMillis))
+        url = configuration.url
+        self.logger = logger
+        self.now = now
+        self.jitter = jitter
+        tickInterval = configuration.tickIntervalMillis
+    }
+
+    var state: SignalConnectionState { lastState }
+    var userId: String? { machine.userId }
+
+    // MARK: - Commands
+
+    func login(token: String, waiter: CheckedContinuation<Void, any Error>?) {
+        if let waiter {
+            if case .connected = machine.phase {
+                waiter.resume()
+            } else {
+                loginWaiters.append(waiter)
+            }
+        }
+        handle(.login(token: token, now: now()))
+        startTicker()
+    }
+
+    func loginTimedOut() {
+        guard !loginWaiters.isEmpty, !lastState.isConnected else { return }
+        handle(.logout(now: now()))
+        failLoginWaiters(.stopped(.loginTimedOut))
+    }
+
+    func logout() {
+        handle(.logout(now: now()))
+    }
+
+    func renew(token: String, completion: @escaping @Sendable (Result<Int64, SignalClientError>) -> Void) {
+        let ticket = takeTicket()
+        renewCompletions[ticket] = completion
+        handle(.renew(ticket: ticket, token: token, now: now()))
+    }
+
+    func send(
+        to userId: String, body: String, ttl: Int,
+        completion: @escaping @Sendable (Result<SendOutcome, SignalClientError>) -> Void
+    ) {
+        let ticket = takeTicket()
+        sendCompletions[ticket] = completion
+        handle(.send(ticket: ticket, to: userId, body: body, ttl: ttl, now: now()))
+    }
+
+    func presence(subscribe: Bool, completion: @escaping @Sendable (Result<[String], SignalClientError>) -> Void) {
+        let ticket = takeTicket()
+        presenceCompletions[ticket] = completion
+        handle(.presence(ticket: ticket, subscribe: subscribe, now: now()))
+    }
+
+    func addListener(_ listener: any ISignalClientListener) {
+        messageListeners.removeAll { $0.value == nil || $0.value === listener }
+        messageListeners.append(WeakListener(value: listener))
+    }
+
+    func removeListener(_ listener: any ISignalClientListener) {
+        messageListeners.removeAll { $0.value == nil || $0.value === listener }
+    }
+
+    func addConnectionListener(_ listener: any SignalConnectionListener) {
+        connectionListeners.removeAll { $0.value == nil || $0.value === listener }
+        connectionListeners.append(WeakConnectionListener(value: listener))
+    }
+
+    func removeConnectionListener(_ listener: any SignalConnectionListener) {
+        connectionListeners.removeAll { $0.value == nil || $0.value === listener }
+    }
+
+    func observeStates(_ continuation: AsyncStream<SignalConnectionState>.Continuation) {
+        let key = nextObserver
+        nextObserver += 1
+        stateObservers[key] = continuation
+        continuation.yield(lastState)
+        continuation.onTermination = { [weak self] _ in
+            Task { await self?.removeStateObserver(key) }
+        }
+    }
+
+    func observeEvents(_ continuation: AsyncStream<SignalClientEvent>.Continuation) {
+        let key = nextObserver
+        nextObserver += 1
+        eventObservers[key] = continuation
+        continuation.onTermination = { [weak self] _ in
+            Task { await self?.removeEventObserver(key) }
+        }
+    }
+
+    private func removeStateObserver(_ key: Int) { stateObservers[key] = nil }
+    private func removeEventObserver(_ key: Int) { eventObservers[key] = nil }
+
+    /// Ends everything (the client is going away).
+    func shutdown() {
+        handle(.logout(now: now()))
+        ticker?.cancel()
+        ticker = nil
+        for continuation in stateObservers.values { continuation.finish() }
+        for continuation in eventObservers.values { continuation.finish() }
+        stateObservers = [:]
+        eventObservers = [:]
+    }
+
+    // MARK: - Socket events
+
+    func socketOpened(_ socket: Int) {
+        handle(.socketOpened(socket: socket, now: now()))
+    }
+
+    func received(_ text: String, socket: Int) {
+        switch FrameCoding.decodeServerFrame(text) {
+        case .success(let frame):
+            handle(.frame(socket: socket, frame, now: now()))
+        case .failure(let error):
+            logger.warning("unreadable frame from the server", metadata: ["error": "\(error)"])
+        }
+    }
+
+    func socketClosed(_ socket: Int, cause: String) {
+        sockets[socket] = nil
+        handle(.socketClosed(socket: socket, cause: cause, now: now(), jitter: jitter()))
+    }
+
+    private func tick() {
+        handle(.tick(now: now(), jitter: jitter()))
+    }
+
+    private func startTicker() {
+        guard ticker == nil else { return }
+        let interval = tickInterval
+        ticker = Task { [weak self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .milliseconds(interval))
+                guard let self else { return }
+                await self.tick()
+            }
+        }
+    }
+
+    // MARK: - Actions
+
+    private func takeTicket() -> Int {
+        defer { nextTicket += 1 }
+        return nextTicket
+    }
+
+    private func handle(_ event: ConnectionEvent) {
+        for action in machine.handle(event) {
+            perform(action)
+        }
+    }
+
+    private func perform(_ action: ConnectionAction) {
+        switch action {
+        case .openSocket(let id):
+            sockets[id] = ClientSocket(id: id, url: url, core: self, logger: logger)
+        case .closeSocket(let id):
+            sockets.removeValue(forKey: id)?.close()
+        case .write(let id, let frame):
+            sockets[id]?.write(FrameCoding.encode(frame))
+        case .completeSend(let ticket, let result):
+            sendCompletions.removeValue(forKey: ticket)?(result)
+        case .completeRenew(let ticket, let result):
+            renewCompletions.removeValue(forKey: ticket)?(result)
+        case .completePresence(let ticket, let result):
+            presenceCompletions.removeValue(forKey: ticket)?(result)
+        case .state(let state):
+            changeState(to: state)
+        case .deliver(let message):
+            let sender = SignalSender(userId: message.from, receivedAtMillis: message.sentAt)
+            messageListeners.removeAll { $0.value == nil }
+            for listener in messageListeners {
+                listener.value?.onMessageReceive(message: message.body, from: sender)
+            }
+            emit(.message(from: message.from, body: message.body, sentAt: message.sentAt))
+        case .presenceChanged(let change):
+            emit(.presenceChanged(userId: change.userId, online: change.online))
+        case .tokenWillExpire(let expiresAt):
+            logger.notice("token expires soon", metadata: ["expiresAt": "\(expiresAt)"])
+            for listener in connectionListeners {
+                listener.value?.onTokenPrivilegeWillExpire(expiresAtMillis: expiresAt)
+            }
+            emit(.tokenWillExpire(expiresAtMillis: expiresAt))
+        case .heldResult(let result):
+            emit(.heldResult(messageId: result.messageId, to: result.to, delivered: result.result == .delivered))
+        }
+    }
+
+    private func changeState(to state: SignalConnectionState) {
+        let previous = lastState
+        lastState = state
+        logger.info("signaling \(state)")
+        for continuation in stateObservers.values { continuation.yield(state) }
+        connectionListeners.removeAll { $0.value == nil }
+        if case .connected = state {
+            let waiters = loginWaiters
+            loginWaiters = []
+            for waiter in waiters { waiter.resume() }
+            for listener in connectionListeners { listener.value?.onConnected() }
+        } else if previous.isConnected {
+            for listener in connectionListeners { listener.value?.onDisconnected(reason: state.description) }
+        }
+        switch state {
+        case .stopped(let reason):
+            failLoginWaiters(.stopped(reason))
+            ticker?.cancel()
+            ticker = nil
+        case .idle:
+            ticker?.cancel()
+            ticker = nil
+        default:
+            break
+        }
+    }
+
+    private func failLoginWaiters(_ error: SignalClientError) {
+        let waiters = loginWaiters
+        loginWaiters = []
+        for waiter in waiters { waiter.resume(throwing: error) }
+    }
+
+    private func emit(_ event: SignalClientEvent) {
+        for continuation in eventObservers.values { continuation.yield(event) }
+    }
+}
+
+private struct WeakListener {
+    weak var value: (any ISignalClientListener)?
+}
+
+private struct WeakConnectionListener {
+    weak var value: (any SignalConnectionListener)?
+}

@@ -1,0 +1,156 @@
+import CallAPI
+import CallAPISignalProtocol
+import Logging
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// The client of `callapi serve`, and CallAPI's signaling channel (``ISignalClient``).
+///
+/// ```swift
+/// let signal = SignalClient(configuration: .init(url: "ws://127.0.0.1:8080"))
+/// try await signal.login(token: token)
+/// let api = CallApiImpl()
+/// api.initialize(config: CallConfig(userId: 1001, rtcEngine: engine, signalClient: signal))
+/// ```
+///
+/// It reconnects by itself with exponential backoff and jitter. A message sent while it reconnects is sent once it
+/// is back, or fails with a clear error after ``SignalClientConfiguration/sendQueueTimeoutMillis``; none vanish.
+/// Received messages reach CallAPI with the sender id the server authenticated, so a forged `fromUserId` in a body
+/// is caught.
+public final class SignalClient: ISignalClient {
+    public let configuration: SignalClientConfiguration
+    private let core: ClientCore
+    /// Calls from the synchronous API, in order.
+    private let commands: AsyncStream<@Sendable (ClientCore) async -> Void>.Continuation
+    private let worker: Task<Void, Never>
+
+    /// A client for the server at ``SignalClientConfiguration/url``. Nothing happens until ``login(token:)``.
+    public init(configuration: SignalClientConfiguration, logger: Logger = Logger(label: "callapi.signal")) {
+        self.configuration = configuration
+        let core = ClientCore(
+            configuration: configuration, logger: logger,
+            now: { Int64((Date().timeIntervalSince1970 * 1000).rounded()) },
+            jitter: { Double.random(in: 0...1) })
+        self.core = core
+        let (stream, continuation) = AsyncStream.makeStream(of: (@Sendable (ClientCore) async -> Void).self)
+        commands = continuation
+        worker = Task {
+            for await command in stream { await command(core) }
+        }
+    }
+
+    deinit {
+        commands.yield { await $0.shutdown() }
+        commands.finish()
+    }
+
+    // MARK: - Session
+
+    /// Connects and logs in; returns once logged in. Throws ``SignalClientError/stopped(_:)`` if the server refuses
+    /// the token, or after ``SignalClientConfiguration/loginTimeoutMillis`` without a connection.
+    public func login(token: String) async throws {
+        let timeout = configuration.loginTimeoutMillis
+        let core = core
+        let timer = Task {
+            try await Task.sleep(for: .milliseconds(timeout))
+            await core.loginTimedOut()
+        }
+        defer { timer.cancel() }
+        try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<Void, any Error>) in
+            commands.yield { await $0.login(token: token, waiter: waiter) }
+        }
+    }
+
+    /// Logs out and closes the connection; pending sends fail with ``SignalClientError/stopped(_:)``.
+    public func logout() {
+        commands.yield { await $0.logout() }
+    }
+
+    /// Replaces the token, on the open connection if there is one (else for the next login). Returns the new
+    /// expiry in milliseconds since 1970 (0 if not connected).
+    @discardableResult
+    public func renewToken(_ token: String) async throws -> Int64 {
+        try await withCheckedThrowingContinuation { waiter in
+            commands.yield { await $0.renew(token: token) { waiter.resume(with: $0) } }
+        }
+    }
+
+    /// The connection state now.
+    public var state: SignalConnectionState {
+        get async { await core.state }
+    }
+
+    /// The connection states from now on, starting with the current one.
+    public func stateUpdates() -> AsyncStream<SignalConnectionState> {
+        let (stream, continuation) = AsyncStream.makeStream(of: SignalConnectionState.self)
+        commands.yield { await $0.observeStates(continuation) }
+        return stream
+    }
+
+    /// Messages, presence changes, token notices and held-message results from now on.
+    public func events() -> AsyncStream<SignalClientEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: SignalClientEvent.self)
+        commands.yield { await $0.observeEvents(continuation) }
+        return stream
+    }
+
+    /// Adds a connection listener (held weakly).
+    public func addConnectionListener(_ listener: any SignalConnectionListener) {
+        commands.yield { await $0.addConnectionListener(listener) }
+    }
+
+    /// Removes a connection listener.
+    public func removeConnectionListener(_ listener: any SignalConnectionListener) {
+        commands.yield { await $0.removeConnectionListener(listener) }
+    }
+
+    // MARK: - Messages and presence
+
+    /// Sends `body` to `userId`; `ttl` seconds > 0 lets the server hold it while the user is offline.
+    public func send(to userId: String, body: String, ttl: Int = 0) async throws -> SendOutcome {
+        try await withCheckedThrowingContinuation { waiter in
+            commands.yield { await $0.send(to: userId, body: body, ttl: ttl) { waiter.resume(with: $0) } }
+        }
+    }
+
+    /// The users online now.
+    public func onlineUsers() async throws -> [String] {
+        try await withCheckedThrowingContinuation { waiter in
+            commands.yield { await $0.presence(subscribe: false) { waiter.resume(with: $0) } }
+        }
+    }
+
+    /// The users online now; from now on ``events()`` also reports who comes and goes (kept across reconnects).
+    @discardableResult
+    public func subscribePresence() async throws -> [String] {
+        try await withCheckedThrowingContinuation { waiter in
+            commands.yield { await $0.presence(subscribe: true) { waiter.resume(with: $0) } }
+        }
+    }
+
+    // MARK: - ISignalClient
+
+    public func sendMessage(userId: String, message: String, completion: (@Sendable ((any Error)?) -> Void)?) {
+        let ttl = configuration.messageTTLSeconds
+        commands.yield {
+            await $0.send(to: userId, body: message, ttl: ttl) { result in
+                switch result {
+                case .success: completion?(nil)
+                case .failure(let error): completion?(error)
+                }
+            }
+        }
+    }
+
+    public func addListener(listener: any ISignalClientListener) {
+        commands.yield { await $0.addListener(listener) }
+    }
+
+    public func removeListener(listener: any ISignalClientListener) {
+        commands.yield { await $0.removeListener(listener) }
+    }
+}

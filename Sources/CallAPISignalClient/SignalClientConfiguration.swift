@@ -1,0 +1,46 @@
+/// How a ``SignalClient`` connects, retries and waits. Times in milliseconds.
+public struct SignalClientConfiguration: Sendable {
+    /// The server's WebSocket URL, e.g. `ws://127.0.0.1:8080/v1/signal`.
+    public var url: String
+    /// Time-to-live (seconds) asked for messages sent through ``ISignalClient`` `sendMessage`; 0 fails at once when
+    /// the peer is offline.
+    public var messageTTLSeconds: Int = 0
+    /// How often to ping the server.
+    public var pingIntervalMillis: Int64 = 15_000
+    /// With nothing from the server for this long, the connection is considered dead and replaced.
+    public var livenessTimeoutMillis: Int64 = 40_000
+    /// First reconnect delay; doubles each failed attempt.
+    public var backoffBaseMillis: Int64 = 250
+    /// Longest reconnect delay.
+    public var backoffMaxMillis: Int64 = 10_000
+    /// How long opening a socket and logging in may take before the attempt is abandoned.
+    public var connectTimeoutMillis: Int64 = 10_000
+    /// How long ``SignalClient/login(token:)`` waits for the first connection.
+    public var loginTimeoutMillis: Int64 = 15_000
+    /// Sends kept while reconnecting.
+    public var sendQueueLimit: Int = 100
+    /// How long a send may wait for the connection before failing.
+    public var sendQueueTimeoutMillis: Int64 = 15_000
+    /// How long to wait for the server's answer to a frame.
+    public var requestTimeoutMillis: Int64 = 10_000
+    /// How often timers are checked.
+    public var tickIntervalMillis: Int64 = 100
+
+    public init(url: String) {
+        self.url = Self.webSocketURL(from: url)
+    }
+
+    /// `url` with the signaling path added when it has none, and `http(s)` turned into `ws(s)`.
+    public static func webSocketURL(from url: String) -> String {
+        var result = url
+        if result.hasPrefix("http://") { result = "ws://" + result.dropFirst("http://".count) }
+        if result.hasPrefix("https://") { result = "wss://" + result.dropFirst("https://".count) }
+        if !result.contains("://") { result = "ws://" + result }
+        let afterScheme = result[result.range(of: "://")!.upperBound...]
+        if !afterScheme.contains("/") || afterScheme.hasSuffix("/") && afterScheme.filter({ $0 == "/" }).count == 1 {
+            if result.hasSuffix("/") { result.removeLast() }
+            result += "/v1/signal"
+        }
+        return result
+    }
+}

@@ -1,0 +1,48 @@
+import CallAPISignalProtocol
+
+/// Why a send or request did not succeed.
+public enum SignalClientError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The server answered `failed`.
+    case failed(SignalErrorCode, String)
+    /// The server refused the request with an `error` frame.
+    case refused(SignalErrorCode, String)
+    /// ``SignalClient/login(token:)`` has not been called.
+    case notLoggedIn
+    /// The client stopped and will not reconnect by itself.
+    case stopped(SignalStopReason)
+    /// The connection dropped after the frame was written and before the server answered: it may or may not
+    /// have been delivered.
+    case connectionLost
+    /// Too many sends are waiting for the connection to come back.
+    case queueFull(Int)
+    /// No connection, or no answer, within the time allowed.
+    case timedOut(String)
+
+    /// The server's reason, when it gave one.
+    public var code: SignalErrorCode? {
+        switch self {
+        case .failed(let code, _), .refused(let code, _): code
+        default: nil
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .failed(let code, let message): "not delivered (\(code.rawValue)): \(message)"
+        case .refused(let code, let message): "refused (\(code.rawValue)): \(message)"
+        case .notLoggedIn: "not logged in: call login(token:) first"
+        case .stopped(let reason): "the signaling client stopped: \(reason)"
+        case .connectionLost: "the connection dropped before the server answered; the message may not have arrived"
+        case .queueFull(let limit): "\(limit) messages are already waiting for the connection to come back"
+        case .timedOut(let what): "timed out: \(what)"
+        }
+    }
+}
+
+/// A successful send: delivered now, or held by the server for an offline user.
+public enum SendOutcome: Sendable, Equatable {
+    /// Handed to `sessions` online sessions of the user.
+    case delivered(messageId: String, sessions: Int)
+    /// The user is offline; the server holds the message for `ttl` seconds.
+    case queued(messageId: String, ttl: Int)
+}

@@ -1,0 +1,11 @@
+/// Something the server told the client, besides connection state.
+public enum SignalClientEvent: Sendable, Equatable {
+    /// A message; `from` is the sender's id as authenticated by the server.
+    case message(from: String, body: String, sentAt: Int64)
+    /// A user came online or went offline (after ``SignalClient/subscribePresence()``).
+    case presenceChanged(userId: String, online: Bool)
+    /// The token expires at `expiresAtMillis`.
+    case tokenWillExpire(expiresAtMillis: Int64)
+    /// A message the server held for an offline user was delivered, or expired.
+    case heldResult(messageId: String, to: String, delivered: Bool)
+}

@@ -1,0 +1,211 @@
+import ArgumentParser
+import CallAPI
+import CallAPISignalClient
+import CallAPITesting
+import Foundation
+import Logging
+
+struct PhoneCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "phone",
+        abstract: "A terminal softphone on the signaling server: shows who is online and call states.",
+        discussion: """
+            Reads commands from stdin, one per line, so it can be scripted:
+              call 1002 [audio]   place a video (or audio) call
+              accept              accept the ringing call
+              reject [reason]     reject the ringing call
+              cancel              cancel the call you placed
+              hangup              end the call
+              users               list who is online
+              wait <seconds>      pause (for scripts)
+              quit                hang up, log out and exit (also at end of input)
+            Media is simulated until a real media engine is wired in: first-frame waiting is disabled, so a call \
+            is connected as soon as it is accepted.
+            """)
+
+    @Option(help: "The signaling server, e.g. ws://127.0.0.1:8080 (the /v1/signal path is added).") var server: String
+    @Option(help: "Your user id (a number, e.g. 1001).") var user: UInt
+    @Option(help: "Your login token (callapi token --user ...).") var token: String
+    @Option(name: .customLong("ring-timeout"), help: "Seconds a call rings before it times out.") var ringTimeout:
+        UInt64 =
+            15
+    @Option(help: "Seconds the server may hold a message for an offline peer (0: fail at once).") var ttl: Int = 0
+
+    func run() async throws {
+        let output = PhoneOutput(user: user)
+        var logger = Logger(label: "callapi.phone")
+        logger.logLevel = .warning
+        var signalConfiguration = SignalClientConfiguration(url: server)
+        signalConfiguration.messageTTLSeconds = ttl
+        let signal = SignalClient(configuration: signalConfiguration, logger: logger)
+        output.say("media: simulated (no real audio/video yet); first-frame waiting is disabled")
+        output.say("signaling: connecting to \(signalConfiguration.url)")
+
+        let states = signal.stateUpdates()
+        let watchStates = Task {
+            var last = ""
+            for await state in states where state.description != last {
+                last = state.description
+                output.say("signaling: \(state)")
+            }
+        }
+        do {
+            try await signal.login(token: token)
+        } catch {
+            output.say("error: \(error)")
+            watchStates.cancel()
+            throw ExitCode.failure
+        }
+        let events = signal.events()
+        let watchEvents = Task {
+            for await event in events {
+                switch event {
+                case .presenceChanged(let userId, let online):
+                    output.say("presence: \(userId) is \(online ? "online" : "offline")")
+                case .tokenWillExpire(let expiresAt):
+                    output.say("signaling: token expires at \(expiresAt) ms; restart with a fresh --token")
+                default:
+                    break
+                }
+            }
+        }
+        let online = try await signal.subscribePresence()
+        output.say("online: \(online.joined(separator: ", "))")
+
+        let api = CallApiImpl()
+        let world = SimulatedRTCWorld(clock: SystemCallClock())
+        api.initialize(
+            config: CallConfig(
+                userId: user, rtcEngine: world.engine(userId: user), signalClient: signal, clock: SystemCallClock()))
+        let tracker = CallTracker()
+        let changes = api.stateChanges
+        let watchCalls = Task {
+            for await change in changes {
+                tracker.update(change)
+                output.say(describe(change))
+            }
+        }
+        try await api.prepareForCall(
+            prepareConfig: PrepareConfig(
+                roomId: "room-\(user)", rtcToken: "", callTimeoutMillisecond: ringTimeout * 1000,
+                firstFrameWaittingDisabled: true))
+
+        for await line in StandardInputLines.stream() {
+            let words = line.split(separator: " ").map(String.init)
+            guard let command = words.first?.lowercased() else { continue }
+            if command == "quit" || command == "exit" { break }
+            await perform(command, Array(words.dropFirst()), api: api, signal: signal, tracker: tracker, output: output)
+        }
+        if let peer = tracker.peer, tracker.inCall {
+            try? await api.hangup(remoteUserId: peer, reason: "quit")
+        }
+        await api.deinitialize()
+        signal.logout()
+        watchCalls.cancel()
+        watchEvents.cancel()
+        watchStates.cancel()
+        output.say("bye")
+    }
+
+    private func perform(
+        _ command: String, _ arguments: [String], api: CallApiImpl, signal: SignalClient, tracker: CallTracker,
+        output: PhoneOutput
+    ) async {
+        do {
+            switch command {
+            case "call":
+                guard let peerText = arguments.first, let peer = UInt(peerText) else {
+                    output.say("usage: call <user id> [audio]")
+                    return
+                }
+                let type: CallType = arguments.dropFirst().first?.lowercased() == "audio" ? .audio : .video
+                try await api.call(remoteUserId: peer, callType: type)
+            case "accept":
+                guard let peer = tracker.peer else { return output.say("nothing to accept") }
+                try await api.accept(remoteUserId: peer)
+            case "reject":
+                guard let peer = tracker.peer else { return output.say("nothing to reject") }
+                try await api.reject(
+                    remoteUserId: peer, reason: arguments.isEmpty ? nil : arguments.joined(separator: " "))
+            case "cancel":
+                try await api.cancelCall()
+            case "hangup":
+                guard let peer = tracker.peer else { return output.say("no call to hang up") }
+                try await api.hangup(
+                    remoteUserId: peer, reason: arguments.isEmpty ? nil : arguments.joined(separator: " "))
+            case "users":
+                output.say("online: \(try await signal.onlineUsers().joined(separator: ", "))")
+            case "wait":
+                let seconds = Double(arguments.first ?? "1") ?? 1
+                try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+            case "help":
+                output.say(
+                    "commands: call <id> [audio], accept, reject [reason], cancel, hangup, users, wait <s>, quit")
+            default:
+                output.say("unknown command \"\(command)\" (try help)")
+            }
+        } catch {
+            output.say("error: \(error)")
+        }
+    }
+
+    private func describe(_ change: CallStateChange) -> String {
+        var text = "call: \(change.state) (\(change.reason))"
+        if let peer = CallTracker.peer(in: change) { text += " peer \(peer)" }
+        if let reason = change.eventInfo["rejectReason"] ?? change.eventInfo["hangupReason"],
+            case .string(let value) = reason, !value.isEmpty
+        {
+            text += " \"\(value)\""
+        }
+        return text
+    }
+}
+
+/// Prints lines tagged with the user, safely from any task.
+private struct PhoneOutput: Sendable {
+    let user: UInt
+    func say(_ text: String) {
+        // Unbuffered, so a script reading the output sees each line as it happens.
+        FileHandle.standardOutput.write(Data("[\(user)] \(text)\n".utf8))
+    }
+}
+
+/// Remembers the peer of the current call from state changes.
+private final class CallTracker: Sendable {
+    private let state = Locked<(peer: UInt?, inCall: Bool)>((nil, false))
+
+    var peer: UInt? { state.withLock { $0.peer } }
+    var inCall: Bool { state.withLock { $0.inCall } }
+
+    func update(_ change: CallStateChange) {
+        let inCall = [.calling, .connecting, .connected].contains(change.state)
+        let peer = Self.peer(in: change)
+        state.withLock { current in
+            current.inCall = inCall
+            if let peer { current.peer = peer }
+        }
+    }
+
+    static func peer(in change: CallStateChange) -> UInt? {
+        for key in ["remoteUserId", "fromUserId"] {
+            if case .int(let number)? = change.eventInfo[key], number > 0 { return UInt(number) }
+            if case .string(let text)? = change.eventInfo[key], let number = UInt(text) { return number }
+        }
+        return nil
+    }
+}
+
+/// Lines from standard input, read on a thread of their own so no async task blocks on the terminal.
+private enum StandardInputLines {
+    static func stream() -> AsyncStream<String> {
+        let (stream, continuation) = AsyncStream.makeStream(of: String.self)
+        let thread = Thread {
+            while let line = readLine() {
+                continuation.yield(line.trimmingCharacters(in: .whitespaces))
+            }
+            continuation.finish()
+        }
+        thread.start()
+        return stream
+    }
+}

@@ -1,0 +1,89 @@
+import ArgumentParser
+import CallAPIServer
+import Foundation
+import Logging
+
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Run the signaling server: WebSocket /v1/signal, POST /v1/tokens, /healthz, /metrics.",
+        discussion: """
+            Every option can also be set with an environment variable: CALLAPI_ and the option's name in capitals \
+            with _ for - (CALLAPI_PORT, CALLAPI_SECRET, CALLAPI_ADMIN_KEY, ...). Options win over the environment.
+            With no secret or key the server runs for development with a public secret, and says so loudly.
+            SIGTERM or SIGINT shut it down gracefully: clients are told, then connections drain.
+            """)
+
+    @Option(help: "Address to listen on (default 127.0.0.1).") var host: String?
+    @Option(help: "Port (default 8080; 0 picks a free one).") var port: String?
+    @Option(help: "HS256 secret, at least 32 bytes.") var secret: String?
+    @Option(name: .customLong("es256-private-key"), help: "ES256 private key file (PEM).") var es256PrivateKey: String?
+    @Option(name: .customLong("es256-public-key"), help: "ES256 public key file (PEM), to check tokens only.")
+    var es256PublicKey: String?
+    @Option(name: .customLong("admin-key"), help: "Key for POST /v1/tokens.") var adminKey: String?
+    @Option(name: .customLong("tls-cert"), help: "TLS certificate chain file (PEM).") var tlsCert: String?
+    @Option(name: .customLong("tls-key"), help: "TLS private key file (PEM).") var tlsKey: String?
+    @Option(name: .customLong("max-frame-bytes"), help: "Largest frame (default 65536).") var maxFrameBytes: String?
+    @Option(help: "Frames per second per session (default 20).") var rate: String?
+    @Option(help: "Frames per session in a burst (default 40).") var burst: String?
+    @Option(name: .customLong("max-sessions"), help: "Sessions per user (default 5).") var maxSessions: String?
+    @Option(name: .customLong("max-held"), help: "Held messages per offline user (default 50).") var maxHeld: String?
+    @Option(name: .customLong("max-ttl"), help: "Longest held-message TTL in seconds (default 300).") var maxTTL:
+        String?
+    @Option(name: .customLong("token-notice"), help: "Seconds of notice before token expiry (default 60).")
+    var tokenNotice: String?
+    @Option(name: .customLong("idle-timeout"), help: "Seconds of silence before a drop (default 45).")
+    var idleTimeout: String?
+    @Option(name: .customLong("login-timeout"), help: "Seconds to log in after connecting (default 10).")
+    var loginTimeout: String?
+    @Option(help: "Seconds a shutdown waits for connections to close (default 5).") var drain: String?
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error (default info).")
+    var logLevel: String?
+
+    func run() async throws {
+        let flags: [String: String?] = [
+            "host": host, "port": port, "secret": secret, "es256-private-key": es256PrivateKey,
+            "es256-public-key": es256PublicKey, "admin-key": adminKey, "tls-cert": tlsCert, "tls-key": tlsKey,
+            "max-frame-bytes": maxFrameBytes, "rate": rate, "burst": burst, "max-sessions": maxSessions,
+            "max-held": maxHeld, "max-ttl": maxTTL, "token-notice": tokenNotice, "idle-timeout": idleTimeout,
+            "login-timeout": loginTimeout, "drain": drain,
+        ]
+        let configuration: SignalServerConfiguration
+        do {
+            configuration = try ServerSettings.configuration(flags: flags.compactMapValues { $0 })
+        } catch {
+            throw ValidationError("\(error)")
+        }
+        var logger = Logger(label: "callapi.server")
+        let level = logLevel ?? ProcessInfo.processInfo.environment["CALLAPI_LOG_LEVEL"] ?? "info"
+        logger.logLevel = Logger.Level(rawValue: level) ?? .info
+
+        if configuration.usesDevelopmentSecret {
+            FileHandle.standardError.write(Data(Self.developmentBanner(configuration).utf8))
+        }
+        let server = try await SignalServer(configuration: configuration, logger: logger)
+        Task {
+            let scheme = configuration.tls == nil ? "ws" : "wss"
+            let port = await server.waitUntilListening()
+            let http = configuration.tls == nil ? "http" : "https"
+            print("callapi serve: listening on \(scheme)://\(configuration.host):\(port)/v1/signal")
+            print("  tokens  POST \(http)://\(configuration.host):\(port)/v1/tokens (\(server.authority.algorithm))")
+            print("  health  \(http)://\(configuration.host):\(port)/healthz   metrics  /metrics")
+        }
+        try await server.runUntilSignalled()
+    }
+
+    static func developmentBanner(_ configuration: SignalServerConfiguration) -> String {
+        let line = String(repeating: "!", count: 78)
+        return """
+            \(line)
+            !! DEVELOPMENT MODE: tokens are signed with the PUBLIC development secret
+            !!   "\(SigningKey.developmentSecret)"
+            !! and POST /v1/tokens accepts the admin key "\(configuration.adminKey ?? "-")".
+            !! Anyone can log in as anyone. Set CALLAPI_SECRET (openssl rand -hex 32) and
+            !! CALLAPI_ADMIN_KEY, or --secret/--admin-key, before exposing this server.
+            \(line)
+
+            """
+    }
+}

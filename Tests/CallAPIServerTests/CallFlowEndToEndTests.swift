@@ -1,0 +1,186 @@
+import CallAPI
+import CallAPISignalClient
+import CallAPITesting
+import Testing
+
+/// The core call flows between CallAPI endpoints whose signaling is the real server, over loopback sockets.
+/// Media is the in-process simulated world, with first-frame waiting disabled.
+@Suite struct CallFlowEndToEndTests {
+    /// One user: CallAPI over a signaling client.
+    struct Endpoint {
+        let user: UInt
+        let api: CallApiImpl
+        let signal: SignalClient
+        let changes: AsyncStream<CallStateChange>
+
+        /// Waits for a state change to `state` (and `reason`, if given).
+        @discardableResult
+        func reaches(_ state: CallStateType, _ reason: CallStateReason? = nil, within seconds: Double = 5) async throws
+            -> CallStateChange
+        {
+            try await changes.first(within: seconds, "\(user) to reach \(state) \(reason.map { "\($0)" } ?? "")") {
+                $0.state == state && (reason == nil || $0.reason == reason)
+            }
+        }
+
+        func close() async {
+            await api.deinitialize()
+            signal.logout()
+        }
+    }
+
+    let world = SimulatedRTCWorld(clock: SystemCallClock())
+
+    func endpoint(_ user: UInt, on server: TestServer, ringTimeoutMillis: UInt64 = 15_000) async throws -> Endpoint {
+        let signal = SignalClient(configuration: .init(url: server.url), logger: quietLogger)
+        try await signal.login(token: try await server.token("\(user)"))
+        let api = CallApiImpl()
+        api.initialize(
+            config: CallConfig(
+                userId: user, rtcEngine: world.engine(userId: user), signalClient: signal, clock: SystemCallClock()))
+        let changes = api.stateChanges
+        try await api.prepareForCall(
+            prepareConfig: PrepareConfig(
+                roomId: "room-\(user)", callTimeoutMillisecond: ringTimeoutMillis, firstFrameWaittingDisabled: true))
+        return Endpoint(user: user, api: api, signal: signal, changes: changes)
+    }
+
+    /// Caller `a` calls `b`; both ring.
+    func ring(_ a: Endpoint, _ b: Endpoint, type: CallType = .video) async throws {
+        try await a.api.call(remoteUserId: b.user, callType: type)
+        try await a.reaches(.calling, type == .video ? .localVideoCall : .localAudioCall)
+        try await b.reaches(.calling, type == .video ? .remoteVideoCall : .remoteAudioCall)
+    }
+
+    @Test(arguments: [true, false])
+    func videoCallAcceptedThenHungUp(byCaller: Bool) async throws {
+        let server = try await TestServer.start()
+        let caller = try await endpoint(1001, on: server)
+        let callee = try await endpoint(1002, on: server)
+        try await ring(caller, callee)
+        try await callee.api.accept(remoteUserId: caller.user)
+        try await caller.reaches(.connected)
+        try await callee.reaches(.connected)
+        let (hanger, other) = byCaller ? (caller, callee) : (callee, caller)
+        try await hanger.api.hangup(remoteUserId: other.user)
+        try await hanger.reaches(.prepared, .localHangup)
+        try await other.reaches(.prepared, .remoteHangup)
+        await caller.close()
+        await callee.close()
+        try await server.stop()
+    }
+
+    @Test func rejectedCall() async throws {
+        let server = try await TestServer.start()
+        let caller = try await endpoint(1001, on: server)
+        let callee = try await endpoint(1002, on: server)
+        try await ring(caller, callee, type: .audio)
+        try await callee.api.reject(remoteUserId: caller.user, reason: "in a meeting")
+        try await callee.reaches(.prepared, .localRejected)
+        let change = try await caller.reaches(.prepared, .remoteRejected)
+        #expect(change.eventInfo["rejectReason"] == .string("in a meeting"))
+        await caller.close()
+        await callee.close()
+        try await server.stop()
+    }
+
+    @Test func cancelledCall() async throws {
+        let server = try await TestServer.start()
+        let caller = try await endpoint(1001, on: server)
+        let callee = try await endpoint(1002, on: server)
+        try await ring(caller, callee)
+        try await caller.api.cancelCall()
+        try await caller.reaches(.prepared, .localCancelled)
+        try await callee.reaches(.prepared, .remoteCancelled)
+        await caller.close()
+        await callee.close()
+        try await server.stop()
+    }
+
+    /// A real 300 ms ring timer: a manual clock would also jump the core's retry and keep-alive timers, which
+    /// race with the real socket's answers.
+    @Test func ringTimeout() async throws {
+        let server = try await TestServer.start()
+        let caller = try await endpoint(1001, on: server, ringTimeoutMillis: 300)
+        let callee = try await endpoint(1002, on: server)
+        try await ring(caller, callee)
+        try await caller.reaches(.prepared, .callingTimeout)
+        try await callee.reaches(.prepared, .remoteCallingTimeout)
+        await caller.close()
+        await callee.close()
+        try await server.stop()
+    }
+
+    @Test func busyCalleeRejectsAThirdUser() async throws {
+        let server = try await TestServer.start()
+        let caller = try await endpoint(1001, on: server)
+        let callee = try await endpoint(1002, on: server)
+        let third = try await endpoint(1003, on: server)
+        try await ring(caller, callee)
+        try await callee.api.accept(remoteUserId: caller.user)
+        try await callee.reaches(.connected)
+        try await third.api.call(remoteUserId: callee.user, callType: .video)
+        let busy = try await third.reaches(.prepared, .remoteCallBusy)
+        #expect(busy.eventInfo["rejectReason"] == .string("The user is currently busy"))
+        #expect(callee.api.state == .connected)
+        await caller.close()
+        await callee.close()
+        await third.close()
+        try await server.stop()
+    }
+
+    @Test func callingAnOfflineUserFailsWithTheServersReason() async throws {
+        let server = try await TestServer.start()
+        let caller = try await endpoint(1001, on: server)
+        await #expect(throws: (any Error).self) { try await caller.api.call(remoteUserId: 1009, callType: .video) }
+        await caller.close()
+        try await server.stop()
+    }
+
+    @Test func forgedHangupFromAnotherUserIsIgnored() async throws {
+        let server = try await TestServer.start()
+        let caller = try await endpoint(1001, on: server)
+        let callee = try await endpoint(1002, on: server)
+        let mallory = SignalClient(configuration: .init(url: server.url), logger: quietLogger)
+        try await mallory.login(token: try await server.token("1003"))
+        try await ring(caller, callee)
+        try await callee.api.accept(remoteUserId: caller.user)
+        try await callee.reaches(.connected)
+        // 1003 sends a hangup whose body claims to be from 1001, for the live call.
+        let forged =
+            "{\"message_action\":4,\"message_version\":\"1.0\",\"message_timestamp\":0,\"messageId\":99,"
+            + "\"fromUserId\":1001,\"callId\":\"\(callee.api.getCallId())\"}"
+        _ = try await mallory.send(to: "1002", body: forged)
+        // The call survives: a real hangup is still the next change the callee sees.
+        try await caller.api.hangup(remoteUserId: callee.user)
+        let next = try await callee.changes.first(within: 5, "the next change") { _ in true }
+        #expect(next.reason == .remoteHangup)
+        mallory.logout()
+        await caller.close()
+        await callee.close()
+        try await server.stop()
+    }
+
+    @Test func afterAServerRestartClientsReconnectAndCanCallAgain() async throws {
+        let first = try await TestServer.start()
+        let port = first.port
+        let caller = try await endpoint(1001, on: first)
+        let callee = try await endpoint(1002, on: first)
+        let callerStates = caller.signal.stateUpdates()
+        let calleeStates = callee.signal.stateUpdates()
+        try await first.stop()
+        _ = try await callerStates.first(within: 5, "caller reconnecting") { !$0.isConnected }
+        _ = try await calleeStates.first(within: 5, "callee reconnecting") { !$0.isConnected }
+        let second = try await TestServer.start(port: port)
+        _ = try await callerStates.first(within: 5, "caller back") { $0.isConnected }
+        _ = try await calleeStates.first(within: 5, "callee back") { $0.isConnected }
+        try await ring(caller, callee)
+        try await callee.api.accept(remoteUserId: caller.user)
+        try await caller.reaches(.connected)
+        try await caller.api.hangup(remoteUserId: callee.user)
+        try await callee.reaches(.prepared, .remoteHangup)
+        await caller.close()
+        await callee.close()
+        try await second.stop()
+    }
+}

@@ -1,0 +1,145 @@
+import CallAPI
+import CallAPISignalClient
+import CallAPISignalProtocol
+import Testing
+
+/// The Swift client against a real server over loopback sockets.
+@Suite struct SignalClientTests {
+    func client(_ server: TestServer, configure: (inout SignalClientConfiguration) -> Void = { _ in })
+        -> SignalClient
+    {
+        var configuration = SignalClientConfiguration(url: "127.0.0.1:\(server.port)")
+        configuration.backoffBaseMillis = 50
+        configuration.backoffMaxMillis = 200
+        configure(&configuration)
+        return SignalClient(configuration: configuration, logger: quietLogger)
+    }
+
+    @Test func urlsGetTheSignalingPath() {
+        #expect(SignalClientConfiguration.webSocketURL(from: "127.0.0.1:8080") == "ws://127.0.0.1:8080/v1/signal")
+        #expect(SignalClientConfiguration.webSocketURL(from: "http://h:1/") == "ws://h:1/v1/signal")
+        #expect(SignalClientConfiguration.webSocketURL(from: "wss://h/v1/signal") == "wss://h/v1/signal")
+    }
+
+    @Test func messagesReachCallAPIWithTheServerVouchedSender() async throws {
+        let server = try await TestServer.start()
+        let alice = client(server)
+        let bob = client(server)
+        let listener = RecordingSignalListener()
+        bob.addListener(listener: listener)
+        try await alice.login(token: try await server.token("1001"))
+        try await bob.login(token: try await server.token("1002"))
+        let forged = "{\"fromUserId\":1003,\"message_action\":4}"
+        let outcome = try await alice.send(to: "1002", body: forged)
+        guard case .delivered(_, 1) = outcome else { throw TimedOut(what: "delivered, got \(outcome)") }
+        let (body, sender) = try await listener.messages.first(within: 5, "message") { _ in true }
+        #expect(body == forged)
+        #expect(sender?.userId == "1001")
+        #expect(sender?.receivedAtMillis != nil)
+        alice.logout()
+        bob.logout()
+        try await server.stop()
+    }
+
+    @Test func sendMessageCompletionReportsTheServersAnswer() async throws {
+        let server = try await TestServer.start()
+        let alice = client(server)
+        try await alice.login(token: try await server.token("1001"))
+        let error: (any Error)? = await withCheckedContinuation { done in
+            alice.sendMessage(userId: "1002", message: "{}") { done.resume(returning: $0) }
+        }
+        #expect((error as? SignalClientError)?.code == .peerOffline)
+        let queued = try await alice.send(to: "1002", body: "later", ttl: 30)
+        guard case .queued(_, 30) = queued else { throw TimedOut(what: "queued") }
+        alice.logout()
+        try await server.stop()
+    }
+
+    @Test func refusedTokensStopTheClientWithAClearError() async throws {
+        let server = try await TestServer.start()
+        let alice = client(server)
+        await #expect(
+            throws: SignalClientError.stopped(.loginRefused(.invalidToken, "the token is not a well-formed JWT"))
+        ) {
+            try await alice.login(token: "not-a-token")
+        }
+        await #expect(throws: SignalClientError.self) { try await alice.send(to: "1002", body: "x") }
+        try await server.stop()
+    }
+
+    @Test func presenceListAndChanges() async throws {
+        let server = try await TestServer.start()
+        let alice = client(server)
+        let bob = client(server)
+        try await alice.login(token: try await server.token("1001"))
+        let events = alice.events()
+        #expect(try await alice.subscribePresence() == ["1001"])
+        try await bob.login(token: try await server.token("1002"))
+        _ = try await events.first(within: 5, "bob online") { $0 == .presenceChanged(userId: "1002", online: true) }
+        #expect(try await alice.onlineUsers() == ["1001", "1002"])
+        bob.logout()
+        _ = try await events.first(within: 5, "bob offline") { $0 == .presenceChanged(userId: "1002", online: false) }
+        alice.logout()
+        try await server.stop()
+    }
+
+    @Test func tokenExpiryNoticeAndRenewalOverTheConnection() async throws {
+        let clock = TestClock()
+        let server = try await TestServer.start(clock: clock) { $0.limits.tokenNoticeMillis = 30_000 }
+        let alice = client(server)
+        let listener = RecordingConnectionListener()
+        alice.addConnectionListener(listener)
+        try await alice.login(token: try await server.token("1001", ttl: 60))
+        clock.advance(seconds: 40)
+        await server.tick()
+        _ = try await listener.events.first(within: 5, "the notice") { $0 == "willExpire" }
+        let expiresAt = try await alice.renewToken(try await server.token("1001", ttl: 600))
+        #expect(expiresAt == clock.nowMillis() + 600_000)
+        clock.advance(seconds: 25)  // past the first token's expiry; the renewed one holds
+        await server.tick()
+        #expect(try await alice.send(to: "1002", body: "x", ttl: 5) != .delivered(messageId: "", sessions: 0))
+        alice.logout()
+        try await server.stop()
+    }
+
+    @Test func expiredSessionIsClosedAndTheClientStops() async throws {
+        let clock = TestClock()
+        let server = try await TestServer.start(clock: clock)
+        let alice = client(server)
+        let states = alice.stateUpdates()
+        try await alice.login(token: try await server.token("1001", ttl: 60))
+        clock.advance(seconds: 61)
+        await server.tick()
+        _ = try await states.first(within: 5, "stopped") { $0 == .stopped(.tokenExpired) }
+        try await server.stop()
+    }
+
+    @Test func clientsReconnectAfterAServerRestartAndQueuedSendsGoThrough() async throws {
+        let first = try await TestServer.start()
+        let port = first.port
+        let alice = client(first)
+        let bob = client(first)
+        let bobListener = RecordingSignalListener()
+        bob.addListener(listener: bobListener)
+        let aliceStates = alice.stateUpdates()
+        try await alice.login(token: try await first.token("1001"))
+        try await bob.login(token: try await first.token("1002"))
+        try await first.stop()
+        _ = try await aliceStates.first(within: 5, "reconnecting") {
+            if case .reconnecting = $0 { true } else { false }
+        }
+        // Sent while the server is down: queued in the client, sent after the reconnect.
+        let pending = Task { try await alice.send(to: "1002", body: "after restart", ttl: 30) }
+        let second = try await TestServer.start(port: port)
+        _ = try await aliceStates.first(within: 5, "reconnected") { $0.isConnected }
+        let outcome = try await pending.value
+        switch outcome {
+        case .delivered, .queued: break
+        }
+        let (body, sender) = try await bobListener.messages.first(within: 5, "message") { _ in true }
+        #expect(body == "after restart" && sender?.userId == "1001")
+        alice.logout()
+        bob.logout()
+        try await second.stop()
+    }
+}
