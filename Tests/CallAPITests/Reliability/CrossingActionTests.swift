@@ -100,6 +100,7 @@ struct PeerCallsAgainTests {
     @Test func aCallThatLostAGlareToOurConnectedCallIsIgnored() {
         let h = CallHarness(prepare: PrepareConfig(), reliability: .off)
         h[1].api.call(remoteUserId: 2, completion: nil)
+        h[2].api.accept(remoteUserId: 1, completion: nil)
         #expect(h[1].api.state == .connected)
         let ours = h[1].api.getCallId()
         h.network.inject(text: Self.call(ours + "-higher", from: 2, to: 1, now: h.clock.nowMillis()), from: 2, to: 1)
@@ -110,6 +111,7 @@ struct PeerCallsAgainTests {
     @Test func aCallThatWouldWinAGlareMeansThePeerLeftOurCall() {
         let h = CallHarness(prepare: PrepareConfig(), reliability: .off)
         h[1].api.call(remoteUserId: 2, completion: nil)
+        h[2].api.accept(remoteUserId: 1, completion: nil)
         #expect(h[1].api.state == .connected)
         h.network.inject(text: Self.call("0-lower", from: 2, to: 1, now: h.clock.nowMillis()), from: 2, to: 1)
         #expect(h[1].api.state == .calling)
