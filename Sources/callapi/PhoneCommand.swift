@@ -44,7 +44,7 @@ struct PhoneCommand: AsyncParsableCommand {
         let states = signal.stateUpdates()
         let watchStates = Task {
             var last = ""
-            for await state in states where state.description != last {
+            for await state in states where state.description != last && state != .idle {
                 last = state.description
                 output.say("signaling: \(state)")
             }
@@ -77,7 +77,7 @@ struct PhoneCommand: AsyncParsableCommand {
         api.initialize(
             config: CallConfig(
                 userId: user, rtcEngine: world.engine(userId: user), signalClient: signal, clock: SystemCallClock()))
-        let tracker = CallTracker()
+        let tracker = CallTracker(me: user)
         let changes = api.stateChanges
         let watchCalls = Task {
             for await change in changes {
@@ -151,7 +151,7 @@ struct PhoneCommand: AsyncParsableCommand {
 
     private func describe(_ change: CallStateChange) -> String {
         var text = "call: \(change.state) (\(change.reason))"
-        if let peer = CallTracker.peer(in: change) { text += " peer \(peer)" }
+        if let peer = CallTracker.peer(in: change, me: user) { text += " peer \(peer)" }
         if let reason = change.eventInfo["rejectReason"] ?? change.eventInfo["hangupReason"],
             case .string(let value) = reason, !value.isEmpty
         {
@@ -177,19 +177,28 @@ private final class CallTracker: Sendable {
     var peer: UInt? { state.withLock { $0.peer } }
     var inCall: Bool { state.withLock { $0.inCall } }
 
+    let me: UInt
+    init(me: UInt) { self.me = me }
+
     func update(_ change: CallStateChange) {
         let inCall = [.calling, .connecting, .connected].contains(change.state)
-        let peer = Self.peer(in: change)
+        let peer = Self.peer(in: change, me: me)
         state.withLock { current in
             current.inCall = inCall
             if let peer { current.peer = peer }
         }
     }
 
-    static func peer(in change: CallStateChange) -> UInt? {
-        for key in ["remoteUserId", "fromUserId"] {
-            if case .int(let number)? = change.eventInfo[key], number > 0 { return UInt(number) }
-            if case .string(let text)? = change.eventInfo[key], let number = UInt(text) { return number }
+    /// The other user of the call: the message's sender or target, whichever is not this user.
+    static func peer(in change: CallStateChange, me: UInt) -> UInt? {
+        for key in ["fromUserId", "remoteUserId"] {
+            let id: UInt? =
+                switch change.eventInfo[key] {
+                case .int(let number)?: number > 0 ? UInt(number) : nil
+                case .string(let text)?: UInt(text)
+                default: nil
+                }
+            if let id, id != me { return id }
         }
         return nil
     }
