@@ -1,0 +1,45 @@
+import CallAPIServer
+import Testing
+
+/// `callapi serve` configuration: flags over `CALLAPI_*` environment variables over development defaults.
+@Suite struct ServerSettingsTests {
+    @Test func noConfigurationRunsForDevelopment() throws {
+        let configuration = try ServerSettings.configuration(flags: [:], environment: [:])
+        #expect(configuration.usesDevelopmentSecret)
+        #expect(configuration.adminKey == ServerSettings.developmentAdminKey)
+        #expect(configuration.port == 8080 && configuration.host == "127.0.0.1")
+        #expect(configuration.limits.maxFrameBytes == 65_536)
+    }
+
+    @Test func flagsWinOverTheEnvironment() throws {
+        let secret = String(repeating: "s", count: 40)
+        let configuration = try ServerSettings.configuration(
+            flags: ["port": "9000", "rate": "5"],
+            environment: [
+                "CALLAPI_PORT": "7000", "CALLAPI_SECRET": secret, "CALLAPI_MAX_FRAME_BYTES": "4096",
+                "CALLAPI_IDLE_TIMEOUT": "30", "CALLAPI_TOKEN_NOTICE": "120", "CALLAPI_MAX_SESSIONS": "2",
+            ])
+        #expect(configuration.port == 9000)
+        #expect(configuration.signingKey == .hs256(secret: secret))
+        #expect(configuration.adminKey == nil)  // a real secret gets no default admin key
+        #expect(configuration.limits.maxFrameBytes == 4096)
+        #expect(configuration.limits.ratePerSecond == 5)
+        #expect(configuration.limits.idleTimeoutMillis == 30_000)
+        #expect(configuration.limits.tokenNoticeMillis == 120_000)
+        #expect(configuration.limits.maxSessionsPerUser == 2)
+    }
+
+    @Test(arguments: [
+        ["port": "seventy"], ["port": "70000"], ["secret": "short"], ["tls-cert": "/only/one.pem"],
+        ["rate": "-1"], ["es256-private-key": "/no/such/file.pem"],
+    ])
+    func badSettingsAreExplained(flags: [String: String]) {
+        #expect(throws: ServerSettings.InvalidSetting.self) {
+            try ServerSettings.configuration(flags: flags, environment: [:])
+        }
+    }
+
+    @Test func environmentNamesFollowTheFlags() {
+        #expect(ServerSettings.environmentName("max-frame-bytes") == "CALLAPI_MAX_FRAME_BYTES")
+    }
+}

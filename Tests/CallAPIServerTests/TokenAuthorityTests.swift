@@ -1,0 +1,57 @@
+import CallAPIServer
+import JWTKit
+import Testing
+
+/// Issuing and checking tokens, HS256 and ES256.
+@Suite struct TokenAuthorityTests {
+    let secret = "a-test-secret-that-is-long-enough-0123456789"
+
+    @Test func hs256TokensRoundTrip() async throws {
+        let clock = TestClock()
+        let authority = try await TokenAuthority.make(key: .hs256(secret: secret), clock: clock)
+        let issued = try await authority.issue(userId: "1001", ttlSeconds: 60)
+        #expect(issued.expiresAt == clock.nowMillis() + 60_000)
+        #expect(await authority.checkLoginToken(issued.token) == .valid(userId: "1001", expiresAt: issued.expiresAt))
+    }
+
+    @Test func es256PrivateKeySignsAndAPublicKeyOnlyChecks() async throws {
+        let key = ES256PrivateKey()
+        let signer = try await TokenAuthority.make(key: .es256PrivateKey(pem: key.pemRepresentation))
+        let checker = try await TokenAuthority.make(key: .es256PublicKey(pem: key.publicKey.pemRepresentation))
+        let issued = try await signer.issue(userId: "1001", ttlSeconds: 60)
+        #expect(signer.algorithm == "ES256")
+        guard case .valid(let user, _) = await checker.checkLoginToken(issued.token) else {
+            Issue.record("ES256 token refused")
+            return
+        }
+        #expect(user == "1001")
+        await #expect(throws: TokenIssueError.cannotSign) { try await checker.issue(userId: "1001", ttlSeconds: 60) }
+        let hmac = try await TokenAuthority.make(key: .hs256(secret: secret))
+        #expect(
+            await checker.checkLoginToken(try await hmac.issue(userId: "1001", ttlSeconds: 60).token)
+                != .valid(userId: "1001", expiresAt: 0))
+    }
+
+    @Test func shortSecretsAndBadRequestsAreRefused() async throws {
+        await #expect(throws: SigningKeyError.secretTooShort(5)) {
+            try await TokenAuthority.make(key: .hs256(secret: "short"))
+        }
+        let authority = try await TokenAuthority.make(key: .hs256(secret: secret))
+        await #expect(throws: TokenIssueError.invalidUserId("no spaces")) {
+            try await authority.issue(userId: "no spaces", ttlSeconds: 60)
+        }
+        await #expect(throws: TokenIssueError.invalidTTL(0)) {
+            try await authority.issue(userId: "1001", ttlSeconds: 0)
+        }
+    }
+
+    @Test func rtcTokensAreScopedToAChannelAndCannotLogIn() async throws {
+        let authority = try await TokenAuthority.make(key: .hs256(secret: secret))
+        let rtc = try await authority.issue(userId: "1001", ttlSeconds: 60, channel: "room-1")
+        #expect(rtc.channel == "room-1")
+        guard case .invalid(.invalidToken, _) = await authority.checkLoginToken(rtc.token) else {
+            Issue.record("an RTC token logged in")
+            return
+        }
+    }
+}
