@@ -56,17 +56,9 @@ extension CallStateMachine {
     /// wait on), leave, and go `failed(joinRTCFailed)`.
     private mutating func joinFailed(code: Int, message text: String, now: Int64) -> [CallAction] {
         guard let call, let userId else { return [] }
-        let ending: CallMessage
-        if state == .calling && call.isCaller {
-            ending = message(.cancelCall, callId: call.callId, now: now)
-        } else if state == .calling {
-            ending = message(.reject, callId: call.callId, now: now) { $0.rejectReason = "joinRTCFailed" }
-        } else {
-            ending = message(.hangup, callId: call.callId, now: now) { $0.hangupReason = "joinRTCFailed" }
-        }
         return [
             .notifyError(.rtcOccurError, .rtc, code: code, message: text),
-            .send(ending, to: call.peer, completesRequest: false),
+            .send(endingMessage(reason: "joinRTCFailed", now: now), to: call.peer, completesRequest: false),
         ] + endCall(.failed, .joinRTCFailed, event: nil, endedBy: userId, eventReason: text, now: now)
     }
 

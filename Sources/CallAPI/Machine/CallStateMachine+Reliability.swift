@@ -149,16 +149,9 @@ extension CallStateMachine {
     /// Ends the current call because the peer is gone, telling it too in case it is merely slow.
     private mutating func peerLost(because why: String, now: Int64) -> [CallAction] {
         guard let call else { return [] }
-        let ending: CallMessage
-        if state == .calling && call.isCaller {
-            ending = message(.cancelCall, callId: call.callId, now: now)
-        } else if state == .calling {
-            ending = message(.reject, callId: call.callId, now: now) { $0.rejectReason = "peerLost" }
-        } else {
-            ending = message(.hangup, callId: call.callId, now: now) { $0.hangupReason = "peerLost" }
-        }
         return [
-            .log(.warning, "call \(call.callId) ended: \(why)"), .send(ending, to: call.peer, completesRequest: false),
+            .log(.warning, "call \(call.callId) ended: \(why)"),
+            .send(endingMessage(reason: "peerLost", now: now), to: call.peer, completesRequest: false),
         ]
             + endCall(.prepared, .peerLost, event: .peerLost, endedBy: call.peer, eventReason: why, now: now)
     }

@@ -126,6 +126,15 @@ package struct CallStateMachine: Sendable {
         return actions
     }
 
+    /// The message that ends the current call on the peer's side when this side ends it by itself: cancel
+    /// from a ringing caller, reject from a ringing callee, hangup once connecting.
+    mutating func endingMessage(reason: String, now: Int64) -> CallMessage {
+        let call = call!
+        if state == .calling && call.isCaller { return message(.cancelCall, callId: call.callId, now: now) }
+        if state == .calling { return message(.reject, callId: call.callId, now: now) { $0.rejectReason = reason } }
+        return message(.hangup, callId: call.callId, now: now) { $0.hangupReason = reason }
+    }
+
     /// In connecting: go connected once first-frame waiting is off or the remote first frame is in.
     mutating func connectedCheck(reason: CallStateReason, now: Int64) -> [CallAction] {
         guard state == .connecting, var call, let userId else { return [] }
