@@ -81,6 +81,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -98,7 +99,10 @@ package.targets += [
         name: "CGStreamer", pkgConfig: "gstreamer-webrtc-1.0",
         providers: [.apt(["libgstreamer1.0-dev", "libgstreamer-plugins-base1.0-dev", "libgstreamer-plugins-bad1.0-dev"])]
     ),
-    .target(name: "CGStreamerShim", dependencies: ["CGStreamer"]),
+    .target(
+        name: "CGStreamerShim", dependencies: ["CGStreamer"],
+        linkerSettings: [.linkedLibrary("gstsdp-1.0"), .linkedLibrary("gstapp-1.0"), .linkedLibrary("gstwebrtc-1.0")]
+    ),
     .target(name: "CallAPIWebRTC", dependencies: ["CallAPI", "CGStreamerShim"]),
     .testTarget(name: "CallAPIWebRTCTests", dependencies: ["CallAPIWebRTC", "CallAPI", "CallAPITesting"]),
 ]

@@ -100,7 +100,21 @@ struct PhoneCommand: AsyncParsableCommand {
             try? await api.hangup(remoteUserId: peer, reason: "quit")
         }
         await api.deinitialize()
+        // Log out and give the goodbye a moment to reach the server before the process exits.
+        let stopped = signal.stateUpdates()
         signal.logout()
+        let flushed = Task {
+            for await state in stopped {
+                if case .stopped = state { break }
+            }
+            try? await Task.sleep(for: .milliseconds(100))
+        }
+        let deadline = Task {
+            try? await Task.sleep(for: .seconds(1))
+            flushed.cancel()
+        }
+        await flushed.value
+        deadline.cancel()
         watchCalls.cancel()
         watchEvents.cancel()
         watchStates.cancel()

@@ -1,6 +1,7 @@
 import CallAPISignalProtocol
 import Logging
 import NIOCore
+import NIOSSL
 import NIOWebSocket
 import WSClient
 
@@ -22,7 +23,7 @@ final class RawSocket: Sendable {
         case closed(code: Int?, reason: String?)
     }
 
-    init(url: String, maxFrameSize: Int = 1 << 22) {
+    init(url: String, maxFrameSize: Int = 1 << 22, tls: TLSConfiguration? = nil) {
         let (outStream, outContinuation) = AsyncStream.makeStream(of: Outgoing.self)
         let (inStream, inContinuation) = AsyncStream.makeStream(of: Incoming.self)
         outgoing = outContinuation
@@ -33,7 +34,7 @@ final class RawSocket: Sendable {
             logger.logLevel = .critical
             do {
                 let close = try await WebSocketClient.connect(
-                    url: url, configuration: .init(maxFrameSize: maxFrameSize), logger: logger
+                    url: url, configuration: .init(maxFrameSize: maxFrameSize), tlsConfiguration: tls, logger: logger
                 ) { inbound, outbound, _ in
                     try await withThrowingTaskGroup(of: Void.self) { group in
                         group.addTask {
