@@ -99,10 +99,7 @@ package.targets += [
         name: "CGStreamer", pkgConfig: "gstreamer-webrtc-1.0",
         providers: [.apt(["libgstreamer1.0-dev", "libgstreamer-plugins-base1.0-dev", "libgstreamer-plugins-bad1.0-dev"])]
     ),
-    .target(
-        name: "CGStreamerShim", dependencies: ["CGStreamer"],
-        linkerSettings: [.linkedLibrary("gstsdp-1.0"), .linkedLibrary("gstapp-1.0"), .linkedLibrary("gstwebrtc-1.0")]
-    ),
+    .target(name: "CGStreamerShim", dependencies: ["CGStreamer"]),
     .target(name: "CallAPIWebRTC", dependencies: ["CallAPI", "CGStreamerShim"]),
     .testTarget(name: "CallAPIWebRTCTests", dependencies: ["CallAPIWebRTC", "CallAPI", "CallAPITesting"]),
 ]
