@@ -66,9 +66,13 @@ struct ServeCommand: AsyncParsableCommand {
             let scheme = configuration.tls == nil ? "ws" : "wss"
             let port = await server.waitUntilListening()
             let http = configuration.tls == nil ? "http" : "https"
-            print("callapi serve: listening on \(scheme)://\(configuration.host):\(port)/v1/signal")
-            print("  tokens  POST \(http)://\(configuration.host):\(port)/v1/tokens (\(server.authority.algorithm))")
-            print("  health  \(http)://\(configuration.host):\(port)/healthz   metrics  /metrics")
+            let lines = """
+                callapi serve: listening on \(scheme)://\(configuration.host):\(port)/v1/signal
+                  tokens  POST \(http)://\(configuration.host):\(port)/v1/tokens (\(server.authority.algorithm))
+                  health  \(http)://\(configuration.host):\(port)/healthz   metrics  /metrics
+
+                """
+            FileHandle.standardOutput.write(Data(lines.utf8))
         }
         try await server.runUntilSignalled()
     }
