@@ -89,4 +89,3 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
-
