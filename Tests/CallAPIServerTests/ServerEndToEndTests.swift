@@ -55,6 +55,19 @@ import Testing
         try await server.stop()
     }
 
+    @Test func aHugeMessageClosesOnlyItsOwnSocket() async throws {
+        let server = try await TestServer.start()
+        let bob = try await server.loggedIn("1002")
+        let flooder = try await server.loggedIn("1001")
+        flooder.sendText(String(repeating: "x", count: 2 << 20))
+        #expect(try await flooder.closed() == 1009)
+        let carol = try await server.loggedIn("1003")
+        carol.send(.send(.init(id: 1, to: "1002", body: "still fine")))
+        guard case .message(let message) = try await bob.frame() else { throw TimedOut(what: "message") }
+        #expect(message.from == "1003")
+        try await server.stop()
+    }
+
     @Test func expiredForgedAndMissingTokensAreRefused() async throws {
         let clock = TestClock()
         let server = try await TestServer.start(clock: clock)
