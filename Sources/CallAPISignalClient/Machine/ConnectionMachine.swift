@@ -155,14 +155,12 @@ struct ConnectionMachine: Sendable {
             if subscribe { subscribed = true }
             guard case .connected(let socket) = phase else {
                 let error: SignalClientError =
-                    if case .stopped(let reason) = phase { .stopped(reason) } else { .notLoggedIn }
-                if case .idle = phase {
-                    return [.completePresence(ticket: ticket, .failure(error))]
-                }
-                if case .stopped = phase {
-                    return [.completePresence(ticket: ticket, .failure(error))]
-                }
-                return [.completePresence(ticket: ticket, .failure(.timedOut("not connected right now")))]
+                    switch phase {
+                    case .idle: .notLoggedIn
+                    case .stopped(let reason): .stopped(reason)
+                    default: .timedOut("not connected right now; the subscription is renewed on reconnect")
+                    }
+                return [.completePresence(ticket: ticket, .failure(error))]
             }
             return write(socket, pending: .presence(ticket: ticket), now: now) {
                 subscribe ? .subscribe(.init(id: $0)) : .users(.init(id: $0))
