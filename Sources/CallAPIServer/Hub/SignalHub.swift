@@ -47,23 +47,41 @@ actor SignalHub {
         return (id, stream)
     }
 
-    /// A text message arrived on `id`.
-    func received(_ text: String, on id: SessionID, at instant: ContinuousClock.Instant) {
+    /// A text message arrived on `id`, decoded by the connection (off the hub's actor) as ``decode(_:)`` does.
+    func received(_ message: DecodedMessage, on id: SessionID, at instant: ContinuousClock.Instant) {
         let now = clock.nowMillis()
+        switch message {
+        case .oversized(let bytes, let requestId, let isSend):
+            handle(.oversized(id, bytes: bytes, requestId: requestId, isSend: isSend, now: now))
+        case .frame(let frame):
+            handle(.frame(id, frame, now: now), relayStartedAt: instant)
+        case .undecodable(let error):
+            handle(.undecodable(id, error, now: now))
+        }
+    }
+
+    /// A received text, read and checked against the frame limit.
+    enum DecodedMessage: Sendable {
+        case frame(ClientFrame)
+        case undecodable(FrameDecodingError)
+        case oversized(bytes: Int, requestId: Int?, isSend: Bool)
+    }
+
+    /// Reads `text` as a client frame, checking the size limit.
+    static func decode(_ text: String, maxFrameBytes: Int) -> DecodedMessage {
         let bytes = text.utf8.count
         let decoded = FrameCoding.decodeClientFrame(text)
-        if bytes > state.limits.maxFrameBytes {
+        if bytes > maxFrameBytes {
             let (requestId, type): (Int?, String?) =
                 switch decoded {
                 case .success(let frame): (frame.requestId, frame.type)
                 case .failure(let error): (error.requestId, error.type)
                 }
-            handle(.oversized(id, bytes: bytes, requestId: requestId, isSend: type == "send", now: now))
-            return
+            return .oversized(bytes: bytes, requestId: requestId, isSend: type == "send")
         }
         switch decoded {
-        case .success(let frame): handle(.frame(id, frame, now: now), relayStartedAt: instant)
-        case .failure(let error): handle(.undecodable(id, error, now: now))
+        case .success(let frame): return .frame(frame)
+        case .failure(let error): return .undecodable(error)
         }
     }
 

@@ -13,12 +13,14 @@ enum SessionConnection {
         maxMessageBytes: Int
     ) async {
         let (id, outbox) = await hub.open()
+        let maxFrameBytes = await hub.limits.maxFrameBytes
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 await write(outbox, to: outbound, metrics: metrics)
             }
             group.addTask {
-                await read(inbound, session: id, hub: hub, maxMessageBytes: maxMessageBytes)
+                await read(
+                    inbound, session: id, hub: hub, maxMessageBytes: maxMessageBytes, maxFrameBytes: maxFrameBytes)
             }
             // Whichever side ends first (client closed, or the hub closed the session) ends the other.
             await group.next()
@@ -28,13 +30,17 @@ enum SessionConnection {
     }
 
     private static func read(
-        _ inbound: WebSocketInboundStream, session id: SessionID, hub: SignalHub, maxMessageBytes: Int
+        _ inbound: WebSocketInboundStream, session id: SessionID, hub: SignalHub, maxMessageBytes: Int,
+        maxFrameBytes: Int
     ) async {
         do {
             for try await message in inbound.messages(maxSize: maxMessageBytes) {
                 switch message {
                 case .text(let text):
-                    await hub.received(text, on: id, at: .now)
+                    let arrived = ContinuousClock.now
+                    // Parsed here, concurrently with other sessions, rather than on the hub's actor.
+                    let message = SignalHub.decode(text, maxFrameBytes: maxFrameBytes)
+                    await hub.received(message, on: id, at: arrived)
                 case .binary:
                     await hub.receivedBinary(on: id)
                 }
