@@ -1,0 +1,202 @@
+import CallAPI
+import CallAPISignalClient
+import Logging
+
+/// One-way message latency through our server between pairs of real ``SignalClient``s on loopback.
+///
+/// Sender `i` sends to receiver `i` through `sendMessage` (as CallAPI does; the completion is the server's
+/// acknowledgement). The payload starts with the send time, so the receiver computes the one-way latency on the
+/// process's monotonic clock.
+struct RelayBench {
+    struct Settings: Sendable {
+        var pairs = 50
+        /// Fixed offered loads, messages per second over all pairs.
+        var rates: [Double] = [1_000, 10_000, 50_000]
+        var secondsPerRate = 3.0
+        var warmupSeconds = 1.0
+        var payloadBytes = 256
+        /// Find the saturation point: step the rate up until p99 reaches `saturationP99Micros`.
+        var findSaturation = true
+        var saturationRates: [Double] = [5_000, 10_000, 20_000, 30_000, 40_000, 50_000, 60_000, 80_000, 100_000]
+        var saturationSeconds = 2.0
+        var saturationP99Micros = 10_000.0
+        /// How long to wait, after the last send, for the answers still in flight.
+        var drainSeconds = 5.0
+    }
+
+    struct Step: Codable, Sendable {
+        var offeredRate: Double
+        var achievedRate: Double
+        var sent: Int
+        var acknowledged: Int
+        var failed: Int
+        var delivered: Int
+        /// Send → received by the other client.
+        var oneWay: LatencySummary
+        /// Send → the server's acknowledgement back at the sender.
+        var ack: LatencySummary
+
+        var lost: Int { sent - delivered }
+        /// Sent at the offered rate, all delivered, p99 under the bar.
+        func holds(p99UnderMicros bar: Double) -> Bool {
+            achievedRate >= offeredRate * 0.95 && delivered == sent && failed == 0 && oneWay.p99 < bar
+        }
+    }
+
+    struct Report: Codable, Sendable {
+        var bench = "relay"
+        var peer = "ours"
+        var pairs: Int
+        var payloadBytes: Int
+        var steps: [Step]
+        var saturationSteps: [Step]
+        /// The highest stepped rate whose p99 stayed under the bar (nil if none did, or not searched).
+        var saturationRate: Double?
+        var saturationP99Micros: Double
+    }
+
+    let settings: Settings
+
+    func run(log: @Sendable (String) -> Void = { _ in }) async throws -> Report {
+        let server = try await BenchServer.start()
+        let probe = RelayProbe()
+        var senders: [SignalClient] = []
+        var receivers: [String] = []
+        var clients: [SignalClient] = []
+        do {
+            log("logging in \(settings.pairs * 2) clients")
+            for index in 0..<settings.pairs {
+                let sender = try await Self.client("\(100_000 + index)", server: server)
+                let receiver = try await Self.client("\(200_000 + index)", server: server)
+                receiver.addListener(listener: probe)
+                senders.append(sender)
+                receivers.append("\(200_000 + index)")
+                clients += [sender, receiver]
+            }
+            let load = RelayLoad(
+                senders: senders, receivers: receivers, probe: probe, payloadBytes: settings.payloadBytes)
+            if settings.warmupSeconds > 0 {
+                log("warming up")
+                _ = await load.step(
+                    rate: min(5_000, settings.rates.first ?? 1_000), seconds: settings.warmupSeconds,
+                    drainSeconds: settings.drainSeconds)
+            }
+            var steps: [Step] = []
+            for rate in settings.rates {
+                log("offered \(Int(rate)) msg/s for \(settings.secondsPerRate) s")
+                steps.append(
+                    await load.step(rate: rate, seconds: settings.secondsPerRate, drainSeconds: settings.drainSeconds))
+            }
+            var saturationSteps: [Step] = []
+            var saturation: Double?
+            if settings.findSaturation {
+                for rate in settings.saturationRates {
+                    log("saturation: offered \(Int(rate)) msg/s for \(settings.saturationSeconds) s")
+                    let step = await load.step(
+                        rate: rate, seconds: settings.saturationSeconds, drainSeconds: settings.drainSeconds)
+                    saturationSteps.append(step)
+                    guard step.holds(p99UnderMicros: settings.saturationP99Micros) else { break }
+                    saturation = rate
+                }
+            }
+            for client in clients { client.logout() }
+            await server.stop()
+            return Report(
+                pairs: settings.pairs, payloadBytes: settings.payloadBytes, steps: steps,
+                saturationSteps: saturationSteps,
+                saturationRate: saturation, saturationP99Micros: settings.saturationP99Micros)
+        } catch {
+            for client in clients { client.logout() }
+            await server.stop()
+            throw error
+        }
+    }
+
+    static func client(_ user: String, server: BenchServer) async throws -> SignalClient {
+        var logger = Logger(label: "callapi.bench.client")
+        logger.logLevel = .critical
+        let client = SignalClient(configuration: .init(url: server.url), logger: logger)
+        try await client.login(token: try await server.token(user))
+        return client
+    }
+}
+
+/// Sends one step's messages and gathers what came back.
+struct RelayLoad: Sendable {
+    let senders: [SignalClient]
+    let receivers: [String]
+    let probe: RelayProbe
+    let padding: String
+
+    init(senders: [SignalClient], receivers: [String], probe: RelayProbe, payloadBytes: Int) {
+        self.senders = senders
+        self.receivers = receivers
+        self.probe = probe
+        padding = String(repeating: "x", count: max(0, payloadBytes - 24))
+    }
+
+    func step(rate: Double, seconds: Double, drainSeconds: Double) async -> RelayBench.Step {
+        probe.reset()
+        let senders = senders, receivers = receivers, probe = probe, padding = padding
+        let outcome = await LoadGenerator.run(rate: rate, seconds: seconds) { index in
+            let pair = index % senders.count
+            let sentAt = BenchClock.nanos()
+            senders[pair].sendMessage(userId: receivers[pair], message: "\(sentAt);\(padding)") { error in
+                probe.acknowledged(sentAt: sentAt, failed: error != nil)
+            }
+        }
+        let deadline = BenchClock.nanos() + UInt64(drainSeconds * 1e9)
+        while BenchClock.nanos() < deadline {
+            let counts = probe.counts
+            if counts.acknowledged + counts.failed >= outcome.sent, counts.delivered >= counts.acknowledged { break }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        let counts = probe.counts
+        return RelayBench.Step(
+            offeredRate: rate, achievedRate: (outcome.achievedRate).rounded(), sent: outcome.sent,
+            acknowledged: counts.acknowledged, failed: counts.failed, delivered: counts.delivered,
+            oneWay: probe.oneWay.summary, ack: probe.ack.summary)
+    }
+}
+
+/// The receivers' listener and the senders' acknowledgement counter.
+final class RelayProbe: ISignalClientListener {
+    struct Counts: Sendable {
+        var acknowledged = 0
+        var failed = 0
+        var delivered = 0
+    }
+
+    let oneWay = LatencyRecorder()
+    let ack = LatencyRecorder()
+    private let tally = Locked(Counts())
+
+    var counts: Counts { tally.withLock { $0 } }
+
+    func reset() {
+        tally.withLock { $0 = Counts() }
+        _ = oneWay.takeSummary()
+        _ = ack.takeSummary()
+    }
+
+    func acknowledged(sentAt: UInt64, failed: Bool) {
+        let now = BenchClock.nanos()
+        if failed {
+            tally.withLock { $0.failed += 1 }
+        } else {
+            ack.record(nanos: now &- sentAt)
+            tally.withLock { $0.acknowledged += 1 }
+        }
+    }
+
+    func onMessageReceive(message: String) {
+        let now = BenchClock.nanos()
+        guard let end = message.utf8.firstIndex(of: UInt8(ascii: ";")),
+            let sentAt = UInt64(message[..<end])
+        else { return }
+        oneWay.record(nanos: now &- sentAt)
+        tally.withLock { $0.delivered += 1 }
+    }
+
+    func onMessageReceive(message: String, from sender: SignalSender) { onMessageReceive(message: message) }
+}
