@@ -45,6 +45,8 @@ public struct HubState: Sendable {
 
     /// Users with at least one logged-in session, sorted.
     public var onlineUsers: [String] { userSessions.keys.sorted() }
+    /// How many users have a logged-in session (without sorting them: the hub reads this after every event).
+    public var onlineUserCount: Int { userSessions.count }
     /// Open connections, logged in or not.
     public var sessionCount: Int { sessions.count }
     /// Messages held for offline users.

@@ -112,7 +112,7 @@ actor SignalHub {
         for action in actions {
             perform(action, relayStartedAt: relayStartedAt)
         }
-        metrics.update(sessions: state.sessionCount, usersOnline: state.onlineUsers.count, held: state.heldCount)
+        metrics.update(sessions: state.sessionCount, usersOnline: state.onlineUserCount, held: state.heldCount)
     }
 
     private func perform(_ action: HubAction, relayStartedAt: ContinuousClock.Instant?) {
