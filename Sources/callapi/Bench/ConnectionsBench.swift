@@ -14,7 +14,7 @@ struct ConnectionsBench {
     struct Settings: Sendable {
         var count = 10_000
         /// Logins in flight at once.
-        var concurrency = 200
+        var concurrency = 50
         /// Connections made before the baseline is read, so pools and caches are already warm.
         var warmup = 100
         /// Seconds to let the server settle before reading its memory.

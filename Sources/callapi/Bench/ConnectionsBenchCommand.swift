@@ -9,7 +9,7 @@ struct ConnectionsBenchCommand: AsyncParsableCommand {
     )
 
     @Option(help: "Idle connections to open.") var count = 10_000
-    @Option(help: "Logins in flight at once.") var concurrency = 200
+    @Option(help: "Logins in flight at once.") var concurrency = 50
 
     func run() async throws {
         guard count > 0, count <= 100_000, concurrency > 0 else {
