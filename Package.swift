@@ -92,3 +92,25 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// Real media on Linux (issue 5): a WebRTC engine on GStreamer's webrtcbin behind the RTC seam.
+// Linux only: it needs the GStreamer development packages listed in .ci/apt-packages.
+#if os(Linux)
+    package.products.append(.library(name: "CallAPIWebRTC", targets: ["CallAPIWebRTC"]))
+    package.targets += [
+        .systemLibrary(
+            name: "CGStreamer", pkgConfig: "gstreamer-webrtc-1.0",
+            providers: [
+                .apt(["libgstreamer1.0-dev", "libgstreamer-plugins-base1.0-dev", "libgstreamer-plugins-bad1.0-dev"])
+            ]
+        ),
+        .target(
+            name: "CGStreamerShim", dependencies: ["CGStreamer"],
+            linkerSettings: [
+                .linkedLibrary("gstsdp-1.0"), .linkedLibrary("gstapp-1.0"), .linkedLibrary("gstwebrtc-1.0"),
+            ]
+        ),
+        .target(name: "CallAPIWebRTC", dependencies: ["CallAPI", "CGStreamerShim"]),
+        .testTarget(name: "CallAPIWebRTCTests", dependencies: ["CallAPIWebRTC", "CallAPI", "CallAPITesting"]),
+    ]
+#endif

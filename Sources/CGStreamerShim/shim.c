@@ -1,0 +1,173 @@
+#include "CGStreamerShim.h"
+
+typedef struct {
+    void *fn;
+    void *context;
+    cgst_release_fn release;
+} cgst_handler;
+
+static void cgst_handler_free(gpointer data, GClosure *closure) {
+    (void)closure;
+    cgst_handler *handler = data;
+    if (handler->release) handler->release(handler->context);
+    g_free(handler);
+}
+
+static cgst_handler *cgst_handler_new(void *fn, void *context, cgst_release_fn release) {
+    cgst_handler *handler = g_new0(cgst_handler, 1);
+    handler->fn = fn;
+    handler->context = context;
+    handler->release = release;
+    return handler;
+}
+
+static void cgst_on_ice_candidate(GstElement *webrtc, guint mline, gchar *candidate, gpointer data) {
+    (void)webrtc;
+    cgst_handler *handler = data;
+    ((cgst_ice_candidate_fn)handler->fn)(handler->context, mline, candidate);
+}
+
+static void cgst_on_pad_added(GstElement *element, GstPad *pad, gpointer data) {
+    (void)element;
+    cgst_handler *handler = data;
+    ((cgst_pad_added_fn)handler->fn)(handler->context, pad);
+}
+
+gulong cgst_connect_ice_candidate(GstElement *webrtc, cgst_ice_candidate_fn fn, void *context,
+                                  cgst_release_fn release) {
+    return g_signal_connect_data(webrtc, "on-ice-candidate", G_CALLBACK(cgst_on_ice_candidate),
+                                 cgst_handler_new((void *)fn, context, release), cgst_handler_free, 0);
+}
+
+gulong cgst_connect_pad_added(GstElement *element, cgst_pad_added_fn fn, void *context, cgst_release_fn release) {
+    return g_signal_connect_data(element, "pad-added", G_CALLBACK(cgst_on_pad_added),
+                                 cgst_handler_new((void *)fn, context, release), cgst_handler_free, 0);
+}
+
+void cgst_webrtc_create_offer(GstElement *webrtc, GstPromise *promise) {
+    g_signal_emit_by_name(webrtc, "create-offer", NULL, promise);
+}
+
+void cgst_webrtc_create_answer(GstElement *webrtc, GstPromise *promise) {
+    g_signal_emit_by_name(webrtc, "create-answer", NULL, promise);
+}
+
+void cgst_webrtc_set_local_description(GstElement *webrtc, GstWebRTCSessionDescription *desc, GstPromise *promise) {
+    g_signal_emit_by_name(webrtc, "set-local-description", desc, promise);
+}
+
+void cgst_webrtc_set_remote_description(GstElement *webrtc, GstWebRTCSessionDescription *desc,
+                                        GstPromise *promise) {
+    g_signal_emit_by_name(webrtc, "set-remote-description", desc, promise);
+}
+
+void cgst_webrtc_add_ice_candidate(GstElement *webrtc, guint mline, const char *candidate) {
+    g_signal_emit_by_name(webrtc, "add-ice-candidate", mline, candidate);
+}
+
+static char *cgst_reply_error(const GstStructure *reply) {
+    if (!reply || !gst_structure_has_field(reply, "error")) return NULL;
+    GError *error = NULL;
+    gst_structure_get(reply, "error", G_TYPE_ERROR, &error, NULL);
+    if (!error) return g_strdup("unknown error");
+    char *text = g_strdup(error->message);
+    g_error_free(error);
+    return text;
+}
+
+GstWebRTCSessionDescription *cgst_promise_take_description(GstPromise *promise, const char *field,
+                                                           char **error_text) {
+    if (error_text) *error_text = NULL;
+    if (gst_promise_wait(promise) != GST_PROMISE_RESULT_REPLIED) {
+        if (error_text) *error_text = g_strdup("promise not replied");
+        return NULL;
+    }
+    const GstStructure *reply = gst_promise_get_reply(promise);
+    GstWebRTCSessionDescription *desc = NULL;
+    if (reply && gst_structure_has_field(reply, field)) {
+        gst_structure_get(reply, field, GST_TYPE_WEBRTC_SESSION_DESCRIPTION, &desc, NULL);
+    }
+    if (!desc && error_text) {
+        *error_text = cgst_reply_error(reply);
+        if (!*error_text) *error_text = g_strdup("no description in reply");
+    }
+    return desc;
+}
+
+gboolean cgst_promise_failed(GstPromise *promise, char **error_text) {
+    if (error_text) *error_text = NULL;
+    GstPromiseResult result = gst_promise_wait(promise);
+    if (result != GST_PROMISE_RESULT_REPLIED) {
+        if (result == GST_PROMISE_RESULT_INTERRUPTED || result == GST_PROMISE_RESULT_EXPIRED) {
+            if (error_text) *error_text = g_strdup("promise interrupted");
+            return TRUE;
+        }
+        return FALSE;
+    }
+    char *text = cgst_reply_error(gst_promise_get_reply(promise));
+    if (!text) return FALSE;
+    if (error_text) *error_text = text; else g_free(text);
+    return TRUE;
+}
+
+GstWebRTCSessionDescription *cgst_description_from_text(GstWebRTCSDPType type, const char *text) {
+    GstSDPMessage *sdp = NULL;
+    if (gst_sdp_message_new_from_text(text, &sdp) != GST_SDP_OK) {
+        if (sdp) gst_sdp_message_free(sdp);
+        return NULL;
+    }
+    return gst_webrtc_session_description_new(type, sdp);
+}
+
+char *cgst_description_to_text(const GstWebRTCSessionDescription *desc) {
+    return gst_sdp_message_as_text(desc->sdp);
+}
+
+gboolean cgst_request_key_frame(GstPad *pad) {
+    GstStructure *s = gst_structure_new("GstForceKeyUnit", "all-headers", G_TYPE_BOOLEAN, TRUE, NULL);
+    return gst_pad_send_event(pad, gst_event_new_custom(GST_EVENT_CUSTOM_UPSTREAM, s));
+}
+
+GstBuffer *cgst_probe_buffer(GstPadProbeInfo *info) {
+    return (info->type & GST_PAD_PROBE_TYPE_BUFFER) ? GST_PAD_PROBE_INFO_BUFFER(info) : NULL;
+}
+
+void cgst_set_bool(gpointer object, const char *name, gboolean value) { g_object_set(object, name, value, NULL); }
+void cgst_set_double(gpointer object, const char *name, double value) { g_object_set(object, name, value, NULL); }
+void cgst_set_int(gpointer object, const char *name, gint value) { g_object_set(object, name, value, NULL); }
+void cgst_set_uint(gpointer object, const char *name, guint value) { g_object_set(object, name, value, NULL); }
+void cgst_set_string(gpointer object, const char *name, const char *value) {
+    g_object_set(object, name, value, NULL);
+}
+void cgst_set_caps(gpointer object, const char *name, const char *caps) {
+    GstCaps *parsed = gst_caps_from_string(caps);
+    g_object_set(object, name, parsed, NULL);
+    if (parsed) gst_caps_unref(parsed);
+}
+
+GstElement *cgst_element(gpointer object) { return GST_ELEMENT(object); }
+GstBin *cgst_bin(gpointer object) { return GST_BIN(object); }
+GstObject *cgst_object(gpointer object) { return GST_OBJECT(object); }
+GstAppSrc *cgst_app_src(GstElement *element) { return GST_APP_SRC(element); }
+GstAppSink *cgst_app_sink(GstElement *element) { return GST_APP_SINK(element); }
+
+char *cgst_message_error_text(GstMessage *message) {
+    GError *error = NULL;
+    gchar *debug = NULL;
+    if (GST_MESSAGE_TYPE(message) == GST_MESSAGE_ERROR) {
+        gst_message_parse_error(message, &error, &debug);
+    } else if (GST_MESSAGE_TYPE(message) == GST_MESSAGE_WARNING) {
+        gst_message_parse_warning(message, &error, &debug);
+    } else {
+        return NULL;
+    }
+    char *text = g_strdup_printf("%s: %s", GST_OBJECT_NAME(GST_MESSAGE_SRC(message)),
+                                 error ? error->message : "unknown");
+    if (error) g_error_free(error);
+    g_free(debug);
+    return text;
+}
+
+GstMessageType cgst_message_type(GstMessage *message) { return GST_MESSAGE_TYPE(message); }
+
+void cgst_stop_unused_threads(void) { g_thread_pool_stop_unused_threads(); }

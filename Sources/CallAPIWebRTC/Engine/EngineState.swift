@@ -1,0 +1,60 @@
+import CallAPI
+
+/// Everything a ``WebRTCEngine`` knows, behind its lock. GStreamer handles in it are only used on the
+/// engine's queue, except the receive-bin handles that `pad-added` stores from a streaming thread.
+struct EngineState: Sendable {
+    var handler: (@Sendable (RTCEngineEvent) -> Void)?
+    var media = RTCMediaOptions.call(.video)
+    var previewing = false
+    /// The first captured frame since the preview started was reported.
+    var captureReported = false
+    var localCanvas: (any CallCanvas)?
+    var remoteCanvases: [UInt: any CallCanvas] = [:]
+    var volumes: [UInt: Int] = [:]
+    var pipeline: MediaPipeline?
+    var session: ChannelSession?
+    /// Tells one join (and one peer link) from the next.
+    var nextId = 0
+
+    mutating func makeId() -> Int {
+        nextId += 1
+        return nextId
+    }
+
+    /// Whether the send valves of `peer` should let video and audio through: only once both descriptions
+    /// are applied (webrtcbin is not ready for media before), and as publishing and the peer's
+    /// subscription say.
+    func sends(to peer: PeerState) -> (video: Bool, audio: Bool) {
+        guard peer.negotiation.isComplete else { return (false, false) }
+        return (
+            media.publishCamera && peer.peerSubscribes.video, media.publishMicrophone && peer.peerSubscribes.audio
+        )
+    }
+}
+
+/// One membership of a channel.
+struct ChannelSession: Sendable {
+    let id: Int
+    let channel: String
+    let uid: UInt
+    var membership: (any WebRTCChannelMembership)?
+    var joined = false
+    var peers: [UInt: PeerState] = [:]
+    var publishedVideo = false
+    var publishedAudio = false
+}
+
+/// One remote member and what is known of the media with it.
+struct PeerState: Sendable {
+    let uid: UInt
+    var negotiation: PeerNegotiation
+    var link: PeerLink?
+    /// What the peer said it wants to receive (everything until it says otherwise).
+    var peerSubscribes: (audio: Bool, video: Bool) = (true, true)
+    /// Whether the send valves are open now (to request a key frame when video opens).
+    var sendingVideo = false
+    var receiveVideo: PeerLink.ReceiveBin?
+    var receiveAudio: PeerLink.ReceiveBin?
+    var videoDecodedReported = false
+    var audioDecodedReported = false
+}

@@ -1,0 +1,79 @@
+import CGStreamerShim
+import CallAPI
+
+// The receiving side: receive bins for the peer's streams and their first decoded frames. These run on
+// GStreamer streaming threads; they touch only the locked state and hop onto the queue to report.
+extension WebRTCEngine {
+    /// A new webrtcbin source pad for `uid`: build and link its receive bin now, on this thread.
+    func remotePad(_ pad: UnsafeMutablePointer<GstPad>, from uid: UInt, link linkId: Int) {
+        guard let link = state.withLock({ $0.session?.peers[uid]?.link }), link.id == linkId,
+            let kind = PeerLink.kind(of: pad)
+        else { return }
+        let decoded = BufferProbeBox { [weak self] pad, buffer in
+            self?.decoded(kind, buffer, on: pad, from: uid, link: linkId) ?? false
+        }
+        guard let receive = link.attachReceiveBin(for: pad, sources: sources, decoded: decoded) else { return }
+        state.withLock { state in
+            guard state.session?.peers[uid]?.link?.id == linkId else { return }
+            switch kind {
+            case .video: state.session?.peers[uid]?.receiveVideo = receive
+            case .audio: state.session?.peers[uid]?.receiveAudio = receive
+            }
+            state.applyReceiving(to: uid)
+        }
+    }
+
+    /// A decoded buffer of `kind` from `uid`; returns whether to keep probing.
+    private func decoded(
+        _ kind: PeerLink.Kind, _ buffer: UnsafeMutablePointer<GstBuffer>, on pad: UnsafeMutablePointer<GstPad>,
+        from uid: UInt, link linkId: Int
+    ) -> Bool {
+        let (channel, canvas) = state.withLock { state -> (String?, FrameSnapshotCanvas?) in
+            guard let session = state.session, let peer = session.peers[uid], peer.link?.id == linkId else {
+                return (nil, nil)
+            }
+            var report = false
+            switch kind {
+            case .video where !peer.videoDecodedReported:
+                state.session?.peers[uid]?.videoDecodedReported = true
+                report = true
+            case .audio where !peer.audioDecodedReported:
+                state.session?.peers[uid]?.audioDecodedReported = true
+                report = true
+            default:
+                break
+            }
+            let canvas =
+                kind == .video
+                ? (state.remoteCanvases[uid] as? FrameSnapshotCanvas).flatMap { $0.claimFrame() ? $0 : nil } : nil
+            return (report ? session.channel : nil, canvas)
+        }
+        if let canvas { snapshot(buffer, on: pad, into: canvas) }
+        if let channel {
+            queue.async { [self] in
+                guard state.withLock({ $0.session?.peers[uid]?.link?.id == linkId }) else { return }
+                emit(
+                    kind == .video
+                        ? .remoteFirstVideoFrameDecoded(channel: channel, uid: uid)
+                        : .remoteFirstAudioFrameDecoded(channel: channel, uid: uid))
+            }
+        }
+        // Video keeps its probe for snapshot canvases set later; audio needs only its first frame.
+        return kind == .video
+    }
+}
+
+extension EngineState {
+    /// Opens or closes the receive valves of `uid` and sets its playback volume. Property sets only, so
+    /// safe under the lock.
+    func applyReceiving(to uid: UInt) {
+        guard let peer = session?.peers[uid] else { return }
+        peer.receiveVideo?.valve.set("drop", !media.subscribeVideo)
+        peer.receiveAudio?.valve.set("drop", !media.subscribeAudio)
+        if let volume = peer.receiveAudio?.volume {
+            let level = volumes[uid] ?? 100
+            volume.set("volume", Double(level) / 100)
+            volume.set("mute", level == 0)
+        }
+    }
+}

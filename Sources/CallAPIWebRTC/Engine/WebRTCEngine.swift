@@ -1,0 +1,262 @@
+import CGStreamerShim
+import CallAPI
+import Dispatch
+import Foundation
+
+/// A ``CallRTCEngine`` with real media: GStreamer's `webrtcbin`, VP8 video and Opus audio, peer to peer,
+/// with a ``WebRTCChannelTransport`` to meet the other members of a channel and exchange descriptions.
+///
+/// Camera and microphone are test sources unless ``WebRTCMediaSources`` says otherwise; remote audio goes
+/// through a `volume` element to a sink that needs no sound device by default. First-frame events are
+/// real: `remoteFirstVideoFrameDecoded` comes from a probe after `vp8dec`, `remoteFirstAudioFrameDecoded`
+/// after `opusdec`. A ``FrameSnapshotCanvas`` given as a canvas gets the first frame as a PNG.
+///
+/// ## Threads
+/// Every method returns at once. Work happens on the engine's serial queue, which is also where events
+/// are reported, in order. GStreamer calls back on its own threads; those callbacks only read or update
+/// the locked state and hop onto the queue.
+///
+/// ## Media
+/// Every peer link negotiates one audio and one video stream, always. What is published and subscribed
+/// is switched with valves, and each side tells the other what it subscribes to
+/// (``WebRTCSignal/subscription(audio:video:)``), so nothing is sent that nobody decodes.
+public final class WebRTCEngine: CallRTCEngine {
+    /// Where camera and microphone come from and where remote audio goes.
+    public let sources: WebRTCMediaSources
+    let transport: any WebRTCChannelTransport
+    let queue: DispatchQueue
+    let snapshotQueue: DispatchQueue
+    let state = Locked(EngineState())
+
+    /// An engine meeting peers through `transport`. `label` names its queues (useful with several engines).
+    public init(
+        transport: any WebRTCChannelTransport, sources: WebRTCMediaSources = WebRTCMediaSources(),
+        label: String = "webrtc"
+    ) {
+        GStreamerRuntime.ensureInitialized()
+        self.transport = transport
+        self.sources = sources
+        queue = DispatchQueue(label: "callapi.\(label).engine")
+        snapshotQueue = DispatchQueue(label: "callapi.\(label).snapshot")
+    }
+
+    deinit {
+        let (session, pipeline) = state.withLock { state in
+            defer {
+                state.session = nil
+                state.pipeline = nil
+            }
+            return (state.session, state.pipeline)
+        }
+        session?.membership?.leave()
+        for peer in session?.peers.values.map({ $0 }) ?? [] {
+            if let link = peer.link, let pipeline { link.remove(from: pipeline) }
+        }
+        pipeline?.tearDown()
+    }
+
+    /// GStreamer elements this engine needs that are not installed (empty when all are).
+    public static var missingElements: [String] { GStreamerRuntime.missingElements() }
+
+    // MARK: - CallRTCEngine
+
+    public func setEventHandler(_ handler: (@Sendable (RTCEngineEvent) -> Void)?) {
+        state.withLock { $0.handler = handler }
+    }
+
+    public func joinChannel(_ channel: String, token: String, uid: UInt, media: RTCMediaOptions) {
+        queue.async { [self] in join(channel, token: token, uid: uid, media: media) }
+    }
+
+    public func updateMedia(_ media: RTCMediaOptions) {
+        queue.async { [self] in changeMedia(media) }
+    }
+
+    public func leaveChannel() {
+        queue.async { [self] in leave() }
+    }
+
+    public func setRemotePlaybackVolume(_ volume: Int, uid: UInt) {
+        state.withLock { state in
+            state.volumes[uid] = min(100, max(0, volume))
+            state.applyReceiving(to: uid)
+        }
+    }
+
+    public func setLocalCanvas(_ view: (any CallCanvas)?) {
+        state.withLock { $0.localCanvas = view }
+    }
+
+    public func setRemoteCanvas(_ view: (any CallCanvas)?, uid: UInt) {
+        state.withLock { $0.remoteCanvases[uid] = view }
+    }
+
+    public func startPreview() {
+        queue.async { [self] in
+            let started = state.withLock { state -> Bool in
+                defer { state.previewing = true }
+                if !state.previewing { state.captureReported = false }
+                return !state.previewing
+            }
+            guard started else { return }
+            do throws(WebRTCEngineError) {
+                try ensurePipeline()
+            } catch {
+                emit(.error(code: error.code.rawValue, message: error.message))
+            }
+        }
+    }
+
+    public func stopPreview() {
+        queue.async { [self] in
+            state.withLock { $0.previewing = false }
+            stopPipelineIfIdle()
+        }
+    }
+
+    public func renewToken(_ token: String) {
+        queue.async { [self] in state.withLock { $0.session?.membership }?.renewToken(token) }
+    }
+
+    public func ntpWallTimeMillis() -> UInt64 {
+        UInt64(max(0, Date().timeIntervalSince1970 * 1000))
+    }
+
+    // MARK: - On the queue
+
+    /// Reports `event` to the handler. Call on the queue.
+    func emit(_ event: RTCEngineEvent) {
+        state.withLock { $0.handler }?(event)
+    }
+
+    private func join(_ channel: String, token: String, uid: UInt, media: RTCMediaOptions) {
+        if state.withLock({ $0.session != nil }) { leave() }
+        let missing = GStreamerRuntime.missingElements()
+        guard missing.isEmpty else {
+            emit(
+                .joinFailed(
+                    channel: channel, code: WebRTCEngineError.Code.missingElements.rawValue,
+                    message: "GStreamer elements missing: \(missing.joined(separator: ", "))"))
+            return
+        }
+        state.withLock { $0.media = media }
+        do throws(WebRTCEngineError) {
+            try ensurePipeline()
+        } catch {
+            emit(.joinFailed(channel: channel, code: error.code.rawValue, message: error.message))
+            return
+        }
+        let id = state.withLock { state in
+            let id = state.makeId()
+            state.session = ChannelSession(id: id, channel: channel, uid: uid)
+            return id
+        }
+        let membership = transport.join(channel: channel, token: token, uid: uid) { [weak self] event in
+            guard let self else { return }
+            queue.async { self.handle(event, session: id) }
+        }
+        state.withLock { state in
+            if state.session?.id == id { state.session?.membership = membership }
+        }
+    }
+
+    private func leave() {
+        let (session, pipeline) = state.withLock { state in
+            defer { state.session = nil }
+            return (state.session, state.pipeline)
+        }
+        guard let session else { return }
+        session.membership?.leave()
+        let links = session.peers.values.compactMap(\.link)
+        if let pipeline = takePipelineIfIdle() {
+            // Stopping the whole pipeline frees the peer bins with it, and GStreamer's own references to
+            // them (retained messages) with them; removing them one by one first leaves those behind.
+            for link in links { link.forget() }
+            pipeline.tearDown()
+        } else if let pipeline {
+            for link in links { link.remove(from: pipeline) }
+        }
+        emit(.localLeft(channel: session.channel))
+    }
+
+    private func changeMedia(_ media: RTCMediaOptions) {
+        let (old, uids, membership) = state.withLock { state in
+            defer { state.media = media }
+            return (state.media, Array(state.session?.peers.keys ?? [:].keys), state.session?.membership)
+        }
+        for uid in uids {
+            applySending(to: uid)
+            state.withLock { $0.applyReceiving(to: uid) }
+        }
+        if old.subscribeAudio != media.subscribeAudio || old.subscribeVideo != media.subscribeVideo {
+            for uid in uids {
+                membership?.send(.subscription(audio: media.subscribeAudio, video: media.subscribeVideo), to: uid)
+            }
+        }
+    }
+
+    /// Builds and starts the capture pipeline if there is none.
+    func ensurePipeline() throws(WebRTCEngineError) {
+        guard state.withLock({ $0.pipeline == nil }) else { return }
+        let captured = BufferProbeBox { [weak self] pad, buffer in
+            self?.captured(buffer, on: pad)
+            return true
+        }
+        let bus = BusBox { [weak self] message in self?.busMessage(message) }
+        let pipeline = try MediaPipeline.start(sources: sources, captured: captured, bus: bus)
+        state.withLock { $0.pipeline = pipeline }
+    }
+
+    /// Tears the pipeline down when neither a channel nor the preview needs it.
+    func stopPipelineIfIdle() {
+        takePipelineIfIdle()?.tearDown()
+    }
+
+    /// The pipeline, taken out of the state, when neither a channel nor the preview needs it.
+    private func takePipelineIfIdle() -> MediaPipeline? {
+        state.withLock { state -> MediaPipeline? in
+            guard state.session == nil, !state.previewing, let pipeline = state.pipeline else { return nil }
+            state.pipeline = nil
+            return pipeline
+        }
+    }
+
+    // MARK: - From GStreamer threads
+
+    private func captured(_ buffer: UnsafeMutablePointer<GstBuffer>, on pad: UnsafeMutablePointer<GstPad>) {
+        let (report, canvas) = state.withLock { state -> (Bool, FrameSnapshotCanvas?) in
+            var report = false
+            if state.previewing && !state.captureReported {
+                state.captureReported = true
+                report = true
+            }
+            let canvas = (state.localCanvas as? FrameSnapshotCanvas).flatMap { $0.claimFrame() ? $0 : nil }
+            return (report, canvas)
+        }
+        if report { queue.async { [self] in emit(.localFirstVideoFrameCaptured) } }
+        if let canvas { snapshot(buffer, on: pad, into: canvas) }
+    }
+
+    /// Encodes `buffer` as PNG off the streaming thread and hands it to `canvas`.
+    func snapshot(
+        _ buffer: UnsafeMutablePointer<GstBuffer>, on pad: UnsafeMutablePointer<GstPad>,
+        into canvas: FrameSnapshotCanvas
+    ) {
+        guard let frame = FrameRef(buffer: buffer, pad: pad) else {
+            canvas.store(nil)
+            return
+        }
+        snapshotQueue.async {
+            let png = PNGCodec.encode(frame)
+            frame.release()
+            canvas.store(png)
+        }
+    }
+
+    private func busMessage(_ message: UnsafeMutablePointer<GstMessage>) {
+        guard cgst_message_type(message) == GST_MESSAGE_ERROR,
+            let text = GStreamerRuntime.consume(cgst_message_error_text(message))
+        else { return }
+        queue.async { [self] in emit(.error(code: WebRTCEngineError.Code.pipeline.rawValue, message: text)) }
+    }
+}

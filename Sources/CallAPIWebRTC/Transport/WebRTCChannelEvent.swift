@@ -1,0 +1,19 @@
+/// What a ``WebRTCChannelTransport`` reports about one membership, in order.
+public enum WebRTCChannelEvent: Sendable, Equatable {
+    /// The join succeeded; `members` are the other uids already in the channel. Always the first event
+    /// of a successful membership.
+    case joined(members: [UInt])
+    /// The join was refused (bad token, channel full...). Nothing follows.
+    case joinFailed(code: Int, message: String)
+    /// `uid` joined the channel after this member.
+    case memberJoined(uid: UInt)
+    /// `uid` left: `reason` 0 when it quit, 1 when it dropped (connection lost), others transport-defined.
+    case memberLeft(uid: UInt, reason: Int)
+    /// `uid` sent this member a signal.
+    case signal(from: UInt, WebRTCSignal)
+    /// The channel token expires soon; renew it with ``WebRTCChannelMembership/renewToken(_:)``.
+    case tokenWillExpire
+    /// This member was removed from the channel (kicked, or the transport failed). Nothing follows;
+    /// the engine reports `code` and `message` as an RTC error.
+    case removed(code: Int, message: String)
+}
