@@ -20,7 +20,7 @@ struct BenchSmokeTests {
             #expect(step.sent > 0)
             #expect(step.acknowledged + step.failed <= step.sent)
             #expect(step.delivered <= step.sent)
-            #expect(step.oneWay.count == step.delivered)
+            #expect(step.oneWay.count <= step.sent)
             #expect(step.oneWay.isOrdered)
             #expect(step.ack.isOrdered)
         }

@@ -6,7 +6,7 @@ import Foundation
     import Darwin
 #endif
 
-/// An open-loop load generator: calls `emit` at a fixed rate for a fixed time, on a thread of its own so the
+/// An open-loop load generator: calls `emit` at a fixed rate for a fixed time (or until `emit` returns false), on a thread of its own so the
 /// pacing neither waits for replies nor takes a thread from Swift's cooperative pool.
 ///
 /// Sends that fall due while the thread sleeps go out together when it wakes (the kernel's timer slack is tens
@@ -16,10 +16,12 @@ enum LoadGenerator {
         /// Calls of `emit`.
         var sent: Int
         var elapsedSeconds: Double
+        /// `emit` asked to stop before the time was up.
+        var stoppedEarly: Bool
         var achievedRate: Double { elapsedSeconds > 0 ? Double(sent) / elapsedSeconds : 0 }
     }
 
-    static func run(rate: Double, seconds: Double, emit: @escaping @Sendable (Int) -> Void) async -> Outcome {
+    static func run(rate: Double, seconds: Double, emit: @escaping @Sendable (Int) -> Bool) async -> Outcome {
         await withCheckedContinuation { continuation in
             let thread = Thread {
                 continuation.resume(returning: pace(rate: rate, seconds: seconds, emit: emit))
@@ -29,7 +31,7 @@ enum LoadGenerator {
         }
     }
 
-    private static func pace(rate: Double, seconds: Double, emit: (Int) -> Void) -> Outcome {
+    private static func pace(rate: Double, seconds: Double, emit: (Int) -> Bool) -> Outcome {
         let total = Int(rate * seconds)
         let start = BenchClock.nanos()
         let interval = 1e9 / rate
@@ -38,7 +40,9 @@ enum LoadGenerator {
             let now = BenchClock.nanos() &- start
             let due = min(total, Int(Double(now) / interval) + 1)
             while sent < due {
-                emit(sent)
+                guard emit(sent) else {
+                    return Outcome(sent: sent, elapsedSeconds: BenchClock.seconds(since: start), stoppedEarly: true)
+                }
                 sent += 1
             }
             if sent < total {
@@ -47,7 +51,7 @@ enum LoadGenerator {
                 if next > now { sleepNanos(next - now) }
             }
         }
-        return Outcome(sent: sent, elapsedSeconds: BenchClock.seconds(since: start))
+        return Outcome(sent: sent, elapsedSeconds: BenchClock.seconds(since: start), stoppedEarly: false)
     }
 
     private static func sleepNanos(_ nanos: UInt64) {

@@ -17,11 +17,15 @@ struct RelayBench {
         var payloadBytes = 256
         /// Find the saturation point: step the rate up until p99 reaches `saturationP99Micros`.
         var findSaturation = true
-        var saturationRates: [Double] = [5_000, 10_000, 20_000, 30_000, 40_000, 50_000, 60_000, 80_000, 100_000]
+        var saturationRates: [Double] = [
+            1_000, 2_000, 5_000, 10_000, 20_000, 30_000, 40_000, 50_000, 60_000, 80_000, 100_000,
+        ]
         var saturationSeconds = 2.0
         var saturationP99Micros = 10_000.0
         /// How long to wait, after the last send, for the answers still in flight.
         var drainSeconds = 5.0
+        /// Unanswered sends at which a step stops early (the server is saturated), which bounds the backlog.
+        var maxInFlight = 20_000
     }
 
     struct Step: Codable, Sendable {
@@ -31,6 +35,9 @@ struct RelayBench {
         var acknowledged: Int
         var failed: Int
         var delivered: Int
+        /// Whether every answer came back within the drain time after the last send, and the sender never had
+        /// more than the in-flight cap unanswered; if not, the server is saturated and heavier steps are skipped.
+        var drained: Bool
         /// Send → received by the other client.
         var oneWay: LatencySummary
         /// Send → the server's acknowledgement back at the sender.
@@ -39,7 +46,7 @@ struct RelayBench {
         var lost: Int { sent - delivered }
         /// Sent at the offered rate, all delivered, p99 under the bar.
         func holds(p99UnderMicros bar: Double) -> Bool {
-            achievedRate >= offeredRate * 0.95 && delivered == sent && failed == 0 && oneWay.p99 < bar
+            drained && achievedRate >= offeredRate * 0.95 && delivered == sent && failed == 0 && oneWay.p99 < bar
         }
     }
 
@@ -74,7 +81,8 @@ struct RelayBench {
                 clients += [sender, receiver]
             }
             let load = RelayLoad(
-                senders: senders, receivers: receivers, probe: probe, payloadBytes: settings.payloadBytes)
+                senders: senders, receivers: receivers, probe: probe, payloadBytes: settings.payloadBytes,
+                maxInFlight: settings.maxInFlight)
             if settings.warmupSeconds > 0 {
                 log("warming up")
                 _ = await load.step(
@@ -83,6 +91,10 @@ struct RelayBench {
             }
             var steps: [Step] = []
             for rate in settings.rates {
+                if let last = steps.last, !last.drained, rate >= last.offeredRate {
+                    log("skipping \(Int(rate)) msg/s: the previous load did not drain")
+                    continue
+                }
                 log("offered \(Int(rate)) msg/s for \(settings.secondsPerRate) s")
                 steps.append(
                     await load.step(rate: rate, seconds: settings.secondsPerRate, drainSeconds: settings.drainSeconds))
@@ -127,35 +139,44 @@ struct RelayLoad: Sendable {
     let receivers: [String]
     let probe: RelayProbe
     let padding: String
+    let maxInFlight: Int
 
-    init(senders: [SignalClient], receivers: [String], probe: RelayProbe, payloadBytes: Int) {
+    init(senders: [SignalClient], receivers: [String], probe: RelayProbe, payloadBytes: Int, maxInFlight: Int) {
         self.senders = senders
         self.receivers = receivers
         self.probe = probe
+        self.maxInFlight = maxInFlight
         padding = String(repeating: "x", count: max(0, payloadBytes - 24))
     }
 
     func step(rate: Double, seconds: Double, drainSeconds: Double) async -> RelayBench.Step {
-        probe.reset()
-        let senders = senders, receivers = receivers, probe = probe, padding = padding
+        await probe.settle()
+        let tag = probe.reset()
+        let senders = senders, receivers = receivers, probe = probe, padding = padding, cap = maxInFlight
         let outcome = await LoadGenerator.run(rate: rate, seconds: seconds) { index in
+            guard index - probe.answered < cap else { return false }
             let pair = index % senders.count
             let sentAt = BenchClock.nanos()
-            senders[pair].sendMessage(userId: receivers[pair], message: "\(sentAt);\(padding)") { error in
-                probe.acknowledged(sentAt: sentAt, failed: error != nil)
+            senders[pair].sendMessage(userId: receivers[pair], message: "\(tag);\(sentAt);\(padding)") { error in
+                probe.acknowledged(tag: tag, sentAt: sentAt, failed: error != nil)
             }
+            return true
         }
         let deadline = BenchClock.nanos() + UInt64(drainSeconds * 1e9)
+        var drained = false
         while BenchClock.nanos() < deadline {
             let counts = probe.counts
-            if counts.acknowledged + counts.failed >= outcome.sent, counts.delivered >= counts.acknowledged { break }
+            if counts.acknowledged + counts.failed >= outcome.sent, counts.delivered >= counts.acknowledged {
+                drained = true
+                break
+            }
             try? await Task.sleep(for: .milliseconds(5))
         }
         let counts = probe.counts
         return RelayBench.Step(
             offeredRate: rate, achievedRate: (outcome.achievedRate).rounded(), sent: outcome.sent,
             acknowledged: counts.acknowledged, failed: counts.failed, delivered: counts.delivered,
-            oneWay: probe.oneWay.summary, ack: probe.ack.summary)
+            drained: drained && !outcome.stoppedEarly, oneWay: probe.oneWay.summary, ack: probe.ack.summary)
     }
 }
 
@@ -165,6 +186,9 @@ final class RelayProbe: ISignalClientListener {
         var acknowledged = 0
         var failed = 0
         var delivered = 0
+        var step = 0
+        /// When the last answer of any step arrived.
+        var lastAnswerAt: UInt64 = 0
     }
 
     let oneWay = LatencyRecorder()
@@ -172,30 +196,52 @@ final class RelayProbe: ISignalClientListener {
     private let tally = Locked(Counts())
 
     var counts: Counts { tally.withLock { $0 } }
+    /// Acknowledgements and failures of this step so far.
+    var answered: Int { tally.withLock { $0.acknowledged + $0.failed } }
 
-    func reset() {
-        tally.withLock { $0 = Counts() }
-        _ = oneWay.takeSummary()
-        _ = ack.takeSummary()
+    /// Waits (60 s at most) until nothing has arrived for 300 ms, so a saturated step's backlog does not spill
+    /// into the next one.
+    func settle() async {
+        let deadline = BenchClock.nanos() + 60_000_000_000
+        while BenchClock.nanos() < deadline, BenchClock.nanos() &- tally.withLock({ $0.lastAnswerAt }) < 300_000_000 {
+            try? await Task.sleep(for: .milliseconds(50))
+        }
     }
 
-    func acknowledged(sentAt: UInt64, failed: Bool) {
-        let now = BenchClock.nanos()
-        if failed {
-            tally.withLock { $0.failed += 1 }
-        } else {
-            ack.record(nanos: now &- sentAt)
-            tally.withLock { $0.acknowledged += 1 }
+    /// Starts a new step; returns its tag. Late answers from an earlier step carry an older tag and are ignored.
+    func reset() -> Int {
+        let tag = tally.withLock {
+            $0 = Counts(step: $0.step + 1, lastAnswerAt: $0.lastAnswerAt)
+            return $0.step
         }
+        _ = oneWay.takeSummary()
+        _ = ack.takeSummary()
+        return tag
+    }
+
+    func acknowledged(tag: Int, sentAt: UInt64, failed: Bool) {
+        let now = BenchClock.nanos()
+        let current = tally.withLock {
+            $0.lastAnswerAt = now
+            guard $0.step == tag else { return false }
+            if failed { $0.failed += 1 } else { $0.acknowledged += 1 }
+            return true
+        }
+        if current, !failed { ack.record(nanos: now &- sentAt) }
     }
 
     func onMessageReceive(message: String) {
         let now = BenchClock.nanos()
-        guard let end = message.utf8.firstIndex(of: UInt8(ascii: ";")),
-            let sentAt = UInt64(message[..<end])
-        else { return }
-        oneWay.record(nanos: now &- sentAt)
-        tally.withLock { $0.delivered += 1 }
+        // "tag;sentAt;padding"
+        let fields = message.split(separator: ";", maxSplits: 2, omittingEmptySubsequences: false)
+        guard fields.count >= 2, let tag = Int(fields[0]), let sentAt = UInt64(fields[1]) else { return }
+        let current = tally.withLock {
+            $0.lastAnswerAt = now
+            guard $0.step == tag else { return false }
+            $0.delivered += 1
+            return true
+        }
+        if current { oneWay.record(nanos: now &- sentAt) }
     }
 
     func onMessageReceive(message: String, from sender: SignalSender) { onMessageReceive(message: message) }

@@ -12,7 +12,7 @@ struct RelayBenchCommand: AsyncParsableCommand {
     @Option(help: "Seconds at each offered load.") var seconds = 3.0
     @Option(help: "Bytes per message.") var payloadBytes = 256
     @Option(help: "Rates stepped through to find the saturation point, comma-separated.")
-    var saturationRates = "5000,10000,20000,30000,40000,50000,60000,80000,100000"
+    var saturationRates = "1000,2000,5000,10000,20000,30000,40000,50000,60000,80000,100000"
     @Option(help: "Seconds at each saturation step.") var saturationSeconds = 2.0
     @Flag(help: "Skip the saturation search.") var noSaturation = false
 
@@ -53,7 +53,8 @@ enum BenchOutput {
 enum RelayReportTable {
     static func render(_ report: RelayBench.Report) -> String {
         var table = MarkdownTable([
-            "offered msg/s", "achieved msg/s", "delivered", "lost", "p50 µs", "p90 µs", "p99 µs", "p99.9 µs", "max µs",
+            "offered msg/s", "achieved msg/s", "sent", "delivered", "lost", "status", "p50 µs", "p90 µs", "p99 µs",
+            "p99.9 µs", "max µs",
             "ack p50 µs", "ack p99 µs",
         ])
         for step in report.steps { table.add(row(step)) }
@@ -73,7 +74,8 @@ enum RelayReportTable {
     static func row(_ step: RelayBench.Step) -> [String] {
         let f = { (value: Double) in MarkdownTable.format(value) }
         return [
-            "\(Int(step.offeredRate))", "\(Int(step.achievedRate))", "\(step.delivered)", "\(step.lost)",
+            "\(Int(step.offeredRate))", "\(Int(step.achievedRate))", "\(step.sent)", "\(step.delivered)",
+            "\(step.lost)", step.drained ? "ok" : "saturated: backlog",
             f(step.oneWay.p50), f(step.oneWay.p90), f(step.oneWay.p99), f(step.oneWay.p999), f(step.oneWay.max),
             f(step.ack.p50), f(step.ack.p99),
         ]
