@@ -34,6 +34,12 @@ enum JSONWriter {
 
     private static func writeString(_ string: String, to out: inout String) {
         out += "\""
+        // Most strings need no escaping: append them whole rather than scalar by scalar.
+        guard string.utf8.contains(where: { $0 == 0x22 || $0 == 0x5C || $0 < 0x20 }) else {
+            out += string
+            out += "\""
+            return
+        }
         for scalar in string.unicodeScalars {
             switch scalar {
             case "\"": out += "\\\""
