@@ -24,6 +24,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.30.0"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.1.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.20.0"),
+        .package(url: "https://github.com/apple/swift-crypto", "3.0.0"..<"5.0.0"),
     ],
     targets: [
         // The client library: no dependencies beyond the toolchain.
@@ -47,6 +49,8 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         .target(
@@ -71,6 +75,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]
         ),
         .testTarget(name: "CallAPITests", dependencies: ["CallAPI", "CallAPITesting"]),
@@ -87,6 +92,8 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Hummingbird", package: "hummingbird"),
             ]
         ),
     ],
@@ -110,7 +117,14 @@ let package = Package(
                 .linkedLibrary("gstsdp-1.0"), .linkedLibrary("gstapp-1.0"), .linkedLibrary("gstwebrtc-1.0"),
             ]
         ),
-        .target(name: "CallAPIWebRTC", dependencies: ["CallAPI", "CGStreamerShim"]),
-        .testTarget(name: "CallAPIWebRTCTests", dependencies: ["CallAPIWebRTC", "CallAPI", "CallAPITesting"]),
+        .target(name: "CallAPIWebRTC", dependencies: ["CallAPI", "CallAPISignalClient", "CGStreamerShim"]),
+        .testTarget(
+            name: "CallAPIWebRTCTests",
+            dependencies: ["CallAPIWebRTC", "CallAPI", "CallAPITesting", "CallAPIServer", "CallAPISignalClient"]
+        ),
     ]
+    // `callapi phone` and `callapi demo` use real media where it is available.
+    for target in package.targets where target.name == "callapi" {
+        target.dependencies.append("CallAPIWebRTC")
+    }
 #endif
