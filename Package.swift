@@ -76,6 +76,7 @@ let package = Package(
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
         .testTarget(name: "CallAPITests", dependencies: ["CallAPI", "CallAPITesting"]),
@@ -117,7 +118,12 @@ let package = Package(
                 .linkedLibrary("gstsdp-1.0"), .linkedLibrary("gstapp-1.0"), .linkedLibrary("gstwebrtc-1.0"),
             ]
         ),
-        .target(name: "CallAPIWebRTC", dependencies: ["CallAPI", "CallAPISignalClient", "CGStreamerShim"]),
+        .target(
+            name: "CallAPIWebRTC",
+            dependencies: [
+                "CallAPI", "CallAPISignalClient", "CGStreamerShim", .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .testTarget(
             name: "CallAPIWebRTCTests",
             dependencies: ["CallAPIWebRTC", "CallAPI", "CallAPITesting", "CallAPIServer", "CallAPISignalClient"]

@@ -13,15 +13,25 @@ struct DemoCommand: AsyncParsableCommand {
     @Option(help: "One-way signaling latency in milliseconds.")
     var latency: Int64 = 25
 
+    @Option(help: "none (simulated media) or webrtc (real VP8 and Opus between the two users, in this process).")
+    var media: PhoneMedia = .none
+
     func run() async throws {
         var demo = DemoRun(scenario: scenario, clock: SystemCallClock(), pacer: SleepingPacer())
         demo.networkLatencyMillis = latency
+        if media == .webrtc { demo.makeEngine = try PhoneEngineFactory.inProcessWebRTC() }
         print(
             "callapi demo --scenario \(scenario.rawValue): users \(DemoRun.caller) (caller) and \(DemoRun.callee) (callee)"
         )
-        print(
-            "signaling latency \(demo.networkLatencyMillis) ms; simulated media: join \(demo.timing.joinLatencyMillis) ms, "
-                + "first frame \(demo.timing.firstFrameLatencyMillis) ms at \(demo.timing.frameRate) fps\n")
+        if media == .webrtc {
+            print(
+                "signaling latency \(demo.networkLatencyMillis) ms; media: webrtc (VP8 + Opus test sources, loopback)\n"
+            )
+        } else {
+            print(
+                "signaling latency \(demo.networkLatencyMillis) ms; simulated media: join \(demo.timing.joinLatencyMillis) ms, "
+                    + "first frame \(demo.timing.firstFrameLatencyMillis) ms at \(demo.timing.frameRate) fps\n")
+        }
         let outcome = await demo.run()
         for user in outcome.timelines.keys.sorted() {
             print("── user \(user) " + String(repeating: "─", count: 40))

@@ -11,6 +11,8 @@ public struct CallAPIError: Error, Sendable, Equatable, CustomStringConvertible 
         case sendFailed = 4
         /// The API was deinitialized while the request was under way.
         case deinitialized = 5
+        /// The prepare config's RTC token provider failed.
+        case rtcTokenUnavailable = 6
     }
 
     public var code: Code

@@ -1,9 +1,19 @@
+/// Fetches the RTC token for joining `channel` as `uid`, typically from the app's own server.
+public typealias RTCTokenProvider = @Sendable (_ channel: String, _ uid: UInt) async throws -> String
+
 /// What a ``CallApiImpl`` needs before calls: its room, token, views and call options.
 public struct PrepareConfig: Sendable {
-    /// This user's own RTC channel; a call this user places happens there.
+    /// The RTC channel of the calls this user places. Empty (the default): a fresh room for every call,
+    /// named from this user's id and the call's id, so a past peer cannot come back to a room it knows.
+    /// A fixed room is what the 1.x/2.x clients did; prefer the default.
     public var roomId: String
-    /// The token for joining RTC channels.
+    /// The token for joining RTC channels when there is no ``rtcTokenProvider``: it must then be valid for
+    /// any channel, since the rooms of incoming calls are not known in advance.
     public var rtcToken: String
+    /// Asked for a token before every join, with the call's room: per-call tokens, each good for one room
+    /// only. When set, ``rtcToken`` is not used. A provider that throws fails the call with
+    /// `joinRTCFailed` (the peer is told).
+    public var rtcTokenProvider: RTCTokenProvider?
     /// Where the local camera is shown.
     public var localView: (any CallCanvas)?
     /// Where the peer's video is shown.
@@ -33,10 +43,12 @@ public struct PrepareConfig: Sendable {
     public init(
         roomId: String = "", rtcToken: String = "", localView: (any CallCanvas)? = nil,
         remoteView: (any CallCanvas)? = nil, callTimeoutMillisecond: UInt64 = 15_000,
-        firstFrameWaittingDisabled: Bool = false, userExtension: [String: Any]? = nil
+        firstFrameWaittingDisabled: Bool = false, userExtension: [String: Any]? = nil,
+        rtcTokenProvider: RTCTokenProvider? = nil
     ) {
         self.roomId = roomId
         self.rtcToken = rtcToken
+        self.rtcTokenProvider = rtcTokenProvider
         self.localView = localView
         self.remoteView = remoteView
         self.callTimeoutMillisecond = callTimeoutMillisecond

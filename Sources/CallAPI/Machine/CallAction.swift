@@ -6,6 +6,9 @@ package enum CallAction: Sendable, Equatable {
     /// Complete the request being handled (`nil` = success).
     case completeRequest(CallAPIError?)
     case joinRTC(RTCJoin)
+    /// Ask the prepare config's token provider for a token for `channel`; answer with
+    /// ``CallInput/rtcTokenFetched(callId:outcome:)``.
+    case fetchRTCToken(callId: String, channel: String, uid: UInt)
     /// Stop preview, release both canvases and leave the channel.
     case leaveRTC(remoteUid: UInt?)
     case setRemoteVolume(uid: UInt, volume: Int)

@@ -24,6 +24,8 @@ package enum CallInput: Sendable {
     case timerFired(CallTimerID)
     /// The listeners' answer to `.askCanJoinOnCalling`.
     case earlyJoinDecided(callId: String, allowed: Bool)
+    /// The token provider's answer to `.fetchRTCToken`: the token, or why there is none.
+    case rtcTokenFetched(callId: String, outcome: Result<String, CallAPIError>)
 }
 
 /// Why the signaling channel could not send a message.

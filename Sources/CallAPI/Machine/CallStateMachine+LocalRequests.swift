@@ -48,14 +48,12 @@ extension CallStateMachine {
         to remoteUserId: UInt, type: CallType, extension ext: [String: JSONValue]?, callId: String, now: Int64
     ) -> [CallAction] {
         guard let userId else { return refuse("call before initialize", code: .notInitialized) }
-        guard state == .prepared, let config = prepareConfig else { return refuse("call needs the prepared state") }
+        guard state == .prepared, prepareConfig != nil else { return refuse("call needs the prepared state") }
         guard remoteUserId != userId else { return refuse("cannot call yourself", code: .invalidArgument) }
-        guard !config.roomId.isEmpty else {
-            return refuse("call needs a roomId: set it in prepareForCall", code: .invalidArgument)
-        }
+        let room = roomForNewCall(callId: callId, userId: userId)
         var message = message(.call(type), callId: callId, now: now) {
             $0.remoteUserId = remoteUserId
-            $0.fromRoomId = config.roomId
+            $0.fromRoomId = room
         }
         if let ext {
             message.fromUserExtension = (message.fromUserExtension ?? [:]).merging(ext) { _, call in call }
@@ -63,7 +61,7 @@ extension CallStateMachine {
         var actions: [CallAction] = [.send(message, to: remoteUserId, completesRequest: true)]
         actions += startCall(
             CurrentCall(
-                callId: callId, peer: remoteUserId, room: config.roomId, type: type, isCaller: true,
+                callId: callId, peer: remoteUserId, room: room, type: type, isCaller: true,
                 localAccepted: true, remoteAccepted: false, startedAt: now))
         var info = message.fields
         info[kPublisher] = .int(Int(userId))

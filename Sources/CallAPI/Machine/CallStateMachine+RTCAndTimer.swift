@@ -54,7 +54,7 @@ extension CallStateMachine {
 
     /// The media channel cannot be joined, so the call cannot work: tell the peer (so it does not ring or
     /// wait on), leave, and go `failed(joinRTCFailed)`.
-    private mutating func joinFailed(code: Int, message text: String, now: Int64) -> [CallAction] {
+    mutating func joinFailed(code: Int, message text: String, now: Int64) -> [CallAction] {
         guard let call, let userId else { return [] }
         return [
             .notifyError(.rtcOccurError, .rtc, code: code, message: text),

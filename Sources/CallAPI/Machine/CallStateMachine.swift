@@ -52,6 +52,7 @@ package struct CallStateMachine: Sendable {
         case .ringTimerFired(let callId): return ringTimerFired(callId, now: now)
         case .timerFired(let timer): return timerFired(timer, now: now)
         case .earlyJoinDecided(let callId, let allowed): return earlyJoinDecided(callId, allowed: allowed)
+        case .rtcTokenFetched(let callId, let outcome): return rtcTokenFetched(callId, outcome, now: now)
         }
     }
 
@@ -86,17 +87,54 @@ package struct CallStateMachine: Sendable {
         return actions
     }
 
-    /// Joins the current call's room, publishing and subscribing as the call type needs, remote audio muted.
+    /// Joins the current call's room, publishing and subscribing as the call type needs, remote audio muted;
+    /// with a token provider, asks it for the room's token first.
     mutating func joinCallRoom() -> [CallAction] {
         guard var call, !call.joinedRTC, let userId else { return [] }
         call.joinedRTC = true
+        if prepareConfig?.rtcTokenProvider != nil {
+            call.awaitingToken = true
+            self.call = call
+            return [
+                .fetchRTCToken(callId: call.callId, channel: call.room, uid: userId),
+                .notifyEvent(.joinRTCStart, reason: nil),
+            ]
+        }
         self.call = call
+        return join(call, token: prepareConfig?.rtcToken ?? "", userId: userId) + [
+            .notifyEvent(.joinRTCStart, reason: nil)
+        ]
+    }
+
+    private func join(_ call: CurrentCall, token: String, userId: UInt) -> [CallAction] {
         let join = RTCJoin(
-            channel: call.room, token: prepareConfig?.rtcToken ?? "", uid: userId, remoteUid: call.peer,
-            media: .call(call.type),
+            channel: call.room, token: token, uid: userId, remoteUid: call.peer, media: .call(call.type),
             localView: call.type == .video ? CanvasRef(prepareConfig?.localView) : nil,
             remoteView: call.type == .video ? CanvasRef(prepareConfig?.remoteView) : nil)
-        return [.joinRTC(join), .setRemoteVolume(uid: call.peer, volume: 0), .notifyEvent(.joinRTCStart, reason: nil)]
+        return [.joinRTC(join), .setRemoteVolume(uid: call.peer, volume: 0)]
+    }
+
+    /// The provider answered: join with the token, or fail the call as a join failure would.
+    mutating func rtcTokenFetched(
+        _ callId: String, _ outcome: Result<String, CallAPIError>, now: Int64
+    ) -> [CallAction] {
+        guard var call, call.callId == callId, call.awaitingToken, let userId else { return [] }
+        call.awaitingToken = false
+        self.call = call
+        switch outcome {
+        case .success(let token):
+            return join(call, token: token, userId: userId)
+        case .failure(let error):
+            return joinFailed(code: error.code.rawValue, message: "no RTC token: \(error.message)", now: now)
+        }
+    }
+
+    /// The room of a call this user places: the prepared room, or a fresh one named from the user and call
+    /// ids (channel names allow `A-Z a-z 0-9 . _ -`, at most 64 characters).
+    func roomForNewCall(callId: String, userId: UInt) -> String {
+        if let room = prepareConfig?.roomId, !room.isEmpty { return room }
+        let allowed = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
+        return String("\(userId)-\(callId.filter(allowed.contains))".prefix(64))
     }
 
     /// Every way out of a call: stop the timer, leave RTC, report the new state and event, and

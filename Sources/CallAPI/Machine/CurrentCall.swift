@@ -10,8 +10,10 @@ struct CurrentCall: Sendable, Equatable {
     /// The callee has accepted from the caller's point of view; always true for the callee.
     var remoteAccepted: Bool
     var firstFrameArrived = false
-    /// A join of `room` was asked of the engine.
+    /// A join of `room` was asked of the engine (or its token of the provider).
     var joinedRTC = false
+    /// The join waits for the token provider.
+    var awaitingToken = false
     /// When the call started on this side: the caller at `call()`, the callee when it rang.
     var startedAt: Int64
     var connectedAt: Int64?

@@ -210,6 +210,22 @@ public final class CallApiImpl: CallApiProtocol, ISignalClientListener {
             }
             if let remote = join.remoteView { engine?.setRemoteCanvas(remote.view, uid: join.remoteUid) }
             engine?.joinChannel(join.channel, token: join.token, uid: join.uid, media: join.media)
+        case .fetchRTCToken(let callId, let channel, let uid):
+            guard let provider = core.withLock({ $0.machine.prepareConfig?.rtcTokenProvider }) else {
+                submit(
+                    .rtcTokenFetched(
+                        callId: callId, outcome: .failure(CallAPIError(.rtcTokenUnavailable, "no provider"))))
+                return
+            }
+            Task { [weak self] in
+                let outcome: Result<String, CallAPIError>
+                do {
+                    outcome = .success(try await provider(channel, uid))
+                } catch {
+                    outcome = .failure(CallAPIError(.rtcTokenUnavailable, "the token provider failed: \(error)"))
+                }
+                self?.submit(.rtcTokenFetched(callId: callId, outcome: outcome))
+            }
         case .leaveRTC(let remoteUid):
             engine?.stopPreview()
             engine?.setLocalCanvas(nil)

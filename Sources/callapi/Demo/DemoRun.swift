@@ -23,6 +23,8 @@ struct DemoRun: Sendable {
     var ringMillis: Int64 = 400
     var holdMillis: Int64 = 1_000
     var ringTimeoutMillis: UInt64 = 2_000
+    /// Makes each user's media engine; `nil`: the simulated media plane with ``timing``.
+    var makeEngine: (@Sendable (UInt) -> any CallRTCEngine)?
 
     func run() async -> Outcome {
         let start = clock.nowMillis()
@@ -37,10 +39,10 @@ struct DemoRun: Sendable {
             api.addListener(listener: timeline)
             api.initialize(
                 config: CallConfig(
-                    appId: "demo", userId: user, rtcEngine: world.engine(userId: user),
+                    appId: "demo", userId: user, rtcEngine: makeEngine?(user) ?? world.engine(userId: user),
                     signalClient: network.client(userId: user), clock: clock))
             let prepare = PrepareConfig(
-                roomId: "room-\(user)", rtcToken: "demo-token", localView: TestCanvas("local-\(user)"),
+                rtcToken: "demo-token", localView: TestCanvas("local-\(user)"),
                 remoteView: TestCanvas("remote-\(user)"),
                 callTimeoutMillisecond: scenario == .timeout ? ringTimeoutMillis : 15_000,
                 userExtension: ["nickname": "user \(user)"])

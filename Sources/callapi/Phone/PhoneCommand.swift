@@ -19,8 +19,11 @@ struct PhoneCommand: AsyncParsableCommand {
               users               list who is online
               wait <seconds>      pause (for scripts)
               quit                hang up, log out and exit (also at end of input)
-            Media is simulated until a real media engine is wired in: first-frame waiting is disabled, so a call \
-            is connected as soon as it is accepted.
+            With --media webrtc (the default where GStreamer is installed) calls carry real VP8 video and Opus \
+            audio peer to peer, through the server's RTC channels, and a call is connected when the first remote \
+            frame is decoded. Each call's room is fresh; its token comes from --rtc-token (a token for any \
+            channel, which the server must allow) or is minted per call through the server's POST /v1/tokens \
+            with --admin-key. With --media none media is simulated and a call is connected when accepted.
             """)
 
     @Option(help: "The signaling server, e.g. ws://127.0.0.1:8080 (the /v1/signal path is added).") var server: String
@@ -30,6 +33,29 @@ struct PhoneCommand: AsyncParsableCommand {
         UInt64 =
             15
     @Option(help: "Seconds the server may hold a message for an offline peer (0: fail at once).") var ttl: Int = 0
+    @Option(help: "webrtc (real audio and video) or none (simulated).") var media: PhoneMedia = .preferred
+    @Option(
+        name: .customLong("rtc-token"), help: "A channel token for any channel (callapi token --rtc --channel '*').")
+    var rtcToken: String?
+    @Option(
+        name: .customLong("admin-key"),
+        help: "The server's admin key: mint a token for each call's room through POST /v1/tokens (per-call tokens).")
+    var adminKey: String?
+    @Option(help: "Save the first remote video frame of each call as a PNG in this folder (with --media webrtc).")
+    var snapshot: String?
+
+    func validate() throws {
+        if media == .webrtc {
+            guard rtcToken != nil || adminKey != nil else {
+                throw ValidationError("--media webrtc needs --rtc-token or --admin-key to join call rooms")
+            }
+            if let reason = PhoneMedia.webrtcUnavailableReason {
+                throw ValidationError("--media webrtc is not available: \(reason); use --media none")
+            }
+        } else if snapshot != nil {
+            throw ValidationError("--snapshot needs real frames: use it with --media webrtc")
+        }
+    }
 
     func run() async throws {
         let output = PhoneOutput(user: user)
@@ -38,7 +64,10 @@ struct PhoneCommand: AsyncParsableCommand {
         var signalConfiguration = SignalClientConfiguration(url: server)
         signalConfiguration.messageTTLSeconds = ttl
         let signal = SignalClient(configuration: signalConfiguration, logger: logger)
-        output.say("media: simulated (no real audio/video yet); first-frame waiting is disabled")
+        output.say(
+            media == .webrtc
+                ? "media: webrtc (VP8 + Opus, test sources); connected on the first decoded remote frame"
+                : "media: simulated; a call is connected when accepted")
         output.say("signaling: connecting to \(signalConfiguration.url)")
 
         let states = signal.stateUpdates()
@@ -73,22 +102,37 @@ struct PhoneCommand: AsyncParsableCommand {
         output.say("online: \(online.joined(separator: ", "))")
 
         let api = CallApiImpl()
-        let world = SimulatedRTCWorld(clock: SystemCallClock())
+        let engine: any CallRTCEngine =
+            media == .webrtc
+            ? try PhoneEngineFactory.webrtc(server: server)
+            : SimulatedRTCWorld(clock: SystemCallClock()).engine(userId: user)
         api.initialize(
-            config: CallConfig(
-                userId: user, rtcEngine: world.engine(userId: user), signalClient: signal, clock: SystemCallClock()))
+            config: CallConfig(userId: user, rtcEngine: engine, signalClient: signal, clock: SystemCallClock()))
+        let preparation = PhonePreparation(
+            user: user, media: media, ringTimeoutMillis: ringTimeout * 1000, snapshotFolder: snapshot,
+            tokens: PhoneTokenSource(server: server, user: user, rtcToken: rtcToken, adminKey: adminKey))
         let tracker = CallTracker(me: user)
         let changes = api.stateChanges
         let watchCalls = Task {
+            var wasInCall = false
             for await change in changes {
                 tracker.update(change)
                 output.say(describe(change))
+                if change.state == .connected, let canvas = preparation.currentSnapshot {
+                    Task {
+                        let saved = await PhoneEngineFactory.waitUntilSaved(canvas.canvas)
+                        output.say(saved ? "snapshot: saved \(canvas.path)" : "snapshot: could not save \(canvas.path)")
+                    }
+                }
+                let inCall = [.calling, .connecting, .connected].contains(change.state)
+                if wasInCall && change.state == .prepared {
+                    // A fresh snapshot canvas for the next call.
+                    try? await api.prepareForCall(prepareConfig: preparation.next())
+                }
+                wasInCall = inCall
             }
         }
-        try await api.prepareForCall(
-            prepareConfig: PrepareConfig(
-                roomId: "room-\(user)", rtcToken: "", callTimeoutMillisecond: ringTimeout * 1000,
-                firstFrameWaittingDisabled: true))
+        try await api.prepareForCall(prepareConfig: preparation.next())
 
         for await line in StandardInputLines.stream() {
             let words = line.split(separator: " ").map(String.init)

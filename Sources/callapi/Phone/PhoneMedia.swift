@@ -1,0 +1,79 @@
+import ArgumentParser
+import CallAPI
+import CallAPITesting
+
+#if canImport(CallAPIWebRTC)
+    import CallAPIWebRTC
+#endif
+
+/// The media plane of `callapi phone` and `callapi demo`.
+enum PhoneMedia: String, CaseIterable, ExpressibleByArgument, Sendable {
+    /// Real audio and video: GStreamer's webrtcbin, peer to peer (Linux with GStreamer installed).
+    case webrtc
+    /// Simulated media: a call is connected as soon as it is accepted.
+    case none
+
+    /// WebRTC where this build has it.
+    static var preferred: PhoneMedia { isWebRTCAvailable ? .webrtc : .none }
+
+    static var isWebRTCAvailable: Bool {
+        #if canImport(CallAPIWebRTC)
+            true
+        #else
+            false
+        #endif
+    }
+
+    /// Why real media cannot run here (`nil` when it can): built without it, or GStreamer elements missing.
+    static var webrtcUnavailableReason: String? {
+        #if canImport(CallAPIWebRTC)
+            let missing = WebRTCEngine.missingElements
+            return missing.isEmpty
+                ? nil : "GStreamer elements missing: \(missing.joined(separator: ", ")) (see .ci/apt-packages)"
+        #else
+            return "this build has no WebRTC engine (it needs Linux with GStreamer)"
+        #endif
+    }
+}
+
+/// Makes the phone's engine and the canvas its first remote frame is saved through.
+enum PhoneEngineFactory {
+    /// A WebRTC engine meeting peers through the server at `server`'s RTC channels.
+    static func webrtc(server: String) throws -> any CallRTCEngine {
+        #if canImport(CallAPIWebRTC)
+            if let reason = PhoneMedia.webrtcUnavailableReason { throw ValidationError(reason) }
+            throw ValidationError("TODO-merge \(server)")
+        #else
+            throw ValidationError(PhoneMedia.webrtcUnavailableReason ?? "no WebRTC engine")
+        #endif
+    }
+
+    /// WebRTC engines for users in one process, meeting through an in-process channel hub.
+    static func inProcessWebRTC() throws -> @Sendable (UInt) -> any CallRTCEngine {
+        #if canImport(CallAPIWebRTC)
+            if let reason = PhoneMedia.webrtcUnavailableReason { throw ValidationError(reason) }
+            let hub = InProcessChannelHub()
+            return { user in WebRTCEngine(transport: hub, label: "webrtc-\(user)") }
+        #else
+            throw ValidationError(PhoneMedia.webrtcUnavailableReason ?? "no WebRTC engine")
+        #endif
+    }
+
+    /// A canvas that saves the first frame it is shown as a PNG at `path` (`nil` without real media).
+    static func snapshotCanvas(path: String) -> (any CallCanvas)? {
+        #if canImport(CallAPIWebRTC)
+            FrameSnapshotCanvas(path: path)
+        #else
+            nil
+        #endif
+    }
+
+    /// Waits until `canvas` has saved its frame; whether it did.
+    static func waitUntilSaved(_ canvas: any CallCanvas) async -> Bool {
+        #if canImport(CallAPIWebRTC)
+            await (canvas as? FrameSnapshotCanvas)?.waitUntilSaved() ?? false
+        #else
+            false
+        #endif
+    }
+}
