@@ -171,3 +171,5 @@ char *cgst_message_error_text(GstMessage *message) {
 GstMessageType cgst_message_type(GstMessage *message) { return GST_MESSAGE_TYPE(message); }
 
 void cgst_stop_unused_threads(void) { g_thread_pool_stop_unused_threads(); }
+
+void cgst_message_unref(GstMessage *message) { gst_message_unref(message); }

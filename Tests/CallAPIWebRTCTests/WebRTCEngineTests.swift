@@ -7,12 +7,7 @@ import Testing
 /// Real media between two engines in this process. Serialized: each test runs pipelines of its own, and
 /// the leak test counts the process's threads and file descriptors.
 ///
-/// Off unless `CALLAPI_WEBRTC_MEDIA_TESTS=1`: in a process that already ran other media tests, a first
-/// frame sometimes never arrives (under investigation, see the engine's known issues), which would make
-/// the whole package's test run flaky.
-@Suite(
-    "WebRTC engine over an in-process hub", .serialized,
-    .enabled(if: ProcessInfo.processInfo.environment["CALLAPI_WEBRTC_MEDIA_TESTS"] == "1"))
+@Suite("WebRTC engine over an in-process hub", .serialized)
 struct WebRTCEngineTests {
     init() {
         #expect(WebRTCEngine.missingElements == [])
@@ -125,11 +120,7 @@ struct WebRTCEngineTests {
             }
         }
         print(report, terminator: "")
-        // Known: each peer link leaves its webrtcbin behind (its "webrtc:pc" and "webrtc:ice" threads and
-        // ICE sockets): something still holds references to it after the pipeline is stopped and freed.
-        withKnownIssue("webrtcbin is not freed after leave", isIntermittent: true) {
-            #expect(released, "\(report)")
-        }
+        #expect(released, "\(report)")
     }
 
     private func connectAndLeave(_ pair: EnginePair, channel: String) async throws {

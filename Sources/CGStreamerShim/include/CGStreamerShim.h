@@ -74,6 +74,7 @@ GstAppSink *cgst_app_sink(GstElement *element);
 char *cgst_message_error_text(GstMessage *message);
 /// A message's type.
 GstMessageType cgst_message_type(GstMessage *message);
+void cgst_message_unref(GstMessage *message);
 
 /// Stops GLib's idle pool threads at once (they otherwise linger up to 15 s after use).
 void cgst_stop_unused_threads(void);

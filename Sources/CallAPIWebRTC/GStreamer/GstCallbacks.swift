@@ -111,9 +111,14 @@ enum GstCallbacks {
         gst_bus_set_sync_handler(
             bus,
             { _, message, context in
-                if let message, let context {
+                guard let message else { return GST_BUS_DROP }
+                if let context {
                     Unmanaged<BusBox>.fromOpaque(context).takeUnretainedValue().onMessage(message)
                 }
+                // A sync handler that drops a message owns it: each message holds a reference to the
+                // element that posted it, so a message not released keeps that element (a whole
+                // webrtcbin, with its threads and sockets) alive.
+                cgst_message_unref(message)
                 return GST_BUS_DROP
             }, retained(box), { releaseBox($0) })
     }

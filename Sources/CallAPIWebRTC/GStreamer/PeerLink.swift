@@ -70,16 +70,20 @@ struct PeerLink: Sendable {
                 })
             gst_object_unref(pad)
         }
-        let videoTeePad = link(tee: media.videoTee, to: videoQueue, in: bin)
-        let audioTeePad = link(tee: media.audioTee, to: audioQueue, in: bin)
-        let link = PeerLink(
-            id: id, bin: bin, webrtc: webrtc, videoValve: videoValve, audioValve: audioValve,
-            videoEncoder: videoEncoder, videoTeePad: videoTeePad, audioTeePad: audioTeePad)
+        // Playing before the tees feed it: a tee pushing into a pad that is still flushing gets
+        // GST_FLOW_FLUSHING back and passes it to the live source, whose task then stops for good (no
+        // more capture for anyone, and this peer never gets media).
         if gst_element_sync_state_with_parent(bin.pointer) == 0 {
-            link.remove(from: media)
+            gst_element_set_state(bin.pointer, GST_STATE_NULL)
+            _ = gst_bin_remove(cgst_bin(media.pipeline.pointer), bin.pointer)
+            gst_object_unref(bin.pointer)
             throw WebRTCEngineError(.pipeline, "peer bin cannot play")
         }
-        return link
+        let videoTeePad = link(tee: media.videoTee, to: videoQueue, in: bin)
+        let audioTeePad = link(tee: media.audioTee, to: audioQueue, in: bin)
+        return PeerLink(
+            id: id, bin: bin, webrtc: webrtc, videoValve: videoValve, audioValve: audioValve,
+            videoEncoder: videoEncoder, videoTeePad: videoTeePad, audioTeePad: audioTeePad)
     }
 
     /// Requests a tee pad and links it, through a ghost pad of `bin`, to `element`'s sink.
