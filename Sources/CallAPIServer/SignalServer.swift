@@ -34,7 +34,8 @@ public final class SignalServer: Service, Sendable {
         self.configuration = configuration
         self.logger = logger
         authority = try await TokenAuthority.make(key: configuration.signingKey, clock: clock)
-        metrics = ServerMetrics()
+        let metrics = ServerMetrics()
+        self.metrics = metrics
         hub = SignalHub(
             limits: configuration.limits, authority: authority, clock: clock, metrics: metrics, logger: logger)
         let webhook = configuration.channels.webhook.map {
@@ -83,7 +84,15 @@ public final class SignalServer: Service, Sendable {
         enum Part { case http, ticker, shutdown, webhook }
         try await withThrowingTaskGroup(of: Part.self) { group in
             group.addTask {
-                try await http.run()
+                // Detached, so the HTTP server does not see this service's graceful shutdown (a task local) and
+                // stop at once: it keeps serving until the sessions have been told and drained, and the webhook
+                // has delivered what is queued, then is shut down below.
+                let server = Task.detached { try await http.run() }
+                try await withTaskCancellationHandler {
+                    try await server.value
+                } onCancel: {
+                    server.cancel()
+                }
                 return .http
             }
             if let webhook {
@@ -114,7 +123,7 @@ public final class SignalServer: Service, Sendable {
                 await hub.shutdown()
                 await channels.shutdown()
                 let deadline = ContinuousClock.now + .seconds(configuration.drainSeconds)
-                while await hub.sessionCount + channels.connectionCount > 0, ContinuousClock.now < deadline {
+                while await hub.sessionCount + channels.openSocketCount > 0, ContinuousClock.now < deadline {
                     try? await Task.sleep(for: .milliseconds(20))
                 }
                 if let webhook {

@@ -86,19 +86,22 @@ import Testing
 
     @Test func aThirdMemberFindsTheChannelFull() async throws {
         let server = try await TestServer.start()
-        let (_, _) = try await server.joined(1001, channel: "room")
-        let (_, _) = try await server.joined(1002, channel: "room")
+        let (alice, _) = try await server.joined(1001, channel: "room")
+        let (bob, _) = try await server.joined(1002, channel: "room")
         let third = RawSocket(url: server.rtcURL)
         expectJoinFailed(
             try await third.join(channel: "room", uid: 1003, token: try await server.rtcToken(1003, channel: "room")),
             .channelFull)
+        withExtendedLifetime((alice, bob)) {}
         try await server.stop()
     }
 
     @Test func theCapacityIsConfigurable() async throws {
         let server = try await TestServer.start { $0.channels.capacity = 3 }
-        for uid in UInt(1001)...1003 { _ = try await server.joined(uid, channel: "room") }
+        var members: [RawSocket] = []
+        for uid in UInt(1001)...1003 { members.append(try await server.joined(uid, channel: "room").0) }
         #expect(await server.server.channelMembers("room") == [1001, 1002, 1003])
+        withExtendedLifetime(members) {}
         try await server.stop()
     }
 

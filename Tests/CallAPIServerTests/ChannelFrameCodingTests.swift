@@ -17,7 +17,7 @@ import Testing
         #expect(try ChannelFrameCoding.decodeClientFrame(ChannelFrameCoding.encode(frame)).get() == frame)
     }
 
-    @Test func serverFramesHaveTheDocumentedShapes() {
+    @Test func serverFramesHaveTheDocumentedShapes() throws {
         let cases: [(ChannelServerFrame, String)] = [
             (
                 .joined(.init(channel: "c", uid: 1001, members: [1002], expiresAt: 5)),

@@ -50,9 +50,10 @@ import Testing
     @Test func aFailingReceiverGetsTheEventOnARetry() async throws {
         let receiver = try await WebhookReceiver.start(failing: 2)
         let server = try await startServer(receiver)
-        _ = try await server.joined(1001, channel: "room")
+        let (alice, _) = try await server.joined(1001, channel: "room")
         let post = try await receiver.posts.first(within: 10, "the retried post") { _ in true }
         #expect(try notice(post).event == .userJoined)
+        withExtendedLifetime(alice) {}
         try await server.stop()
         #expect(server.server.metricsText().contains("callapi_webhook_failures_total 0"))
         await receiver.stop()
@@ -61,21 +62,24 @@ import Testing
     @Test func anEventThatCannotBeDeliveredIsCountedAsAFailure() async throws {
         let receiver = try await WebhookReceiver.start(failing: -1)
         let server = try await startServer(receiver, maxAttempts: 2)
-        _ = try await server.joined(1001, channel: "room")
+        let (alice, _) = try await server.joined(1001, channel: "room")
         var attempts = receiver.attempts.makeAsyncIterator()
         _ = await attempts.next()
         _ = await attempts.next()
-        try await server.stop()  // waits for the notifier to finish
-        #expect(server.server.metricsText().contains("callapi_webhook_failures_total 1"))
+        withExtendedLifetime(alice) {}
+        try await server.stop()  // waits for the notifier to finish: the join's and the shutdown's events fail
+        #expect(server.server.metricsText().contains("callapi_webhook_failures_total 2"))
+        #expect(server.server.metricsText().contains("callapi_webhook_deliveries_total 0"))
         await receiver.stop()
     }
 
     @Test func kicksAndShutdownsArePostedWithTheirReasons() async throws {
         let receiver = try await WebhookReceiver.start()
         let server = try await startServer(receiver)
-        _ = try await server.joined(1001, channel: "room")
-        _ = try await server.joined(1002, channel: "room")
+        let (alice, _) = try await server.joined(1001, channel: "room")
+        let (bob, _) = try await server.joined(1002, channel: "room")
         _ = try await server.admin("POST", "/v1/channels/room/kick", body: "{\"uid\":1002}")
+        withExtendedLifetime((alice, bob)) {}
         try await server.stop()
         var reasons: [ChannelNotice.Reason] = []
         for await post in receiver.posts {

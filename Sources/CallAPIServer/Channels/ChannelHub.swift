@@ -34,7 +34,8 @@ actor ChannelHub {
     }
 
     var limits: ChannelLimits { state.limits }
-    var connectionCount: Int { state.connectionCount }
+    /// Sockets still open (until their connection task ends, after any close).
+    var openSocketCount: Int { outboxes.count }
 
     /// The uids in `channel`, sorted.
     func members(of channel: String) -> [UInt] { state.members(of: channel) }

@@ -100,11 +100,11 @@ public struct ChannelState: Sendable {
             return []
         case .frame(let id, let frame, let now):
             return receive(frame, from: id, now: now)
-        case .undecodable(let id, let error, let now):
+        case .undecodable(let id, let error, _):
             return refuse(id, .malformed, error.message)
-        case .oversized(let id, let bytes, let now):
+        case .oversized(let id, let bytes, _):
             return refuse(id, .tooLarge, "the frame is \(bytes) bytes; the limit is \(limits.maxFrameBytes)")
-        case .binary(let id, let now):
+        case .binary(let id, _):
             return refuse(id, .malformed, "send frames as JSON text messages")
         case .tokenChecked(let id, let purpose, let result, let now):
             return tokenChecked(id, purpose: purpose, result: result, now: now)

@@ -107,12 +107,8 @@ struct StreamingLogHandler: LogHandler {
         set { metadata[key] = newValue }
     }
 
-    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
-    func log(
-        level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String,
-        function: String, line: UInt
-    ) {
-        continuation.yield(message.description)
+    func log(event: LogEvent) {
+        continuation.yield(event.message.description)
     }
 
     /// A logger whose messages arrive on the returned stream.

@@ -30,7 +30,8 @@ final class WebhookReceiver: Sendable {
         router.post("/hook") { request, _ -> HTTPResponse.Status in
             let buffer = try await request.body.collect(upTo: 1 << 20)
             let post = Post(
-                body: String(buffer: buffer), signature: request.headers[HTTPField.Name("X-CallAPI-Signature")!])
+                body: String(buffer: buffer),
+                signature: request.headers.first { $0.name.canonicalName == "x-callapi-signature" }?.value)
             attemptsContinuation.yield(post)
             let number = count.withLockedValue {
                 $0 += 1
