@@ -26,6 +26,8 @@ public enum ChannelEvent: Sendable {
 
 /// What a checked channel token is for.
 public enum ChannelTokenPurpose: Sendable, Equatable {
+    /// The token of a `join`.
     case join
+    /// The token of a `renew`.
     case renew
 }

@@ -11,19 +11,29 @@ public struct ChannelNotice: Sendable, Equatable, Codable {
 
     /// The kind of event.
     public enum Event: String, Sendable, Codable {
+        /// A member joined.
         case userJoined
+        /// A member left or was removed.
         case userLeft
     }
 
     /// Why the event happened.
     public enum Reason: String, Sendable, Codable {
+        /// The member joined (`userJoined`).
         case joined
+        /// The member sent `leave`.
         case quit
+        /// The member's socket was lost.
         case dropped
+        /// The operator kicked the member.
         case kicked
+        /// The member's token expired.
         case tokenExpired
+        /// The same uid joined again on another socket.
         case replaced
+        /// The member stayed alone too long after the other left.
         case watchdog
+        /// The server shut down.
         case shutdown
     }
 
