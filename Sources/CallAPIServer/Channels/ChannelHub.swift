@@ -93,15 +93,12 @@ actor ChannelHub {
         logger.notice(
             "kick",
             metadata: ["channel": "\(channel)", "uid": "\(uid)", "bar": "\(barSeconds)", "reason": "\(reason ?? "")"])
-        var answer: (Bool, Int64?) = (false, nil)
-        for action in handle(
+        let actions = handle(
             .kick(channel: channel, uid: uid, barSeconds: barSeconds, reason: reason, now: clock.nowMillis()))
-        {
-            if case .kickAnswered(let kicked, let barredUntil) = action {
-                answer = (kicked, barredUntil)
-            }
+        for case .kickAnswered(let kicked, let barredUntil) in actions {
+            return (kicked, barredUntil)
         }
-        return answer
+        return (false, nil)
     }
 
     /// Runs the time-based checks now.
