@@ -8,16 +8,20 @@ import NIOCore
 import NIOSSL
 import ServiceLifecycle
 
-/// The signaling server: WebSocket endpoint, token endpoint, `/healthz` and `/metrics`.
+/// The signaling server: the signaling WebSocket (`/v1/signal`), the RTC channel WebSocket (`/v1/rtc`), the token
+/// and channel admin endpoints, `/healthz` and `/metrics`, and the channel webhook.
 ///
 /// Run it as a service in a `ServiceGroup`. On graceful shutdown it tells every session (`closing` with
-/// `server_shutdown`), waits up to ``SignalServerConfiguration/drainSeconds`` for them to close, then stops the
-/// HTTP server.
+/// `server_shutdown`) and channel member (`removed` with `serverShutdown`), waits up to
+/// ``SignalServerConfiguration/drainSeconds`` for them to close and for the webhook to deliver what is queued, then
+/// stops the HTTP server.
 public final class SignalServer: Service, Sendable {
     public let configuration: SignalServerConfiguration
     /// Issues and checks tokens with the server's key.
     public let authority: TokenAuthority
     private let hub: SignalHub
+    private let channels: ChannelHub
+    private let webhook: WebhookNotifier?
     private let metrics: ServerMetrics
     private let logger: Logger
     private let boundPort = BoundPort()
@@ -30,9 +34,17 @@ public final class SignalServer: Service, Sendable {
         self.configuration = configuration
         self.logger = logger
         authority = try await TokenAuthority.make(key: configuration.signingKey, clock: clock)
-        metrics = ServerMetrics()
+        let metrics = ServerMetrics()
+        self.metrics = metrics
         hub = SignalHub(
             limits: configuration.limits, authority: authority, clock: clock, metrics: metrics, logger: logger)
+        let webhook = configuration.channels.webhook.map {
+            WebhookNotifier(settings: $0, metrics: metrics, logger: logger)
+        }
+        self.webhook = webhook
+        channels = ChannelHub(
+            limits: ChannelLimits(settings: configuration.channels, hub: configuration.limits), authority: authority,
+            clock: clock, metrics: metrics, webhook: webhook, logger: logger)
     }
 
     /// The port the server listens on, once it does (useful with port 0).
@@ -43,6 +55,12 @@ public final class SignalServer: Service, Sendable {
     /// Runs the timeouts and expiry checks now (tests that drive a manual clock call this).
     public func tick() async {
         await hub.tick()
+        await channels.tick()
+    }
+
+    /// The uids in an RTC channel, sorted.
+    public func channelMembers(_ channel: String) async -> [UInt] {
+        await channels.members(of: channel)
     }
 
     /// Users online now.
@@ -63,23 +81,39 @@ public final class SignalServer: Service, Sendable {
     public func run() async throws {
         let app = try makeApplication()
         let http = ServiceGroup(configuration: .init(services: [app], logger: logger))
-        enum Part { case http, ticker, shutdown }
+        enum Part { case http, ticker, shutdown, webhook }
         try await withThrowingTaskGroup(of: Part.self) { group in
             group.addTask {
-                try await http.run()
+                // Detached, so the HTTP server does not see this service's graceful shutdown (a task local) and
+                // stop at once: it keeps serving until the sessions have been told and drained, and the webhook
+                // has delivered what is queued, then is shut down below.
+                let server = Task.detached { try await http.run() }
+                try await withTaskCancellationHandler {
+                    try await server.value
+                } onCancel: {
+                    server.cancel()
+                }
                 return .http
+            }
+            if let webhook {
+                group.addTask {
+                    await webhook.run()
+                    return .webhook
+                }
             }
             if let interval = configuration.tickIntervalMillis {
                 let hub = hub
+                let channels = channels
                 group.addTask {
                     while !Task.isCancelled {
                         try? await Task.sleep(for: .milliseconds(interval))
                         await hub.tick()
+                        await channels.tick()
                     }
                     return .ticker
                 }
             }
-            group.addTask { [hub, logger, configuration] in
+            group.addTask { [hub, channels, webhook, logger, configuration] in
                 do {
                     try await gracefulShutdown()
                 } catch {
@@ -87,9 +121,14 @@ public final class SignalServer: Service, Sendable {
                 }
                 logger.notice("shutting down: telling clients and draining connections")
                 await hub.shutdown()
+                await channels.shutdown()
                 let deadline = ContinuousClock.now + .seconds(configuration.drainSeconds)
-                while await hub.sessionCount > 0, ContinuousClock.now < deadline {
+                while await hub.sessionCount + channels.openSocketCount > 0, ContinuousClock.now < deadline {
                     try? await Task.sleep(for: .milliseconds(20))
+                }
+                if let webhook {
+                    webhook.finish()
+                    await webhook.waitUntilDone(seconds: configuration.drainSeconds)
                 }
                 await http.triggerGracefulShutdown()
                 return .shutdown
@@ -123,9 +162,14 @@ public final class SignalServer: Service, Sendable {
         router.get(RouterPath(stringLiteral: SignalProtocol.webSocketPath)) { _, _ -> Response in
             throw HTTPError(.upgradeRequired, message: "connect with a WebSocket to \(SignalProtocol.webSocketPath)")
         }
+        router.get(RouterPath(stringLiteral: ChannelProtocol.webSocketPath)) { _, _ -> Response in
+            throw HTTPError(.upgradeRequired, message: "connect with a WebSocket to \(ChannelProtocol.webSocketPath)")
+        }
         TokenEndpoint(
             authority: authority, adminKey: configuration.adminKey, maxTTLSeconds: configuration.maxIssuedTTLSeconds
         ).register(on: router)
+        ChannelAdminEndpoint(hub: channels, authorization: AdminAuthorization(adminKey: configuration.adminKey))
+            .register(on: router)
 
         let limits = configuration.limits
         let hardLimit = SessionConnection.hardLimit(for: limits)
@@ -133,6 +177,10 @@ public final class SignalServer: Service, Sendable {
         wsRouter.ws(RouterPath(stringLiteral: SignalProtocol.webSocketPath)) { inbound, outbound, _ in
             await SessionConnection.run(
                 inbound: inbound, outbound: outbound, hub: hub, metrics: metrics, maxMessageBytes: hardLimit)
+        }
+        let channels = channels
+        wsRouter.ws(RouterPath(stringLiteral: ChannelProtocol.webSocketPath)) { inbound, outbound, _ in
+            await ChannelConnection.run(inbound: inbound, outbound: outbound, hub: channels, maxMessageBytes: hardLimit)
         }
         let wsConfiguration = HTTP1WebSocketUpgradeChannel.Configuration(
             ws: WebSocketServerConfiguration(

@@ -99,7 +99,7 @@ public enum FrameCoding {
         }
     }
 
-    private static func encodeTagged<P: Encodable>(_ type: String, _ payload: P) -> String {
+    static func encodeTagged<P: Encodable>(_ type: String, _ payload: P) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         // Encoding these plain structs of strings and numbers cannot fail.
@@ -107,11 +107,11 @@ public enum FrameCoding {
         return String(decoding: data, as: UTF8.self)
     }
 
-    private static func decodePayload<P: Decodable>(_ data: Data) throws -> P {
+    static func decodePayload<P: Decodable>(_ data: Data) throws -> P {
         try JSONDecoder().decode(P.self, from: data)
     }
 
-    private static func decode<Frame>(
+    static func decode<Frame>(
         _ text: String, payload: (String, Data) throws -> Frame?
     ) -> Result<Frame, FrameDecodingError> {
         let data = Data(text.utf8)
@@ -167,6 +167,7 @@ public enum FrameCoding {
         switch type {
         case is String.Type: "a string"
         case is Int.Type, is Int64.Type: "an integer"
+        case is UInt.Type: "a positive integer"
         case is Double.Type: "a number"
         case is Bool.Type: "a boolean"
         default: "\(type)"

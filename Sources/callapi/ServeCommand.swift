@@ -6,7 +6,8 @@ import Logging
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Run the signaling server: WebSocket /v1/signal, POST /v1/tokens, /healthz, /metrics.",
+        abstract:
+            "Run the signaling server: WebSockets /v1/signal and /v1/rtc, POST /v1/tokens, /v1/channels, /healthz, /metrics.",
         discussion: """
             Every option can also be set with an environment variable: CALLAPI_ and the option's name in capitals \
             with _ for - (CALLAPI_PORT, CALLAPI_SECRET, CALLAPI_ADMIN_KEY, ...). Options win over the environment.
@@ -37,6 +38,20 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("login-timeout"), help: "Seconds to log in after connecting (default 10).")
     var loginTimeout: String?
     @Option(help: "Seconds a shutdown waits for connections to close (default 5).") var drain: String?
+    @Option(name: .customLong("channel-capacity"), help: "Members an RTC channel may have (default 2).")
+    var channelCapacity: String?
+    @Option(
+        name: .customLong("channel-watchdog"),
+        help: "Seconds a member may stay alone after the other left before it is removed (default 0: off).")
+    var channelWatchdog: String?
+    @Flag(
+        name: .customLong("allow-any-channel-tokens"),
+        help: "Accept RTC tokens for any channel (chn \"*\"); per-channel tokens are safer.")
+    var allowAnyChannelTokens = false
+    @Option(name: .customLong("webhook-url"), help: "URL channel events (userJoined/userLeft) are POSTed to.")
+    var webhookURL: String?
+    @Option(name: .customLong("webhook-secret"), help: "HMAC-SHA256 key for the X-CallAPI-Signature header.")
+    var webhookSecret: String?
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error (default info).")
     var logLevel: String?
 
@@ -46,7 +61,9 @@ struct ServeCommand: AsyncParsableCommand {
             "es256-public-key": es256PublicKey, "admin-key": adminKey, "tls-cert": tlsCert, "tls-key": tlsKey,
             "max-frame-bytes": maxFrameBytes, "rate": rate, "burst": burst, "max-sessions": maxSessions,
             "max-held": maxHeld, "max-ttl": maxTTL, "token-notice": tokenNotice, "idle-timeout": idleTimeout,
-            "login-timeout": loginTimeout, "drain": drain,
+            "login-timeout": loginTimeout, "drain": drain, "channel-capacity": channelCapacity,
+            "channel-watchdog": channelWatchdog, "allow-any-channel-tokens": allowAnyChannelTokens ? "1" : nil,
+            "webhook-url": webhookURL, "webhook-secret": webhookSecret,
         ]
         let configuration: SignalServerConfiguration
         do {
@@ -68,6 +85,7 @@ struct ServeCommand: AsyncParsableCommand {
             let http = configuration.tls == nil ? "http" : "https"
             let lines = """
                 callapi serve: listening on \(scheme)://\(configuration.host):\(port)/v1/signal
+                  rtc     \(scheme)://\(configuration.host):\(port)/v1/rtc (channel capacity \(configuration.channels.capacity))
                   tokens  POST \(http)://\(configuration.host):\(port)/v1/tokens (\(server.authority.algorithm))
                   health  \(http)://\(configuration.host):\(port)/healthz   metrics  /metrics
 

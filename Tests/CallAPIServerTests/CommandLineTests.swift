@@ -19,6 +19,27 @@ struct CommandLineTests {
         try await server.stop()
     }
 
+    @Test func tokenCommandMintsChannelTokensWithRTC() async throws {
+        let server = try await TestServer.start()
+        let command = try CLIProcess(
+            ["token", "--rtc", "--channel", "room-9", "--user", "1001", "--ttl", "60"],
+            environment: ["CALLAPI_SECRET": secret])
+        let token = try await command.expect("eyJ")
+        #expect(try await command.finish() == 0)
+        let answer = try await RawSocket(url: server.rtcURL).join(channel: "room-9", uid: 1001, token: token)
+        guard case .joined = answer else {
+            Issue.record("the channel token was refused: \(answer)")
+            return
+        }
+        try await server.stop()
+    }
+
+    @Test func tokenCommandExplainsThatRTCNeedsAChannel() async throws {
+        let command = try CLIProcess(["token", "--rtc", "--user", "1001"], environment: ["CALLAPI_SECRET": secret])
+        try await command.expect("--rtc needs --channel")
+        #expect(try await command.finish() != 0)
+    }
+
     @Test func twoPhonesPlaceAndEndACall() async throws {
         let server = try await TestServer.start()
         let serverURL = "ws://127.0.0.1:\(server.port)"

@@ -39,6 +39,31 @@ import Testing
         }
     }
 
+    @Test func channelSettingsComeFromFlagsAndTheEnvironment() throws {
+        let defaults = try ServerSettings.configuration(flags: [:], environment: [:])
+        #expect(defaults.channels == ChannelSettings())
+        #expect(defaults.channels.capacity == 2 && defaults.channels.watchdogSeconds == 0)
+        #expect(!defaults.channels.allowAnyChannelTokens && defaults.channels.webhook == nil)
+        let configuration = try ServerSettings.configuration(
+            flags: ["channel-capacity": "3", "channel-watchdog": "30", "webhook-url": "http://hooks.example/callapi"],
+            environment: ["CALLAPI_ALLOW_ANY_CHANNEL_TOKENS": "1", "CALLAPI_WEBHOOK_SECRET": "s3cret"])
+        #expect(configuration.channels.capacity == 3)
+        #expect(configuration.channels.watchdogSeconds == 30)
+        #expect(configuration.channels.allowAnyChannelTokens)
+        #expect(
+            configuration.channels.webhook == WebhookSettings(url: "http://hooks.example/callapi", secret: "s3cret"))
+    }
+
+    @Test(arguments: [
+        ["channel-capacity": "0"], ["channel-watchdog": "-5"], ["allow-any-channel-tokens": "maybe"],
+        ["webhook-url": "ftp://x"], ["webhook-secret": "alone"],
+    ])
+    func badChannelSettingsAreExplained(flags: [String: String]) {
+        #expect(throws: ServerSettings.InvalidSetting.self) {
+            try ServerSettings.configuration(flags: flags, environment: [:])
+        }
+    }
+
     @Test func environmentNamesFollowTheFlags() {
         #expect(ServerSettings.environmentName("max-frame-bytes") == "CALLAPI_MAX_FRAME_BYTES")
     }

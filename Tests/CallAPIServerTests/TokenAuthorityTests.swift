@@ -54,4 +54,29 @@ import Testing
             return
         }
     }
+
+    @Test func channelTokensCarryTheirChannelAndLoginTokensCannotJoin() async throws {
+        let authority = try await TokenAuthority.make(key: .hs256(secret: secret))
+        let rtc = try await authority.issue(userId: "1001", ttlSeconds: 60, channel: "room-1")
+        #expect(
+            await authority.checkChannelToken(rtc.token)
+                == .valid(userId: "1001", channel: "room-1", expiresAt: rtc.expiresAt))
+        let any = try await authority.issue(userId: "1001", ttlSeconds: 60, channel: "*")
+        #expect(
+            await authority.checkChannelToken(any.token)
+                == .valid(userId: "1001", channel: "*", expiresAt: any.expiresAt))
+        let login = try await authority.issue(userId: "1001", ttlSeconds: 60)
+        guard case .invalid(.invalidToken, let message) = await authority.checkChannelToken(login.token) else {
+            Issue.record("a login token passed as a channel token")
+            return
+        }
+        #expect(message.contains("signal"))
+        guard case .invalid(.invalidToken, _) = await authority.checkChannelToken("garbage") else {
+            Issue.record("garbage passed")
+            return
+        }
+        await #expect(throws: TokenIssueError.invalidChannel("**")) {
+            try await authority.issue(userId: "1001", ttlSeconds: 60, channel: "**")
+        }
+    }
 }

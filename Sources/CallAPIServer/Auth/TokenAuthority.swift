@@ -41,7 +41,8 @@ public enum TokenIssueError: Error, Equatable, CustomStringConvertible {
         case .invalidUserId(let id): "invalid user id \"\(id)\": use 1-64 characters of A-Z a-z 0-9 . _ -"
         case .invalidTTL(let ttl): "invalid ttl \(ttl): use 1 to \(TokenAuthority.maxTTLSeconds) seconds"
         case .cannotSign: "this server only has an ES256 public key; it can check tokens but not issue them"
-        case .invalidChannel(let channel): "invalid channel \"\(channel)\": use 1-64 characters of A-Z a-z 0-9 . _ -"
+        case .invalidChannel(let channel):
+            "invalid channel \"\(channel)\": use 1-64 characters of A-Z a-z 0-9 . _ - (or * for any channel)"
         }
     }
 }
@@ -87,11 +88,14 @@ public final class TokenAuthority: Sendable {
         return TokenAuthority(keys: keys, clock: clock, canIssue: canIssue, algorithm: key.algorithm)
     }
 
-    /// A login token for `userId` valid for `ttlSeconds`, or an RTC token for `channel` when one is given.
+    /// A login token for `userId` valid for `ttlSeconds`, or an RTC token for `channel` when one is given
+    /// (`"*"` makes a token for any channel, which servers accept only with `--allow-any-channel-tokens`).
     public func issue(userId: String, ttlSeconds: Int, channel: String? = nil) async throws -> IssuedToken {
         guard SignalProtocol.isValidUserId(userId) else { throw TokenIssueError.invalidUserId(userId) }
         guard ttlSeconds > 0, ttlSeconds <= Self.maxTTLSeconds else { throw TokenIssueError.invalidTTL(ttlSeconds) }
-        if let channel, !SignalProtocol.isValidUserId(channel) { throw TokenIssueError.invalidChannel(channel) }
+        if let channel, channel != ChannelProtocol.anyChannel, !ChannelProtocol.isValidChannel(channel) {
+            throw TokenIssueError.invalidChannel(channel)
+        }
         guard canIssue else { throw TokenIssueError.cannotSign }
         let now = clock.nowMillis()
         let expiresAt = now + Int64(ttlSeconds) * 1000
@@ -108,14 +112,9 @@ public final class TokenAuthority: Sendable {
     /// Checks a login token's signature and claims; expiry is left to the hub.
     public func checkLoginToken(_ token: String) async -> TokenCheck {
         let claims: SignalTokenClaims
-        do {
-            claims = try await keys.verify(token, as: SignalTokenClaims.self)
-        } catch let error as JWTError where error.errorType == .signatureVerificationFailed {
-            return .invalid(.invalidToken, "the token's signature does not match this server's key")
-        } catch let error as JWTError where error.errorType == .malformedToken {
-            return .invalid(.invalidToken, "the token is not a well-formed JWT")
-        } catch {
-            return .invalid(.invalidToken, "the token was refused: \(error)")
+        switch await verify(token) {
+        case .success(let verified): claims = verified
+        case .failure(let refusal): return .invalid(.invalidToken, refusal.message)
         }
         if let scope = claims.scope, scope != SignalTokenClaims.signalScope {
             return .invalid(.invalidToken, "a \"\(scope)\" token cannot log in to signaling")
@@ -123,7 +122,49 @@ public final class TokenAuthority: Sendable {
         guard SignalProtocol.isValidUserId(claims.sub.value) else {
             return .invalid(.invalidToken, "the token's subject is not a valid user id")
         }
-        let expiresAt = Int64((claims.exp.value.timeIntervalSince1970 * 1000).rounded())
-        return .valid(userId: claims.sub.value, expiresAt: expiresAt)
+        return .valid(userId: claims.sub.value, expiresAt: Self.millis(claims.exp))
+    }
+
+    /// Checks an RTC token's signature and claims (scope `rtc`, a subject, a channel); whether they match the
+    /// join, and expiry, are left to the channel hub.
+    public func checkChannelToken(_ token: String) async -> ChannelTokenCheck {
+        let claims: SignalTokenClaims
+        switch await verify(token) {
+        case .success(let verified): claims = verified
+        case .failure(let refusal): return .invalid(.invalidToken, refusal.message)
+        }
+        guard claims.scope == SignalTokenClaims.rtcScope else {
+            return .invalid(
+                .invalidToken,
+                "a \"\(claims.scope ?? SignalTokenClaims.signalScope)\" token cannot join a channel; use an RTC token")
+        }
+        guard let channel = claims.chn, channel == ChannelProtocol.anyChannel || ChannelProtocol.isValidChannel(channel)
+        else {
+            return .invalid(.invalidToken, "the RTC token names no valid channel")
+        }
+        guard SignalProtocol.isValidUserId(claims.sub.value) else {
+            return .invalid(.invalidToken, "the token's subject is not a valid user id")
+        }
+        return .valid(userId: claims.sub.value, channel: channel, expiresAt: Self.millis(claims.exp))
+    }
+
+    private struct Refusal: Error {
+        var message: String
+    }
+
+    private func verify(_ token: String) async -> Result<SignalTokenClaims, Refusal> {
+        do {
+            return .success(try await keys.verify(token, as: SignalTokenClaims.self))
+        } catch let error as JWTError where error.errorType == .signatureVerificationFailed {
+            return .failure(Refusal(message: "the token's signature does not match this server's key"))
+        } catch let error as JWTError where error.errorType == .malformedToken {
+            return .failure(Refusal(message: "the token is not a well-formed JWT"))
+        } catch {
+            return .failure(Refusal(message: "the token was refused: \(error)"))
+        }
+    }
+
+    private static func millis(_ expiry: ExpirationClaim) -> Int64 {
+        Int64((expiry.value.timeIntervalSince1970 * 1000).rounded())
     }
 }

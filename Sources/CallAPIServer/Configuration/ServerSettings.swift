@@ -29,6 +29,11 @@ public enum ServerSettings {
         ("idle-timeout", "seconds of silence before a session is dropped (default 45)"),
         ("login-timeout", "seconds a new connection has to log in (default 10)"),
         ("drain", "seconds a shutdown waits for connections to close (default 5)"),
+        ("channel-capacity", "members an RTC channel may have (default 2)"),
+        ("channel-watchdog", "seconds a member may stay alone after a call before removal (default 0: off)"),
+        ("allow-any-channel-tokens", "accept RTC tokens for any channel (chn \"*\"): 1 or true (default off)"),
+        ("webhook-url", "URL that channel events (userJoined, userLeft) are POSTed to (default: none)"),
+        ("webhook-secret", "HMAC-SHA256 key of the X-CallAPI-Signature header of webhook posts"),
     ]
 
     /// The admin key used with the development secret when none is configured.
@@ -120,6 +125,29 @@ public enum ServerSettings {
         if let v = try int("login-timeout", range: 1...3600) { limits.loginTimeoutMillis = Int64(v) * 1000 }
         configuration.limits = limits
         if let v = try int("drain", range: 0...600) { configuration.drainSeconds = v }
+        var channels = configuration.channels
+        if let v = try int("channel-capacity", range: 1...1000) { channels.capacity = v }
+        if let v = try int("channel-watchdog", range: 0...86_400) { channels.watchdogSeconds = v }
+        if let text = value("allow-any-channel-tokens") {
+            switch text.lowercased() {
+            case "1", "true", "yes", "on": channels.allowAnyChannelTokens = true
+            case "0", "false", "no", "off": channels.allowAnyChannelTokens = false
+            default:
+                throw InvalidSetting(name: "allow-any-channel-tokens", problem: "\"\(text)\" is not 1/0 or true/false")
+            }
+        }
+        switch (value("webhook-url"), value("webhook-secret")) {
+        case (let url?, let secret):
+            guard url.hasPrefix("http://") || url.hasPrefix("https://") else {
+                throw InvalidSetting(name: "webhook-url", problem: "\"\(url)\" is not an http(s) URL")
+            }
+            channels.webhook = WebhookSettings(url: url, secret: secret)
+        case (nil, .some):
+            throw InvalidSetting(name: "webhook-secret", problem: "give --webhook-url too")
+        case (nil, nil):
+            break
+        }
+        configuration.channels = channels
         return configuration
     }
 }

@@ -12,6 +12,8 @@ public struct SignalServerConfiguration: Sendable {
     public var tls: TLSFiles?
     /// Limits and timeouts.
     public var limits = HubLimits()
+    /// RTC channels (`/v1/rtc`): capacity, watchdog, token policy and webhook.
+    public var channels = ChannelSettings()
     /// How often the server checks timeouts and expiries, in milliseconds; `nil` leaves it to ``SignalServer/tick()``
     /// (tests).
     public var tickIntervalMillis: Int64? = 1000

@@ -25,14 +25,7 @@ struct TokenEndpoint: Sendable {
     }
 
     private func issue(_ request: Request, context: BasicRequestContext) async throws -> IssuedToken {
-        guard let adminKey else {
-            throw HTTPError(.forbidden, message: "the token endpoint is disabled: start the server with --admin-key")
-        }
-        guard let header = request.headers[.authorization], header.hasPrefix("Bearer "),
-            constantTimeEquals(String(header.dropFirst("Bearer ".count)), adminKey)
-        else {
-            throw HTTPError(.unauthorized, message: "send the admin key as \"Authorization: Bearer <key>\"")
-        }
+        try AdminAuthorization(adminKey: adminKey).check(request, endpoint: "the token endpoint")
         let body: Body
         do {
             body = try await request.decode(as: Body.self, context: context)
@@ -52,14 +45,3 @@ struct TokenEndpoint: Sendable {
 }
 
 extension IssuedToken: ResponseEncodable {}
-
-/// Compares without stopping at the first difference, so timing does not reveal the key.
-func constantTimeEquals(_ a: String, _ b: String) -> Bool {
-    let x = Array(a.utf8)
-    let y = Array(b.utf8)
-    var difference = UInt8(x.count == y.count ? 0 : 1)
-    for index in 0..<max(x.count, y.count) {
-        difference |= (index < x.count ? x[index] : 0) ^ (index < y.count ? y[index] : 0)
-    }
-    return difference == 0
-}

@@ -11,6 +11,13 @@ final class ServerMetrics: Sendable {
     private let heldMessages: Metrics.Gauge
     private let relayed: Metrics.Counter
     private let relayLatency: Metrics.Timer
+    private let channelsOpen: Metrics.Gauge
+    private let channelMembers: Metrics.Gauge
+    private let channelSignals: Metrics.Counter
+    private let channelKicks: Metrics.Counter
+    private let channelWatchdog: Metrics.Counter
+    private let webhookDeliveries: Metrics.Counter
+    private let webhookFailures: Metrics.Counter
 
     init() {
         registry = PrometheusCollectorRegistry()
@@ -26,6 +33,18 @@ final class ServerMetrics: Sendable {
         heldMessages = Metrics.Gauge(label: "callapi_held_messages", factory: factory)
         relayed = Metrics.Counter(label: "callapi_messages_relayed_total", factory: factory)
         relayLatency = Metrics.Timer(label: "callapi_relay_latency_seconds", factory: factory)
+        channelsOpen = Metrics.Gauge(label: "callapi_channels_open", factory: factory)
+        channelMembers = Metrics.Gauge(label: "callapi_channel_members", factory: factory)
+        channelSignals = Metrics.Counter(label: "callapi_channel_signals_relayed_total", factory: factory)
+        channelKicks = Metrics.Counter(label: "callapi_channel_kicks_total", factory: factory)
+        channelWatchdog = Metrics.Counter(label: "callapi_channel_watchdog_removals_total", factory: factory)
+        webhookDeliveries = Metrics.Counter(label: "callapi_webhook_deliveries_total", factory: factory)
+        webhookFailures = Metrics.Counter(label: "callapi_webhook_failures_total", factory: factory)
+        channelsOpen.record(0)
+        channelMembers.record(0)
+        for counter in [channelSignals, channelKicks, channelWatchdog, webhookDeliveries, webhookFailures] {
+            counter.increment(by: 0)
+        }
         for result in ["delivered", "queued"] {
             Metrics.Counter(
                 label: "callapi_answers_total", dimensions: [("result", result), ("reason", "")], factory: factory
@@ -59,6 +78,17 @@ final class ServerMetrics: Sendable {
     }
 
     func messageRelayed() { relayed.increment() }
+
+    func updateChannels(open: Int, members: Int) {
+        channelsOpen.record(open)
+        channelMembers.record(members)
+    }
+
+    func channelSignalRelayed() { channelSignals.increment() }
+    func channelKick() { channelKicks.increment() }
+    func channelWatchdogRemoval() { channelWatchdog.increment() }
+    func webhookDelivered() { webhookDeliveries.increment() }
+    func webhookFailed() { webhookFailures.increment() }
 
     func relayLatency(_ duration: Duration) {
         relayLatency.recordNanoseconds(

@@ -3,7 +3,7 @@ import CallAPISignalProtocol
 import Logging
 
 /// The client's shell: runs ``ConnectionMachine`` and performs its actions (sockets, completions, listeners).
-actor ClientCore {
+actor ClientCore: ClientSocketDelegate {
     private var machine: ConnectionMachine
     private let url: String
     private let logger: Logger

@@ -3,7 +3,14 @@ import NIOCore
 import NIOWebSocket
 import WSClient
 
-/// One WebSocket connection to the server. Reports what happens to a ``ClientCore`` and writes what it is given.
+/// What a ``ClientSocket`` reports to: the signaling client's core, or an RTC channel connection's.
+protocol ClientSocketDelegate: Actor {
+    func socketOpened(_ socket: Int)
+    func received(_ text: String, socket: Int)
+    func socketClosed(_ socket: Int, cause: String)
+}
+
+/// One WebSocket connection to the server. Reports what happens to its delegate and writes what it is given.
 final class ClientSocket: Sendable {
     let id: Int
     private let outbox: AsyncStream<Outgoing>.Continuation
@@ -14,7 +21,7 @@ final class ClientSocket: Sendable {
         case close
     }
 
-    init(id: Int, url: String, core: ClientCore, logger: Logger) {
+    init(id: Int, url: String, core: any ClientSocketDelegate, logger: Logger) {
         self.id = id
         let (stream, outbox) = AsyncStream.makeStream(of: Outgoing.self)
         self.outbox = outbox

@@ -71,6 +71,11 @@ final class RawSocket: Sendable {
     func sendText(_ text: String) { outgoing.yield(.text(text)) }
     func sendBinary(_ bytes: [UInt8]) { outgoing.yield(.binary(bytes)) }
     func close() { outgoing.yield(.close) }
+    /// Drops the connection without a close handshake (the socket is simply lost).
+    func abort() {
+        outgoing.finish()
+        task.cancel()
+    }
 
     /// The next thing from the server.
     func next(timeout: Double = 5) async throws -> Incoming {

@@ -1,0 +1,27 @@
+/// What the channel state enforces. Times in milliseconds.
+public struct ChannelLimits: Sendable, Equatable {
+    /// Members a channel may have at once (2: one-to-one calls).
+    public var capacity: Int = 2
+    /// How long a member may stay alone in a channel that has had two members before it is removed; `nil` is off.
+    public var watchdogMillis: Int64?
+    /// Whether tokens for any channel (`chn` `*`) are accepted.
+    public var allowAnyChannelTokens = false
+    /// Largest frame, in bytes of UTF-8.
+    public var maxFrameBytes: Int = 64 * 1024
+    /// A connection that has not joined after this long is closed.
+    public var joinTimeoutMillis: Int64 = 10_000
+    /// How long before its token expires a member is told.
+    public var tokenNoticeMillis: Int64 = 60_000
+
+    public init() {}
+
+    /// The channel limits of a server: its channel settings, with the frame limit, login timeout and token notice of signaling.
+    public init(settings: ChannelSettings, hub: HubLimits) {
+        capacity = settings.capacity
+        watchdogMillis = settings.watchdogSeconds > 0 ? Int64(settings.watchdogSeconds) * 1000 : nil
+        allowAnyChannelTokens = settings.allowAnyChannelTokens
+        maxFrameBytes = hub.maxFrameBytes
+        joinTimeoutMillis = hub.loginTimeoutMillis
+        tokenNoticeMillis = hub.tokenNoticeMillis
+    }
+}

@@ -1,0 +1,480 @@
+import CallAPISignalProtocol
+
+/// The RTC channels as a pure state machine: connections, members per channel, tokens, rejoin bars and the
+/// watchdog.
+///
+/// A member's liveness is the socket's: the server pings every WebSocket and closes one that stops answering, which
+/// arrives here as ``ChannelEvent/disconnected(_:now:)`` (`memberLeft` reason dropped). Media calls may go quiet for
+/// long stretches, so members need not send frames to stay.
+///
+/// Feed it ``ChannelEvent``s with the current time; it returns the ``ChannelAction``s to perform. No I/O, no clock.
+public struct ChannelState: Sendable {
+    /// One connection to the channel endpoint.
+    struct Connection: Sendable, Equatable {
+        var connectedAt: Int64
+        var phase: Phase
+    }
+
+    /// Where a connection is in its life.
+    enum Phase: Sendable, Equatable {
+        /// Connected; no `join` yet.
+        case awaitingJoin
+        /// The `join`'s token is being checked.
+        case verifying(ChannelClientFrame.Join)
+        /// A member of a channel.
+        case member(Membership)
+    }
+
+    /// A connection's membership.
+    struct Membership: Sendable, Equatable {
+        var channel: String
+        var uid: UInt
+        var expiresAt: Int64
+        var noticeSent = false
+        /// A `renew` token is being checked.
+        var renewing = false
+    }
+
+    /// One channel.
+    struct Room: Sendable, Equatable {
+        var members: [UInt: SessionID] = [:]
+        /// Whether the channel has had two members at once (the watchdog only watches such channels).
+        var hadTwo = false
+        /// Since when its only member has been alone, after it had two.
+        var aloneSince: Int64?
+    }
+
+    /// A uid in a channel, for rejoin bars.
+    struct BarKey: Hashable, Sendable {
+        var channel: String
+        var uid: UInt
+    }
+
+    /// Why a member is removed.
+    enum Cause: Sendable, Equatable {
+        case quit
+        case lost
+        case kicked(String)
+        case tokenExpired
+        case replaced
+        case watchdog
+        case shutdown
+    }
+
+    public let limits: ChannelLimits
+    private(set) var connections: [SessionID: Connection] = [:]
+    private(set) var rooms: [String: Room] = [:]
+    private(set) var bars: [BarKey: Int64] = [:]
+    private(set) var isShuttingDown = false
+
+    public init(limits: ChannelLimits) {
+        self.limits = limits
+    }
+
+    /// Channels with at least one member.
+    public var channelCount: Int { rooms.count }
+    /// Members of all channels.
+    public var memberCount: Int { rooms.values.reduce(0) { $0 + $1.members.count } }
+    /// Open connections, members or not.
+    public var connectionCount: Int { connections.count }
+    /// The uids in `channel`, sorted.
+    public func members(of channel: String) -> [UInt] { rooms[channel]?.members.keys.sorted() ?? [] }
+    /// Until when `uid` may not rejoin `channel` (ms since 1970), if it is barred.
+    public func barredUntil(channel: String, uid: UInt) -> Int64? { bars[BarKey(channel: channel, uid: uid)] }
+    /// The channel and uid of a connection that joined.
+    public func member(_ id: SessionID) -> (channel: String, uid: UInt)? {
+        guard case .member(let membership) = connections[id]?.phase else { return nil }
+        return (membership.channel, membership.uid)
+    }
+
+    // MARK: - Events
+
+    /// Applies `event` and returns what to do.
+    public mutating func handle(_ event: ChannelEvent) -> [ChannelAction] {
+        switch event {
+        case .connected(let id, let now):
+            connections[id] = Connection(connectedAt: now, phase: .awaitingJoin)
+            if isShuttingDown {
+                return failJoin(id, .serverShutdown, "the server is shutting down; join again in a moment")
+            }
+            return []
+        case .frame(let id, let frame, let now):
+            return receive(frame, from: id, now: now)
+        case .undecodable(let id, let error, _):
+            return refuse(id, .malformed, error.message)
+        case .oversized(let id, let bytes, _):
+            return refuse(id, .tooLarge, "the frame is \(bytes) bytes; the limit is \(limits.maxFrameBytes)")
+        case .binary(let id, _):
+            return refuse(id, .malformed, "send frames as JSON text messages")
+        case .tokenChecked(let id, let purpose, let result, let now):
+            return tokenChecked(id, purpose: purpose, result: result, now: now)
+        case .disconnected(let id, let now):
+            guard let connection = connections[id] else { return [] }
+            if case .member = connection.phase {
+                return remove(id, .lost, now: now)
+            }
+            connections[id] = nil
+            return []
+        case .kick(let channel, let uid, let barSeconds, let reason, let now):
+            return kick(channel: channel, uid: uid, barSeconds: barSeconds, reason: reason, now: now)
+        case .tick(let now):
+            return tick(now: now)
+        case .shutdown(let now):
+            isShuttingDown = true
+            return connections.keys.sorted().flatMap { id -> [ChannelAction] in
+                if case .member = connections[id]?.phase {
+                    return remove(id, .shutdown, now: now)
+                }
+                return failJoin(id, .serverShutdown, "the server is shutting down; join again in a moment")
+            }
+        }
+    }
+
+    /// A bad frame: an `error` for members; before joining, `joinFailed` and close (`join` must come first).
+    private mutating func refuse(_ id: SessionID, _ code: ChannelErrorCode, _ message: String)
+        -> [ChannelAction]
+    {
+        guard let connection = connections[id] else { return [] }
+        if case .awaitingJoin = connection.phase {
+            return failJoin(id, code, "the first frame must be a valid join: \(message)")
+        }
+        return [.send(id, .error(.init(code: code, message: message)))]
+    }
+
+    private mutating func receive(_ frame: ChannelClientFrame, from id: SessionID, now: Int64) -> [ChannelAction] {
+        guard let connection = connections[id] else { return [] }
+        switch connection.phase {
+        case .awaitingJoin:
+            guard case .join(let join) = frame else {
+                return failJoin(
+                    id, .malformed,
+                    "the first frame must be {\"type\":\"join\",\"channel\":…,\"uid\":…,\"token\":…}, not \"\(frame.type)\""
+                )
+            }
+            return startJoin(id, join)
+        case .verifying:
+            if frame == .leave {
+                connections[id] = nil
+                return [.close(id, code: 1000)]
+            }
+            return [
+                .send(id, .error(.init(code: .malformed, message: "the join is still being checked; wait for joined")))
+            ]
+        case .member(let membership):
+            if now >= membership.expiresAt {
+                return remove(id, .tokenExpired, now: now)
+            }
+            switch frame {
+            case .join:
+                return [
+                    .send(
+                        id,
+                        .error(
+                            .init(
+                                code: .malformed,
+                                message:
+                                    "this socket already joined channel \(membership.channel) as uid \(membership.uid); "
+                                    + "one socket is one membership")))
+                ]
+            case .signal(let signal):
+                return relay(signal, from: id, membership)
+            case .renew(let renew):
+                guard !membership.renewing else {
+                    return [.send(id, .error(.init(code: .malformed, message: "a renewal is already being checked")))]
+                }
+                guard !renew.token.isEmpty else {
+                    return [
+                        .send(id, .error(.init(code: .invalidToken, message: "the renew frame has an empty token")))
+                    ]
+                }
+                var renewing = membership
+                renewing.renewing = true
+                connections[id]?.phase = .member(renewing)
+                return [.verifyToken(id, token: renew.token, purpose: .renew)]
+            case .leave:
+                return remove(id, .quit, now: now)
+            }
+        }
+    }
+
+    private mutating func startJoin(_ id: SessionID, _ join: ChannelClientFrame.Join) -> [ChannelAction] {
+        guard join.uid > 0 else {
+            return failJoin(id, .malformed, "\"uid\" must be a positive integer")
+        }
+        guard ChannelProtocol.isValidChannel(join.channel) else {
+            return failJoin(id, .malformed, "\"channel\" must be 1-64 characters of A-Z a-z 0-9 . _ -")
+        }
+        guard !join.token.isEmpty else {
+            return failJoin(id, .invalidToken, "the join frame has an empty token")
+        }
+        connections[id]?.phase = .verifying(join)
+        return [.verifyToken(id, token: join.token, purpose: .join)]
+    }
+
+    // MARK: - Tokens
+
+    private struct Refusal: Error {
+        var code: ChannelErrorCode
+        var message: String
+    }
+
+    /// The token's expiry if it is valid for `uid` in `channel` now.
+    private func accept(_ result: ChannelTokenCheck, channel: String, uid: UInt, now: Int64) -> Result<Int64, Refusal> {
+        switch result {
+        case .invalid(let code, let message):
+            return .failure(Refusal(code: code, message: message))
+        case .valid(let userId, let tokenChannel, let expiresAt):
+            guard userId == String(uid) else {
+                return .failure(Refusal(code: .wrongUser, message: "the token is for user \(userId), not uid \(uid)"))
+            }
+            if tokenChannel == ChannelProtocol.anyChannel {
+                guard limits.allowAnyChannelTokens else {
+                    return .failure(
+                        Refusal(
+                            code: .wrongChannel,
+                            message:
+                                "this server does not accept tokens for any channel (\"chn\":\"*\"); "
+                                + "get a token for channel \(channel)"))
+                }
+            } else if tokenChannel != channel {
+                return .failure(
+                    Refusal(code: .wrongChannel, message: "the token is for channel \(tokenChannel), not \(channel)"))
+            }
+            guard expiresAt > now else {
+                return .failure(
+                    Refusal(
+                        code: .tokenExpired,
+                        message: "the token expired \((now - expiresAt) / 1000) s ago; get a new one"
+                    ))
+            }
+            return .success(expiresAt)
+        }
+    }
+
+    private mutating func tokenChecked(
+        _ id: SessionID, purpose: ChannelTokenPurpose, result: ChannelTokenCheck, now: Int64
+    ) -> [ChannelAction] {
+        guard let connection = connections[id] else { return [] }
+        switch (purpose, connection.phase) {
+        case (.join, .verifying(let join)):
+            switch accept(result, channel: join.channel, uid: join.uid, now: now) {
+            case .failure(let refusal):
+                return failJoin(id, refusal.code, refusal.message)
+            case .success(let expiresAt):
+                return admit(id, join, expiresAt: expiresAt, now: now)
+            }
+        case (.renew, .member(var membership)):
+            membership.renewing = false
+            switch accept(result, channel: membership.channel, uid: membership.uid, now: now) {
+            case .failure(let refusal):
+                connections[id]?.phase = .member(membership)
+                return [.send(id, .error(.init(code: refusal.code, message: "renewal refused: \(refusal.message)")))]
+            case .success(let expiresAt):
+                membership.expiresAt = expiresAt
+                membership.noticeSent = false
+                connections[id]?.phase = .member(membership)
+                return [.send(id, .renewed(.init(expiresAt: expiresAt)))] + tokenNotice(id, now: now)
+            }
+        default:
+            return []
+        }
+    }
+
+    /// Makes a connection whose token was accepted a member, if the channel lets it in.
+    private mutating func admit(_ id: SessionID, _ join: ChannelClientFrame.Join, expiresAt: Int64, now: Int64)
+        -> [ChannelAction]
+    {
+        if isShuttingDown {
+            return failJoin(id, .serverShutdown, "the server is shutting down; join again in a moment")
+        }
+        if let until = bars[BarKey(channel: join.channel, uid: join.uid)], until > now {
+            let seconds = (until - now + 999) / 1000
+            return failJoin(
+                id, .barred,
+                "uid \(join.uid) was removed from channel \(join.channel) and may rejoin in \(seconds) more seconds")
+        }
+        let room = rooms[join.channel] ?? Room()
+        let previous = room.members[join.uid]
+        let others = room.members.count - (previous == nil ? 0 : 1)
+        guard others < limits.capacity else {
+            return failJoin(
+                id, .channelFull,
+                "channel \(join.channel) already has \(others) members, the most this server allows")
+        }
+        var actions: [ChannelAction] = []
+        if let previous {
+            actions += remove(previous, .replaced, now: now)
+        }
+        var current = rooms[join.channel] ?? Room()
+        let existing = current.members.keys.sorted()
+        current.members[join.uid] = id
+        if current.members.count >= 2 {
+            current.hadTwo = true
+            current.aloneSince = nil
+        }
+        rooms[join.channel] = current
+        connections[id]?.phase = .member(Membership(channel: join.channel, uid: join.uid, expiresAt: expiresAt))
+        actions.append(
+            .send(id, .joined(.init(channel: join.channel, uid: join.uid, members: existing, expiresAt: expiresAt))))
+        for uid in existing {
+            if let other = current.members[uid] {
+                actions.append(.send(other, .memberJoined(.init(uid: join.uid))))
+            }
+        }
+        actions.append(
+            .report(.init(event: .userJoined, channel: join.channel, uid: join.uid, reason: .joined, time: now)))
+        return actions + tokenNotice(id, now: now)
+    }
+
+    private mutating func tokenNotice(_ id: SessionID, now: Int64) -> [ChannelAction] {
+        guard case .member(var membership) = connections[id]?.phase, !membership.noticeSent,
+            now >= membership.expiresAt - limits.tokenNoticeMillis
+        else { return [] }
+        membership.noticeSent = true
+        connections[id]?.phase = .member(membership)
+        return [.send(id, .tokenWillExpire(.init(expiresAt: membership.expiresAt)))]
+    }
+
+    // MARK: - Relay
+
+    private func relay(_ signal: ChannelClientFrame.Signal, from id: SessionID, _ membership: Membership)
+        -> [ChannelAction]
+    {
+        guard signal.to != membership.uid else {
+            return [.send(id, .signalFailed(.init(to: signal.to, message: "a member cannot signal itself")))]
+        }
+        guard let target = rooms[membership.channel]?.members[signal.to] else {
+            return [
+                .send(
+                    id,
+                    .signalFailed(
+                        .init(to: signal.to, message: "uid \(signal.to) is not in channel \(membership.channel)")
+                    ))
+            ]
+        }
+        return [.send(target, .signal(.init(from: membership.uid, data: signal.data)))]
+    }
+
+    // MARK: - Leaving
+
+    /// Refuses a join: `joinFailed`, then close. The connection is forgotten.
+    private mutating func failJoin(_ id: SessionID, _ code: ChannelErrorCode, _ message: String) -> [ChannelAction] {
+        guard connections.removeValue(forKey: id) != nil else { return [] }
+        return [.send(id, .joinFailed(.init(code: code, message: message))), .close(id, code: code.closeCode)]
+    }
+
+    /// Removes a member: tells it why (unless it left or its socket is gone), tells the others, reports it.
+    private mutating func remove(_ id: SessionID, _ cause: Cause, now: Int64) -> [ChannelAction] {
+        guard let connection = connections.removeValue(forKey: id), case .member(let membership) = connection.phase
+        else { return [] }
+        var actions: [ChannelAction] = []
+        let leaveReason: ChannelLeaveReason
+        let noticeReason: ChannelNotice.Reason
+        var removal: (ChannelErrorCode, String)?
+        switch cause {
+        case .quit:
+            leaveReason = .quit
+            noticeReason = .quit
+            actions.append(.close(id, code: 1000))
+        case .lost:
+            leaveReason = .dropped
+            noticeReason = .dropped
+        case .kicked(let message):
+            leaveReason = .removed
+            noticeReason = .kicked
+            removal = (.kicked, message)
+        case .tokenExpired:
+            leaveReason = .removed
+            noticeReason = .tokenExpired
+            removal = (.tokenExpired, "the token expired; join again with a new token")
+        case .replaced:
+            leaveReason = .removed
+            noticeReason = .replaced
+            removal = (.replaced, "uid \(membership.uid) joined channel \(membership.channel) again elsewhere")
+        case .watchdog:
+            leaveReason = .removed
+            noticeReason = .watchdog
+            let seconds = (limits.watchdogMillis ?? 0) / 1000
+            removal = (.watchdog, "alone in channel \(membership.channel) for more than \(seconds) s after the call")
+        case .shutdown:
+            leaveReason = .removed
+            noticeReason = .shutdown
+            removal = (.serverShutdown, "the server is shutting down; join again in a moment")
+        }
+        if let removal {
+            actions += [
+                .send(id, .removed(.init(code: removal.0, message: removal.1))), .close(id, code: removal.0.closeCode),
+            ]
+        }
+        if var room = rooms[membership.channel], room.members[membership.uid] == id {
+            room.members[membership.uid] = nil
+            if cause != .shutdown {
+                for uid in room.members.keys.sorted() {
+                    if let other = room.members[uid] {
+                        actions.append(.send(other, .memberLeft(.init(uid: membership.uid, reason: leaveReason))))
+                    }
+                }
+            }
+            if room.members.isEmpty {
+                rooms[membership.channel] = nil
+            } else {
+                if room.members.count == 1, room.hadTwo, room.aloneSince == nil {
+                    room.aloneSince = now
+                }
+                rooms[membership.channel] = room
+            }
+        }
+        actions.append(
+            .report(
+                .init(
+                    event: .userLeft, channel: membership.channel, uid: membership.uid, reason: noticeReason, time: now)
+            ))
+        return actions
+    }
+
+    private mutating func kick(channel: String, uid: UInt, barSeconds: Int, reason: String?, now: Int64)
+        -> [ChannelAction]
+    {
+        let barredUntil: Int64? = barSeconds > 0 ? now + Int64(barSeconds) * 1000 : nil
+        bars[BarKey(channel: channel, uid: uid)] = barredUntil
+        guard let id = rooms[channel]?.members[uid] else {
+            return [.kickAnswered(kicked: false, barredUntil: barredUntil)]
+        }
+        var message = "removed from channel \(channel) by the operator"
+        if let reason, !reason.isEmpty { message += ": \(reason)" }
+        if barSeconds > 0 { message += " (may rejoin in \(barSeconds) s)" }
+        return remove(id, .kicked(message), now: now) + [.kickAnswered(kicked: true, barredUntil: barredUntil)]
+    }
+
+    // MARK: - Time
+
+    private mutating func tick(now: Int64) -> [ChannelAction] {
+        var actions: [ChannelAction] = []
+        for id in connections.keys.sorted() {
+            guard let connection = connections[id] else { continue }
+            switch connection.phase {
+            case .awaitingJoin, .verifying:
+                if now - connection.connectedAt >= limits.joinTimeoutMillis {
+                    actions += failJoin(
+                        id, .joinTimeout, "no join within \(limits.joinTimeoutMillis / 1000) s of connecting")
+                }
+            case .member(let membership):
+                if now >= membership.expiresAt {
+                    actions += remove(id, .tokenExpired, now: now)
+                } else {
+                    actions += tokenNotice(id, now: now)
+                }
+            }
+        }
+        if let limit = limits.watchdogMillis {
+            for channel in rooms.keys.sorted() {
+                guard let room = rooms[channel], let since = room.aloneSince, now - since >= limit,
+                    let id = room.members.values.first
+                else { continue }
+                actions += remove(id, .watchdog, now: now)
+            }
+        }
+        bars = bars.filter { $0.value > now }
+        return actions
+    }
+}

@@ -1,0 +1,83 @@
+import CallAPISignalProtocol
+import Hummingbird
+
+/// The operator's channel endpoints, with the admin key:
+///
+/// - `GET /v1/channels/{channel}` → `{"channel":"c","members":[1001,1002]}`
+/// - `POST /v1/channels/{channel}/kick` with `{"uid":1001,"barSeconds":60,"reason":"text"}` (`barSeconds` and
+///   `reason` optional) → `{"kicked":true,"barredUntil":1800000060000}`. The bar applies even when the uid is not in
+///   the channel; `barSeconds` 0 lifts a bar.
+struct ChannelAdminEndpoint: Sendable {
+    let hub: ChannelHub
+    let authorization: AdminAuthorization
+
+    /// The longest bar: 30 days.
+    static let maxBarSeconds = 30 * 24 * 3600
+    /// The longest kick reason, in characters.
+    static let maxReasonLength = 200
+
+    struct KickBody: Decodable {
+        var uid: UInt
+        var barSeconds: Int?
+        var reason: String?
+    }
+
+    struct KickAnswer: ResponseEncodable {
+        var kicked: Bool
+        var barredUntil: Int64?
+
+        enum CodingKeys: String, CodingKey { case kicked, barredUntil }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(kicked, forKey: .kicked)
+            // Always present: null when there is no bar.
+            try container.encode(barredUntil, forKey: .barredUntil)
+        }
+    }
+
+    struct Members: ResponseEncodable {
+        var channel: String
+        var members: [UInt]
+    }
+
+    func register(on router: Router<BasicRequestContext>) {
+        router.get("/v1/channels/:channel") { request, context -> Members in
+            try authorization.check(request, endpoint: "the channel endpoint")
+            let channel = try channelParameter(context)
+            return Members(channel: channel, members: await hub.members(of: channel))
+        }
+        router.post("/v1/channels/:channel/kick") { request, context -> KickAnswer in
+            try authorization.check(request, endpoint: "the channel endpoint")
+            let channel = try channelParameter(context)
+            let body: KickBody
+            do {
+                body = try await request.decode(as: KickBody.self, context: context)
+            } catch {
+                throw HTTPError(
+                    .badRequest,
+                    message: "the body must be JSON like {\"uid\":1001,\"barSeconds\":60,\"reason\":\"text\"}")
+            }
+            guard body.uid > 0 else {
+                throw HTTPError(.badRequest, message: "\"uid\" must be a positive integer")
+            }
+            let barSeconds = body.barSeconds ?? 0
+            guard (0...Self.maxBarSeconds).contains(barSeconds) else {
+                throw HTTPError(.badRequest, message: "\"barSeconds\" must be 0 to \(Self.maxBarSeconds)")
+            }
+            if let reason = body.reason, reason.count > Self.maxReasonLength {
+                throw HTTPError(.badRequest, message: "\"reason\" must be at most \(Self.maxReasonLength) characters")
+            }
+            let (kicked, barredUntil) = await hub.kick(
+                channel: channel, uid: body.uid, barSeconds: barSeconds, reason: body.reason)
+            return KickAnswer(kicked: kicked, barredUntil: barredUntil)
+        }
+    }
+
+    private func channelParameter(_ context: BasicRequestContext) throws -> String {
+        guard let channel = context.parameters.get("channel"), ChannelProtocol.isValidChannel(channel) else {
+            throw HTTPError(.badRequest, message: "the channel must be 1-64 characters of A-Z a-z 0-9 . _ -")
+        }
+        return channel
+    }
+}

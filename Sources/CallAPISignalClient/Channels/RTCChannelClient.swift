@@ -1,0 +1,48 @@
+import Logging
+
+/// Joins RTC channels on `callapi serve` (`/v1/rtc`): the media signaling relay of a WebRTC engine.
+///
+/// ```swift
+/// let connection = RTCChannelClient.join(
+///     url: "ws://127.0.0.1:8080", channel: "call-7f3a", uid: 1001, token: rtcToken
+/// ) { event in
+///     switch event {
+///     case .joined(let members): print("in the channel with", members)
+///     case .signal(let from, let data): engine.apply(data, from: from)
+///     default: break
+///     }
+/// }
+/// connection.send(data: offer, to: 1002)
+/// ```
+public enum RTCChannelClient {
+    /// Starts joining `channel` as `uid` with an RTC token for it, and returns at once.
+    ///
+    /// - Parameters:
+    ///   - url: The server, `ws(s)://host:port` (`/v1/rtc` is added when there is no path; `http(s)` works too).
+    ///   - events: Called serially, in the server's order: first ``RTCChannelClientEvent/joined(members:)`` or
+    ///     ``RTCChannelClientEvent/joinFailed(code:message:)``, and nothing after
+    ///     ``RTCChannelClientEvent/removed(code:message:)`` or ``RTCChannelConnection/leave()``.
+    /// - Returns: The membership. Keep it: releasing it leaves the channel.
+    public static func join(
+        url: String, channel: String, uid: UInt, token: String,
+        logger: Logger = Logger(label: "callapi.rtc-channel"),
+        events: @escaping @Sendable (RTCChannelClientEvent) -> Void
+    ) -> RTCChannelConnection {
+        RTCChannelConnection(
+            url: webSocketURL(from: url), channel: channel, uid: uid, token: token, logger: logger, events: events)
+    }
+
+    /// `url` with the channel path added when it has none, and `http(s)` turned into `ws(s)`.
+    public static func webSocketURL(from url: String) -> String {
+        var result = url
+        if result.hasPrefix("http://") { result = "ws://" + result.dropFirst("http://".count) }
+        if result.hasPrefix("https://") { result = "wss://" + result.dropFirst("https://".count) }
+        if !result.contains("://") { result = "ws://" + result }
+        let afterScheme = result[result.range(of: "://")!.upperBound...]
+        if !afterScheme.contains("/") || afterScheme.hasSuffix("/") && afterScheme.filter({ $0 == "/" }).count == 1 {
+            if result.hasSuffix("/") { result.removeLast() }
+            result += "/v1/rtc"
+        }
+        return result
+    }
+}

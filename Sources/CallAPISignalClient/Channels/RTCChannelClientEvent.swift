@@ -1,0 +1,21 @@
+/// What happens to an ``RTCChannelConnection``, delivered serially in the server's order.
+///
+/// The first event is ``joined(members:)`` or ``joinFailed(code:message:)``; ``joinFailed(code:message:)`` and
+/// ``removed(code:message:)`` are the last. Codes are `ChannelErrorCode` raw values (`connectionLost`, 100, when the
+/// connection failed or was lost).
+public enum RTCChannelClientEvent: Sendable, Equatable {
+    /// The join succeeded; `members` are the other uids already in the channel, sorted.
+    case joined(members: [UInt])
+    /// The join was refused, or the connection failed before it succeeded.
+    case joinFailed(code: Int, message: String)
+    /// Another member joined.
+    case memberJoined(uid: UInt)
+    /// Another member left: `reason` 0 quit, 1 dropped, 2 removed by the server (`ChannelLeaveReason`).
+    case memberLeft(uid: UInt, reason: Int)
+    /// A signal from another member (its uid stamped by the server).
+    case signal(from: UInt, data: String)
+    /// The token expires soon: call ``RTCChannelConnection/renewToken(_:)``.
+    case tokenWillExpire
+    /// The server removed this member, or the connection was lost.
+    case removed(code: Int, message: String)
+}

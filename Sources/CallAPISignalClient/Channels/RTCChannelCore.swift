@@ -1,0 +1,63 @@
+import CallAPISignalProtocol
+import Logging
+
+/// An RTC channel connection's shell: runs ``RTCChannelMachine`` and performs its outputs (the socket, events, logs).
+actor RTCChannelCore: ClientSocketDelegate {
+    private var machine: RTCChannelMachine
+    private let url: String
+    private let logger: Logger
+    private let gate: RTCChannelEventGate
+    private var socket: ClientSocket?
+
+    init(url: String, channel: String, uid: UInt, token: String, gate: RTCChannelEventGate, logger: Logger) {
+        machine = RTCChannelMachine(channel: channel, uid: uid, token: token)
+        self.url = url
+        self.gate = gate
+        var logger = logger
+        logger[metadataKey: "channel"] = "\(channel)"
+        logger[metadataKey: "uid"] = "\(uid)"
+        self.logger = logger
+    }
+
+    func start() { handle(.start) }
+    func send(data: String, to uid: UInt) { handle(.send(data: data, to: uid)) }
+    func renew(token: String) { handle(.renew(token: token)) }
+    func leave() { handle(.leave) }
+
+    func socketOpened(_ socket: Int) {
+        handle(.socketOpened)
+    }
+
+    func received(_ text: String, socket: Int) {
+        switch ChannelFrameCoding.decodeServerFrame(text) {
+        case .success(let frame): handle(.received(frame))
+        case .failure(let error): handle(.unreadable("\(error)"))
+        }
+    }
+
+    func socketClosed(_ socket: Int, cause: String) {
+        self.socket = nil
+        handle(.socketClosed(cause: cause))
+    }
+
+    private func handle(_ input: RTCChannelMachine.Input) {
+        for output in machine.handle(input) {
+            switch output {
+            case .openSocket:
+                socket = ClientSocket(id: 1, url: url, core: self, logger: logger)
+            case .write(let frame):
+                socket?.write(ChannelFrameCoding.encode(frame))
+            case .closeSocket:
+                socket?.close()
+                socket = nil
+            case .emit(let event):
+                logger.debug("channel event", metadata: ["event": "\(event)"])
+                gate.deliver(event)
+            case .log(.info, let message):
+                logger.info("\(message)")
+            case .log(.warning, let message):
+                logger.warning("\(message)")
+            }
+        }
+    }
+}

@@ -1,0 +1,151 @@
+import CallAPISignalProtocol
+
+/// One channel membership as a pure state machine: connect, join, relay, leave. No I/O, no clock.
+struct RTCChannelMachine: Sendable {
+    /// Where the membership is.
+    enum Phase: Sendable, Equatable {
+        /// The socket is opening.
+        case connecting
+        /// `join` was sent; waiting for `joined` or `joinFailed`.
+        case joining
+        /// A member.
+        case joined
+        /// Left, refused, removed or lost: nothing more happens.
+        case ended
+    }
+
+    /// What happened.
+    enum Input: Sendable, Equatable {
+        case start
+        case socketOpened
+        case received(ChannelServerFrame)
+        case unreadable(String)
+        case socketClosed(cause: String)
+        case send(data: String, to: UInt)
+        case renew(token: String)
+        case leave
+    }
+
+    /// What to do.
+    enum Output: Sendable, Equatable {
+        case openSocket
+        case write(ChannelClientFrame)
+        case closeSocket
+        case emit(RTCChannelClientEvent)
+        case log(Level, String)
+    }
+
+    /// How loudly to log.
+    enum Level: Sendable, Equatable {
+        case info
+        case warning
+    }
+
+    let join: ChannelClientFrame.Join
+    private(set) var phase = Phase.connecting
+    /// Frames issued before `joined`, sent once it arrives.
+    private(set) var pending: [ChannelClientFrame] = []
+
+    init(channel: String, uid: UInt, token: String) {
+        join = .init(channel: channel, uid: uid, token: token)
+    }
+
+    mutating func handle(_ input: Input) -> [Output] {
+        switch input {
+        case .start:
+            return phase == .connecting ? [.openSocket] : []
+        case .socketOpened:
+            guard phase == .connecting else { return [] }
+            phase = .joining
+            return [.write(.join(join))]
+        case .received(let frame):
+            return receive(frame)
+        case .unreadable(let problem):
+            return phase == .ended ? [] : [.log(.warning, "unreadable frame from the server: \(problem)")]
+        case .socketClosed(let cause):
+            switch phase {
+            case .connecting, .joining:
+                phase = .ended
+                return [
+                    .emit(
+                        .joinFailed(
+                            code: ChannelErrorCode.connectionLost.rawValue,
+                            message: "could not join channel \(join.channel): \(cause)"))
+                ]
+            case .joined:
+                phase = .ended
+                return [
+                    .emit(
+                        .removed(
+                            code: ChannelErrorCode.connectionLost.rawValue,
+                            message: "the connection to channel \(join.channel) was lost: \(cause)"))
+                ]
+            case .ended:
+                return []
+            }
+        case .send(let data, let to):
+            return issue(.signal(.init(to: to, data: data)))
+        case .renew(let token):
+            return issue(.renew(.init(token: token)))
+        case .leave:
+            switch phase {
+            case .connecting:
+                phase = .ended
+                return [.closeSocket]
+            case .joining, .joined:
+                phase = .ended
+                pending = []
+                return [.write(.leave), .closeSocket]
+            case .ended:
+                return []
+            }
+        }
+    }
+
+    private mutating func issue(_ frame: ChannelClientFrame) -> [Output] {
+        switch phase {
+        case .connecting, .joining:
+            pending.append(frame)
+            return []
+        case .joined:
+            return [.write(frame)]
+        case .ended:
+            return [.log(.warning, "\"\(frame.type)\" not sent: no longer in channel \(join.channel)")]
+        }
+    }
+
+    private mutating func receive(_ frame: ChannelServerFrame) -> [Output] {
+        switch (phase, frame) {
+        case (.ended, _), (.connecting, _):
+            return []
+        case (.joining, .joined(let joined)):
+            phase = .joined
+            let queued = pending
+            pending = []
+            return [.emit(.joined(members: joined.members))] + queued.map { .write($0) }
+        case (.joining, .joinFailed(let failure)), (.joining, .removed(let failure)):
+            phase = .ended
+            pending = []
+            return [.emit(.joinFailed(code: failure.code, message: failure.message)), .closeSocket]
+        case (.joined, .removed(let failure)):
+            phase = .ended
+            return [.emit(.removed(code: failure.code, message: failure.message)), .closeSocket]
+        case (.joined, .memberJoined(let member)):
+            return [.emit(.memberJoined(uid: member.uid))]
+        case (.joined, .memberLeft(let left)):
+            return [.emit(.memberLeft(uid: left.uid, reason: left.reason))]
+        case (.joined, .signal(let signal)):
+            return [.emit(.signal(from: signal.from, data: signal.data))]
+        case (.joined, .tokenWillExpire):
+            return [.emit(.tokenWillExpire)]
+        case (.joined, .renewed(let renewed)):
+            return [.log(.info, "token renewed; it expires at \(renewed.expiresAt)")]
+        case (_, .signalFailed(let failed)):
+            return [.log(.warning, "signal to \(failed.to) not relayed: \(failed.message)")]
+        case (_, .error(let failure)):
+            return [.log(.warning, "the server refused a frame (code \(failure.code)): \(failure.message)")]
+        default:
+            return [.log(.warning, "unexpected \"\(frame.type)\" frame while \(phase)")]
+        }
+    }
+}

@@ -1,0 +1,69 @@
+import CallAPISignalProtocol
+import Testing
+
+/// The channel frames' exact JSON shapes, and precise decoding errors.
+@Suite struct ChannelFrameCodingTests {
+    @Test(arguments: [
+        (
+            "{\"type\":\"join\",\"channel\":\"c\",\"uid\":1001,\"token\":\"jwt\"}",
+            ChannelClientFrame.join(.init(channel: "c", uid: 1001, token: "jwt"))
+        ),
+        ("{\"type\":\"signal\",\"to\":1002,\"data\":\"opaque\"}", .signal(.init(to: 1002, data: "opaque"))),
+        ("{\"type\":\"renew\",\"token\":\"jwt\"}", .renew(.init(token: "jwt"))),
+        ("{\"type\":\"leave\"}", .leave),
+    ])
+    func clientFramesDecodeFromTheirWireShapes(text: String, frame: ChannelClientFrame) throws {
+        #expect(try ChannelFrameCoding.decodeClientFrame(text).get() == frame)
+        #expect(try ChannelFrameCoding.decodeClientFrame(ChannelFrameCoding.encode(frame)).get() == frame)
+    }
+
+    @Test func serverFramesHaveTheDocumentedShapes() throws {
+        let cases: [(ChannelServerFrame, String)] = [
+            (
+                .joined(.init(channel: "c", uid: 1001, members: [1002], expiresAt: 5)),
+                "{\"channel\":\"c\",\"expiresAt\":5,\"members\":[1002],\"type\":\"joined\",\"uid\":1001}"
+            ),
+            (.joinFailed(.init(code: .barred, message: "m")), "{\"code\":5,\"message\":\"m\",\"type\":\"joinFailed\"}"),
+            (.memberJoined(.init(uid: 1002)), "{\"type\":\"memberJoined\",\"uid\":1002}"),
+            (.memberLeft(.init(uid: 1002, reason: .removed)), "{\"reason\":2,\"type\":\"memberLeft\",\"uid\":1002}"),
+            (.signal(.init(from: 1002, data: "d")), "{\"data\":\"d\",\"from\":1002,\"type\":\"signal\"}"),
+            (.signalFailed(.init(to: 1002, message: "m")), "{\"message\":\"m\",\"to\":1002,\"type\":\"signalFailed\"}"),
+            (.tokenWillExpire(.init(expiresAt: 7)), "{\"expiresAt\":7,\"type\":\"tokenWillExpire\"}"),
+            (.renewed(.init(expiresAt: 8)), "{\"expiresAt\":8,\"type\":\"renewed\"}"),
+            (.error(.init(code: .malformed, message: "m")), "{\"code\":7,\"message\":\"m\",\"type\":\"error\"}"),
+            (.removed(.init(code: .kicked, message: "m")), "{\"code\":8,\"message\":\"m\",\"type\":\"removed\"}"),
+        ]
+        for (frame, text) in cases {
+            #expect(ChannelFrameCoding.encode(frame) == text)
+            #expect(try ChannelFrameCoding.decodeServerFrame(text).get() == frame)
+        }
+    }
+
+    @Test(arguments: [
+        ("{\"type\":\"signal\",\"data\":\"x\"}", "\"signal\" frame: missing field \"to\""),
+        (
+            "{\"type\":\"signal\",\"to\":\"1002\",\"data\":\"x\"}",
+            "\"signal\" frame: field \"to\" must be a positive integer"
+        ),
+        (
+            "{\"type\":\"join\",\"channel\":\"c\",\"uid\":1,\"token\":null}",
+            "\"join\" frame: field \"token\" must be a string, not null"
+        ),
+        ("{\"type\":\"wave\"}", "unknown frame type \"wave\""),
+        ("[1]", "a frame must be a JSON object"),
+        ("{", "the text is not valid JSON"),
+    ])
+    func badFramesSayWhatIsWrong(text: String, message: String) {
+        guard case .failure(let error) = ChannelFrameCoding.decodeClientFrame(text) else {
+            Issue.record("decoded \(text)")
+            return
+        }
+        #expect(error.message == message)
+    }
+
+    @Test func codesAreStableNumbers() {
+        #expect(ChannelErrorCode.invalidToken.rawValue == 1 && ChannelErrorCode.serverShutdown.rawValue == 11)
+        #expect(ChannelErrorCode.kicked.closeCode == 4008 && ChannelErrorCode.serverShutdown.closeCode == 1001)
+        #expect(ChannelLeaveReason.allCases.map(\.rawValue) == [0, 1, 2])
+    }
+}
