@@ -126,7 +126,12 @@ let package = Package(
         ),
         .testTarget(
             name: "CallAPIWebRTCTests",
-            dependencies: ["CallAPIWebRTC", "CallAPI", "CallAPITesting", "CallAPIServer", "CallAPISignalClient"]
+            dependencies: [
+                "CallAPIWebRTC", "CallAPI", "CallAPITesting", "CallAPIServer", "CallAPISignalClient",
+                "CallAPISignalProtocol",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
         ),
     ]
     // `callapi phone` and `callapi demo` use real media where it is available.

@@ -40,23 +40,61 @@ struct CommandLineTests {
         #expect(try await command.finish() != 0)
     }
 
-    @Test func twoPhonesPlaceAndEndACall() async throws {
+    /// `callapi phone` for `user` on `server`: simulated media, or real media with per-call tokens minted
+    /// through the admin endpoint and the first remote frame saved into `snapshots`.
+    func phone(_ user: String, on server: TestServer, media: String, snapshots: String? = nil) async throws
+        -> CLIProcess
+    {
+        var arguments = [
+            "phone", "--server", "ws://127.0.0.1:\(server.port)", "--user", user, "--token",
+            try await server.token(user), "--media", media,
+        ]
+        if media == "webrtc" { arguments += ["--admin-key", "test-admin-key"] }
+        if let snapshots { arguments += ["--snapshot", snapshots] }
+        return try CLIProcess(arguments)
+    }
+
+    static var mediaKinds: [String] {
+        #if os(Linux)
+            ["none", "webrtc"]
+        #else
+            ["none"]
+        #endif
+    }
+
+    @Test(arguments: mediaKinds)
+    func twoPhonesPlaceAndEndACall(media: String) async throws {
         let server = try await TestServer.start()
-        let serverURL = "ws://127.0.0.1:\(server.port)"
-        let bob = try CLIProcess(
-            ["phone", "--server", serverURL, "--user", "1002", "--token", try await server.token("1002")])
+        let snapshots = FileManager.default.temporaryDirectory.appendingPathComponent("phones-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: snapshots, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: snapshots) }
+        let bob = try await phone(
+            "1002", on: server, media: media, snapshots: media == "webrtc" ? snapshots.path : nil)
         try await bob.expect("signaling: connected as 1002")
         try await bob.expect("call: prepared")
-        let alice = try CLIProcess(
-            ["phone", "--server", serverURL, "--user", "1001", "--token", try await server.token("1001")])
+        let alice = try await phone("1001", on: server, media: media)
         try await alice.expect("online: 1001, 1002")
         try await alice.expect("call: prepared")
         try await bob.expect("presence: 1001 is online")
         alice.type("call 1002")
         try await bob.expect("call: calling (remoteVideoCall) peer 1001")
         bob.type("accept")
-        try await alice.expect("call: connected")
-        try await bob.expect("call: connected")
+        if media == "webrtc" {
+            // Connected on a frame decoded from the other process, and that frame saved.
+            try await alice.expect("call: connected (recvRemoteFirstFrame)", within: 20)
+            try await bob.expect("call: connected (recvRemoteFirstFrame)", within: 20)
+            let saved = try await bob.expect("snapshot: saved", within: 20)
+            let path = String(saved[saved.range(of: "saved ")!.upperBound...])
+            let png = try Data(contentsOf: URL(fileURLWithPath: path))
+            #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]))
+            // IHDR: width and height, big-endian, at bytes 16 and 20.
+            let width = png[16..<20].reduce(0) { $0 << 8 | Int($1) }
+            let height = png[20..<24].reduce(0) { $0 << 8 | Int($1) }
+            #expect(width == 320 && height == 240)
+        } else {
+            try await alice.expect("call: connected")
+            try await bob.expect("call: connected")
+        }
         alice.type("hangup")
         try await alice.expect("call: prepared (localHangup)")
         try await bob.expect("call: prepared (remoteHangup)")
@@ -67,10 +105,38 @@ struct CommandLineTests {
         try await server.stop()
     }
 
+    #if os(Linux)
+        @Test func aPhoneWhoseProcessIsKilledIsSeenLeavingTheRoom() async throws {
+            let server = try await TestServer.start()
+            let bob = try await phone("1002", on: server, media: "webrtc")
+            try await bob.expect("call: prepared")
+            let alice = try await phone("1001", on: server, media: "webrtc")
+            try await alice.expect("call: prepared")
+            alice.type("call 1002")
+            try await bob.expect("call: calling (remoteVideoCall) peer 1001")
+            bob.type("accept")
+            try await alice.expect("call: connected (recvRemoteFirstFrame)", within: 20)
+            bob.kill()
+            // The server sees the room socket drop (reason 1); the engine reports the peer gone.
+            try await alice.expect("event: remoteLeft (1)", within: 20)
+            alice.type("quit")
+            #expect(try await alice.finish() == 0)
+            try await server.stop()
+        }
+
+        @Test func phoneRefusesRealMediaWithoutAWayToGetRoomTokens() async throws {
+            let command = try CLIProcess([
+                "phone", "--server", "ws://127.0.0.1:9", "--user", "1001", "--token", "t", "--media", "webrtc",
+            ])
+            try await command.expect("--media webrtc needs --rtc-token or --admin-key")
+            #expect(try await command.finish() != 0)
+        }
+    #endif
+
     @Test func phoneWithABadTokenSaysWhyAndFails() async throws {
         let server = try await TestServer.start()
         let phone = try CLIProcess([
-            "phone", "--server", "ws://127.0.0.1:\(server.port)", "--user", "1001", "--token", "bad",
+            "phone", "--server", "ws://127.0.0.1:\(server.port)", "--user", "1001", "--token", "bad", "--media", "none",
         ])
         try await phone.expect("login refused (invalid_token)")
         #expect(try await phone.finish() != 0)

@@ -112,6 +112,13 @@ struct PhoneCommand: AsyncParsableCommand {
             user: user, media: media, ringTimeoutMillis: ringTimeout * 1000, snapshotFolder: snapshot,
             tokens: PhoneTokenSource(server: server, user: user, rtcToken: rtcToken, adminKey: adminKey))
         let tracker = CallTracker(me: user)
+        let listener = PhoneListener(say: output.say) { [weak api] _, _ in
+            // The media side failed (kicked from the room, say): the call cannot go on, so end it.
+            guard let api, let peer = tracker.peer, tracker.inCall else { return }
+            output.say("call: hanging up (media failed)")
+            api.hangup(remoteUserId: peer, reason: "media failed", completion: nil)
+        }
+        api.addListener(listener: listener)
         let changes = api.stateChanges
         let watchCalls = Task {
             var wasInCall = false
@@ -159,6 +166,7 @@ struct PhoneCommand: AsyncParsableCommand {
         }
         await flushed.value
         deadline.cancel()
+        api.removeListener(listener: listener)
         watchCalls.cancel()
         watchEvents.cancel()
         watchStates.cancel()

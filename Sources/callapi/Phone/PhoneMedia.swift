@@ -42,7 +42,7 @@ enum PhoneEngineFactory {
     static func webrtc(server: String) throws -> any CallRTCEngine {
         #if canImport(CallAPIWebRTC)
             if let reason = PhoneMedia.webrtcUnavailableReason { throw ValidationError(reason) }
-            throw ValidationError("TODO-merge \(server)")
+            return WebRTCEngine(transport: ServerChannelTransport(url: server))
         #else
             throw ValidationError(PhoneMedia.webrtcUnavailableReason ?? "no WebRTC engine")
         #endif

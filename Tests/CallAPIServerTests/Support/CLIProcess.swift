@@ -60,6 +60,12 @@ final class CLIProcess: Sendable {
         try await lines.first(within: seconds, "a line with \"\(text)\"") { $0.contains(text) }
     }
 
+    /// Kills the process at once (SIGKILL), as a crash or a power cut would: nothing is said to anyone.
+    func kill() {
+        Foundation.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
     /// Closes stdin and waits for the exit status.
     func finish(within seconds: Double = 10) async throws -> Int32 {
         try? input.fileHandleForWriting.close()
