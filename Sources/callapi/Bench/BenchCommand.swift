@@ -13,6 +13,7 @@ struct BenchCommand: AsyncParsableCommand {
             """,
         subcommands: [
             RelayBenchCommand.self, CallsBenchCommand.self, ConnectionsBenchCommand.self, MachineBenchCommand.self,
+            MediaBenchCommand.self,
         ]
     )
 }
