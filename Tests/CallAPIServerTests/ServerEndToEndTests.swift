@@ -190,14 +190,22 @@ import Testing
     }
 
     @Test func idleSocketsAreDropped() async throws {
-        let server = try await TestServer.start(tickIntervalMillis: 50) {
+        // Time moves only when the test says, so a slow machine cannot make the login itself time out.
+        let clock = TestClock()
+        let server = try await TestServer.start(clock: clock) {
             $0.limits.idleTimeoutMillis = 300
             $0.limits.loginTimeoutMillis = 200
         }
         let silent = RawSocket(url: server.url)
+        silent.sendBinary([1])  // answered with an error: the server has the connection
+        guard case .error = try await silent.frame() else { throw TimedOut(what: "the error answer") }
+        let idle = try await server.loggedIn("1001")
+        clock.advance(seconds: 0.25)
+        await server.tick()
         guard case .closing(let closing) = try await silent.frame() else { throw TimedOut(what: "closing") }
         #expect(closing.reason == .loginTimeout)
-        let idle = try await server.loggedIn("1001")
+        clock.advance(seconds: 0.1)
+        await server.tick()
         guard case .closing(let idleClosing) = try await idle.frame() else { throw TimedOut(what: "closing") }
         #expect(idleClosing.reason == .idleTimeout)
         #expect(try await idle.closed() == Int(SignalCloseCode.idleTimeout))

@@ -20,9 +20,11 @@ extension WebRTCEngineTests {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("call-\(UUID().uuidString).png").path
         defer { try? FileManager.default.removeItem(atPath: path) }
         let calleeView = FrameSnapshotCanvas(path: path)
+        // Held here: the API holds its listeners weakly, and without one saying no the callee would join on ring.
+        let listeners = [RecordingCallListener(canJoinRtcOnCalling: false), .init(canJoinRtcOnCalling: false)]
         for (index, api) in apis.enumerated() {
             let uid = UInt(index + 1)
-            api.addListener(listener: RecordingCallListener(canJoinRtcOnCalling: false))
+            api.addListener(listener: listeners[index])
             api.initialize(
                 config: CallConfig(
                     appId: "test", userId: uid, rtcEngine: engines[index], signalClient: network.client(userId: uid),

@@ -18,11 +18,11 @@ final class CallScreen: CallApiListenerProtocol {
         api.addListener(listener: self)
     }
 
-    // 2. Prepare: this user's room, RTC token and views. Once per session is enough.
+    // 2. Prepare: RTC token and views; every call gets a fresh room. Set `rtcTokenProvider` to fetch a token
+    //    for each call's room from your server instead of using one token for any room.
     func prepare(localView: any CallCanvas, remoteView: any CallCanvas) async throws {
         var config = PrepareConfig(
-            roomId: "room-\(userId)-\(UUID().uuidString)", rtcToken: "<rtc token>",
-            localView: localView, remoteView: remoteView, callTimeoutMillisecond: 15_000)
+            rtcToken: "<rtc token>", localView: localView, remoteView: remoteView, callTimeoutMillisecond: 15_000)
         config.userExtension = ["nickname": "user \(userId)"]
         try await api.prepareForCall(prepareConfig: config)
     }
