@@ -30,23 +30,23 @@ struct BenchPeerTests {
     @Test func anUnreachableMosquittoIsAClearError() async throws {
         let port = try Self.closedPort()
         let settings = BenchPeerSettings(kind: .mosquitto, url: "mqtt://127.0.0.1:\(port)")
-        await #expect {
-            _ = try await settings.start()
-        } throws: { error in
-            guard case .unreachable(let peer, let address, _) = error as? BenchPeerError else { return false }
-            return peer == .mosquitto && address == "mqtt://127.0.0.1:\(port)"
-                && "\(error)".contains("not reachable")
+        let error = await #expect(throws: BenchPeerError.self) { _ = try await settings.start() }
+        guard case .unreachable(let peer, let address, _) = error else {
+            Issue.record("expected .unreachable, got \(String(describing: error))")
+            return
         }
+        #expect(peer == .mosquitto)
+        #expect(address == "mqtt://127.0.0.1:\(port)")
+        #expect(error.map { "\($0)" }?.contains("not reachable") == true)
     }
 
     @Test func anUnreachableSynapseIsAClearError() async throws {
         let port = try Self.closedPort()
         let settings = BenchPeerSettings(kind: .synapse, url: "http://127.0.0.1:\(port)", registrationSecret: "s")
-        await #expect {
-            _ = try await settings.start()
-        } throws: { error in
-            guard case .unreachable(let peer, _, _) = error as? BenchPeerError else { return false }
-            return peer == .synapse
+        let error = await #expect(throws: BenchPeerError.self) { _ = try await settings.start() }
+        guard case .unreachable(.synapse, _, _) = error else {
+            Issue.record("expected .unreachable(.synapse), got \(String(describing: error))")
+            return
         }
         await #expect(throws: BenchPeerError.missingSecret) {
             _ = try await BenchPeerSettings(kind: .synapse).start()

@@ -19,7 +19,7 @@ struct MQTTCodecTests {
         #expect(decoded.size == bytes.count)
     }
 
-    @Test func remainingLengthPastFourBytesIsMalformed() {
+    @Test func remainingLengthPastFourBytesIsMalformed() throws {
         #expect(throws: MQTTCodecError.malformedRemainingLength) {
             try MQTTCodec.decodeRemainingLength([0xFF, 0xFF, 0xFF, 0xFF, 0x7F])
         }

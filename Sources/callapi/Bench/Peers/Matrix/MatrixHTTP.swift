@@ -31,7 +31,7 @@ struct MatrixHTTP: Sendable {
         guard response.status == .ok else {
             throw Failure(status: response.status.code, body: String(buffer: bytes))
         }
-        return try JSONDecoder().decode(Answer.self, from: Data(buffer: bytes))
+        return try JSONDecoder().decode(Answer.self, from: Data(bytes.readableBytesView))
     }
 }
 

@@ -32,12 +32,10 @@ final class MatrixSignalClient: BenchPeerClient {
     private init(account: MatrixAccount, http: MatrixHTTP, ordered: Bool) {
         self.account = account
         self.http = http
-        if ordered {
-            let (stream, continuation) = AsyncStream<Job>.makeStream()
-            queue = continuation
+        let queue = ordered ? AsyncStream<Job>.makeStream() : nil
+        self.queue = queue?.continuation
+        if let stream = queue?.stream {
             tasks.withLock { $0.append(Task { for await job in stream { await job() } }) }
-        } else {
-            queue = nil
         }
     }
 

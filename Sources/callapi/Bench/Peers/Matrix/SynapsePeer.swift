@@ -14,9 +14,10 @@ struct SynapsePeer: BenchPeer {
     /// Checks that a homeserver answers `/_matrix/client/versions` at `baseURL`.
     static func reach(baseURL: String, registrationSecret: String) async throws -> SynapsePeer {
         var configuration = HTTPClient.Configuration()
-        // Every client holds a long poll open, and the relay sends concurrently: far more than 8 connections.
+        // Every client holds a long poll open, and the relay sends concurrently: far more than 8 connections (but
+        // not thousands: a saturated Synapse would get one per queued send).
         configuration.connectionPool = .init(
-            idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 4_096)
+            idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 512)
         configuration.timeout = .init(connect: .seconds(3))
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         let http = MatrixHTTP(http: client, baseURL: baseURL)
