@@ -243,7 +243,8 @@ memory=$(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)
 cpu=$(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)
 toolchain=$(swift --version 2>&1 | head -1)
 load=$(cut -d' ' -f1-3 /proc/loadavg)
-mosquitto_version=$($have_mosquitto && "$mosquitto_bin" -h 2>&1 | head -1 || echo "not run")
+mosquitto_version="not run"
+if $have_mosquitto; then mosquitto_version=$("$mosquitto_bin" -h 2>&1 | head -1 || true); fi
 synapse_version=$($have_synapse && "$venv/bin/python" -c 'import synapse; print("Synapse", synapse.__version__.split()[0])' || echo "not run")
 python_version=$($have_synapse && "$venv/bin/python" --version || echo "")
 

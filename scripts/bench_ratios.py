@@ -23,7 +23,10 @@ def report(work, name):
 def ratio(numerator, denominator):
     if not numerator or not denominator:
         return "—"
-    return f"{numerator / denominator:.1f}×"
+    value = numerator / denominator
+    if value >= 10:
+        return f"{value:,.0f}×"
+    return f"{value:.1f}×" if value >= 1 else f"{value:.2g}×"
 
 
 def micros(value):
@@ -40,7 +43,8 @@ def relay_rows(ours, peer, label, ours_saturation=None):
         base = by_rate.get(step["offeredRate"])
         if not base:
             continue
-        status = "" if step["drained"] and base["drained"] else " (saturated)"
+        complete = all(s["drained"] and s["delivered"] == s["sent"] and s["failed"] == 0 for s in (step, base))
+        status = "" if complete else " (saturated)"
         rows.append(
             f"| relay {int(step['offeredRate'])} msg/s, {peer['pairs']} pairs{status} | {label} "
             f"| {micros(base['oneWay']['p50'])} / {micros(step['oneWay']['p50'])} "
@@ -88,7 +92,10 @@ def main():
     if not rows:
         print("No peer runs to compare.")
         return
-    print("Latency ratios are peer ÷ ours (above 1× = the peer is slower); throughput is ours ÷ peer.")
+    print(
+        "Latency ratios are peer ÷ ours (above 1× = the peer is slower, below 1× = ours is slower); "
+        "throughput is ours ÷ peer."
+    )
     print()
     print("| workload | comparison | p50 µs ours / peer | p50 ratio | p99 µs ours / peer | p99 ratio | throughput ours / peer |")
     print("|---|---|---|---|---|---|---|")

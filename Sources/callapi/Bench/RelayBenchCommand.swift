@@ -78,7 +78,8 @@ enum RelayReportTable {
         let f = { (value: Double) in MarkdownTable.format(value) }
         return [
             "\(Int(step.offeredRate))", "\(Int(step.achievedRate))", "\(step.sent)", "\(step.delivered)",
-            "\(step.lost)", step.drained ? "ok" : "saturated: backlog",
+            "\(step.lost)",
+            step.drained ? (step.failed > 0 ? "\(step.failed) sends failed" : "ok") : "saturated: backlog",
             f(step.oneWay.p50), f(step.oneWay.p90), f(step.oneWay.p99), f(step.oneWay.p999), f(step.oneWay.max),
             f(step.ack.p50), f(step.ack.p99),
         ]

@@ -15,10 +15,11 @@ struct SynapsePeer: BenchPeer {
     static func reach(baseURL: String, registrationSecret: String) async throws -> SynapsePeer {
         var configuration = HTTPClient.Configuration()
         // Every client holds a long poll open, and the relay sends concurrently: far more than 8 connections (but
-        // not thousands: a saturated Synapse would get one per queued send).
+        // not thousands: a saturated Synapse would get one per queued send, and its accept queue overflows, so
+        // sends beyond these wait in the pool, their latency counted).
         configuration.connectionPool = .init(
-            idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 512)
-        configuration.timeout = .init(connect: .seconds(3))
+            idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 256)
+        configuration.timeout = .init(connect: .seconds(10))
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         let http = MatrixHTTP(http: client, baseURL: baseURL)
         do {
