@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
-# Builds callapi in release and runs the benchmark suite against our server on loopback, then writes
-# bench/results.md (the tables, the machine, and each bench's JSON line). Every run is bounded: the whole suite
-# takes a few minutes and stops by itself.
+# Builds callapi in release and runs the benchmark suite on loopback: our server, and the same relay and call
+# workloads over Mosquitto (MQTT 3.1.1, QoS 1) and Matrix Synapse (to-device messages, long-poll /sync). Writes
+# bench/results.md (the machine, the tables, the ratios, each bench's JSON line). Every run is bounded by
+# `timeout`, and a trap stops the brokers it started: the whole suite takes about 8 minutes and stops by itself.
 #
 #   scripts/bench.sh                      # everything, default sizes
 #   BENCH_CONNECTIONS=20000 scripts/bench.sh
 #   BENCH_SCRATCH=.build scripts/bench.sh # reuse another build directory
+#   BENCH_PEERS="ours mosquitto" scripts/bench.sh  # skip Synapse
+#
+# Installs what is missing: Debian's `mosquitto` (apt-get, as root) and Synapse from PyPI (`matrix-synapse`)
+# into .bench-venv (gitignored). A peer that cannot be installed or started is reported and skipped.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,6 +18,13 @@ scratch=${BENCH_SCRATCH:-.build-bench}
 connections=${BENCH_CONNECTIONS:-10000}
 relay_pairs=${BENCH_RELAY_PAIRS:-50}
 call_pairs=${BENCH_CALL_PAIRS:-100}
+relay_rates=${BENCH_RELAY_RATES:-1000,10000,50000}
+# Synapse is a Python process with SQLite: it gets lighter loads (said so in the results).
+synapse_relay_pairs=${BENCH_SYNAPSE_RELAY_PAIRS:-50}
+synapse_relay_rates=${BENCH_SYNAPSE_RELAY_RATES:-100,1000}
+synapse_call_pairs=${BENCH_SYNAPSE_CALL_PAIRS:-20}
+peers=${BENCH_PEERS:-ours mosquitto synapse}
+venv=.bench-venv
 out=bench/results.md
 
 echo "bench: building callapi (release, scratch path $scratch)" >&2
@@ -20,7 +32,166 @@ swift build -c release --scratch-path "$scratch" --product callapi >&2
 bin="$scratch/release/callapi"
 
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+started=()
+cleanup() {
+    for pid in "${started[@]:-}"; do
+        [ -n "$pid" ] && kill "$pid" 2>/dev/null || true
+    done
+    for pid in "${started[@]:-}"; do
+        [ -n "$pid" ] && { timeout 10 tail --pid="$pid" -f /dev/null 2>/dev/null || kill -9 "$pid" 2>/dev/null || true; }
+    done
+    rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+# wait_for SECONDS COMMAND...: polls COMMAND every 0.2 s until it succeeds.
+wait_for() {
+    local limit=$1
+    shift
+    local deadline=$((SECONDS + limit))
+    until "$@" >/dev/null 2>&1; do
+        [ "$SECONDS" -lt "$deadline" ] || return 1
+        sleep 0.2
+    done
+}
+
+mosquitto_bin=$(command -v mosquitto || echo /usr/sbin/mosquitto)
+install_mosquitto() {
+    [ -x "$mosquitto_bin" ] && return 0
+    echo "bench: installing mosquitto (apt-get)" >&2
+    if [ "$(id -u)" = 0 ]; then
+        timeout 300 apt-get install -y mosquitto >&2 || { timeout 120 apt-get update >&2 && timeout 300 apt-get install -y mosquitto >&2; }
+    elif command -v sudo >/dev/null; then
+        timeout 300 sudo apt-get install -y mosquitto >&2
+    fi
+    mosquitto_bin=$(command -v mosquitto || echo /usr/sbin/mosquitto)
+    [ -x "$mosquitto_bin" ]
+}
+
+install_synapse() {
+    [ -x "$venv/bin/python" ] && "$venv/bin/python" -c 'import synapse' 2>/dev/null && return 0
+    echo "bench: installing matrix-synapse into $venv (pip)" >&2
+    python3 -m venv "$venv" >&2 && timeout 600 "$venv/bin/pip" install -q matrix-synapse >&2
+}
+
+# Mosquitto on a free loopback port, unlimited in-flight and queued QoS 1 messages, no persistence.
+start_mosquitto() {
+    mqtt_port=$(free_port)
+    cat >"$work/mosquitto.conf" <<CONF
+listener $mqtt_port 127.0.0.1
+allow_anonymous true
+max_inflight_messages 0
+max_queued_messages 0
+persistence false
+set_tcp_nodelay true
+log_dest file $work/mosquitto.log
+log_type error
+log_type warning
+CONF
+    "$mosquitto_bin" -c "$work/mosquitto.conf" >"$work/mosquitto.out" 2>&1 &
+    started+=($!)
+    wait_for 10 python3 -c "import socket; socket.create_connection(('127.0.0.1', $mqtt_port), 1)"
+}
+
+# Synapse on a free loopback port: SQLite, no federation listener, rate limits raised far above the loads (the
+# bench measures latency, not throttling), cheap password hashing (it registers hundreds of users).
+start_synapse() {
+    synapse_port=$(free_port)
+    synapse_secret=$(python3 -c 'import secrets; print(secrets.token_hex(16))')
+    local dir="$work/synapse"
+    mkdir -p "$dir/media"
+    local high='{per_second: 1000000, burst_count: 1000000}'
+    cat >"$dir/homeserver.yaml" <<CONF
+server_name: "bench.localhost"
+pid_file: $dir/homeserver.pid
+listeners:
+  - port: $synapse_port
+    bind_addresses: ['127.0.0.1']
+    type: http
+    tls: false
+    x_forwarded: false
+    resources:
+      - names: [client]
+        compress: false
+database:
+  name: sqlite3
+  args:
+    database: $dir/homeserver.db
+log_config: $dir/log.yaml
+media_store_path: $dir/media
+signing_key_path: $dir/signing.key
+registration_shared_secret: "$synapse_secret"
+macaroon_secret_key: "$(python3 -c 'import secrets; print(secrets.token_hex(16))')"
+form_secret: "$(python3 -c 'import secrets; print(secrets.token_hex(16))')"
+report_stats: false
+trusted_key_servers: []
+suppress_key_server_warning: true
+enable_metrics: false
+bcrypt_rounds: 4
+presence:
+  enabled: false
+rc_message: $high
+rc_registration: $high
+rc_registration_token_validity: $high
+rc_login:
+  address: $high
+  account: $high
+  failed_attempts: $high
+rc_admin_redaction: $high
+rc_joins:
+  local: $high
+  remote: $high
+rc_joins_per_room: $high
+rc_3pid_validation: $high
+rc_invites:
+  per_room: $high
+  per_user: $high
+  per_issuer: $high
+rc_key_requests: $high
+rc_presence:
+  per_user: $high
+rc_delayed_event_mgmt: $high
+rc_reports: $high
+rc_room_creation: $high
+rc_media_create: $high
+CONF
+    cat >"$dir/log.yaml" <<CONF
+version: 1
+formatters:
+  precise:
+    format: '%(asctime)s %(name)s %(levelname)s %(message)s'
+handlers:
+  file:
+    class: logging.FileHandler
+    formatter: precise
+    filename: $dir/homeserver.log
+root:
+  level: WARNING
+  handlers: [file]
+disable_existing_loggers: false
+CONF
+    "$venv/bin/python" -m synapse.app.homeserver -c "$dir/homeserver.yaml" --generate-keys >"$dir/keys.out" 2>&1
+    "$venv/bin/python" -m synapse.app.homeserver -c "$dir/homeserver.yaml" >"$dir/out" 2>&1 &
+    started+=($!)
+    wait_for 60 python3 -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$synapse_port/_matrix/client/versions', timeout=2)"
+}
+
+have_mosquitto=false
+have_synapse=false
+case " $peers " in *" mosquitto "*)
+    if install_mosquitto && start_mosquitto; then have_mosquitto=true; else echo "bench: mosquitto unavailable; skipped" >&2; fi
+    ;;
+esac
+case " $peers " in *" synapse "*)
+    if install_synapse && start_synapse; then have_synapse=true; else
+        echo "bench: synapse unavailable; skipped" >&2
+        tail -5 "$work/synapse/out" >&2 2>/dev/null || true
+    fi
+    ;;
+esac
 
 # run NAME SECONDS ARGS...: one bench, bounded by `timeout`; its table and JSON line land in $work/NAME.
 run() {
@@ -30,38 +201,79 @@ run() {
     if ! timeout --kill-after=10 "$limit" "$bin" bench "$@" >"$work/$name" 2>"$work/$name.log"; then
         echo "bench: $name failed or timed out; see below" >&2
         tail -5 "$work/$name.log" >&2 || true
-        printf '### %s\n\nDid not finish within %s s.\n' "$name" "$limit" >"$work/$name"
+        printf '### %s\n\nDid not finish within %s s (or failed: %s).\n' "$name" "$limit" \
+            "$(tail -1 "$work/$name.log" 2>/dev/null)" >"$work/$name"
     fi
 }
 
-run relay 240 relay --pairs "$relay_pairs" --rates 1000,10000,50000 --seconds 3
-run calls 120 calls --pairs "$call_pairs" --seconds 10
-run connections 240 connections --count "$connections"
-run machine 120 machine --calls 200000
+names=()
+relay_args=(--pairs "$relay_pairs" --rates "$relay_rates" --seconds 3)
+names+=(relay)
+run relay 180 relay "${relay_args[@]}"
+if $have_mosquitto; then
+    names+=(relay-mosquitto)
+    run relay-mosquitto 180 relay "${relay_args[@]}" --peer mosquitto --peer-url "mqtt://127.0.0.1:$mqtt_port"
+fi
+if $have_synapse; then
+    names+=(relay-ours-synapse-load relay-synapse)
+    run relay-ours-synapse-load 100 relay --pairs "$synapse_relay_pairs" --rates "$synapse_relay_rates" --seconds 3 \
+        --no-saturation
+    run relay-synapse 180 relay --pairs "$synapse_relay_pairs" --rates "$synapse_relay_rates" --seconds 3 \
+        --saturation-rates 50,100,200,500,1000,2000 --peer synapse --peer-url "http://127.0.0.1:$synapse_port" \
+        --peer-secret "$synapse_secret"
+fi
+names+=(calls)
+run calls 60 calls --pairs "$call_pairs" --seconds 10
+if $have_mosquitto; then
+    names+=(calls-mosquitto)
+    run calls-mosquitto 60 calls --pairs "$call_pairs" --seconds 10 --peer mosquitto --peer-url "mqtt://127.0.0.1:$mqtt_port"
+fi
+if $have_synapse; then
+    names+=(calls-ours-synapse-load calls-synapse)
+    run calls-ours-synapse-load 60 calls --pairs "$synapse_call_pairs" --seconds 10
+    run calls-synapse 120 calls --pairs "$synapse_call_pairs" --seconds 10 --peer synapse \
+        --peer-url "http://127.0.0.1:$synapse_port" --peer-secret "$synapse_secret"
+fi
+names+=(connections machine)
+run connections 120 connections --count "$connections"
+run machine 60 machine --calls 200000
 
 cores=$(nproc)
 memory=$(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)
 cpu=$(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)
 toolchain=$(swift --version 2>&1 | head -1)
 load=$(cut -d' ' -f1-3 /proc/loadavg)
+mosquitto_version="not run"
+if $have_mosquitto; then mosquitto_version=$("$mosquitto_bin" -h 2>&1 | head -1 || true); fi
+synapse_version=$($have_synapse && "$venv/bin/python" -c 'import synapse; print("Synapse", synapse.__version__.split()[0])' || echo "not run")
+python_version=$($have_synapse && "$venv/bin/python" --version || echo "")
 
 mkdir -p bench
 {
     echo "# callapi benchmark results"
     echo
     echo "- When: $(date -u +%Y-%m-%dT%H:%MZ)"
-    echo "- Machine: $cores cores ($cpu), $memory, $(uname -sr); load average before the tables: $load"
+    echo "- Machine: $cores cores ($cpu), $memory, $(uname -sr); load average after the runs: $load"
     echo "- Build: release (\`swift build -c release\`), $toolchain"
-    echo "- Everything on 127.0.0.1; the relay and call benches run server and clients in one process."
+    echo "- Peers: $mosquitto_version (loopback, QoS 1, max_inflight_messages 0); $synapse_version on $python_version"
+    echo "  with SQLite, rate limits raised to 1,000,000/s (single process, no workers)"
+    echo "- Everything on 127.0.0.1. With our server, server and clients run in one process; Mosquitto and Synapse"
+    echo "  are separate processes on the same cores."
+    echo "- Synapse runs at lighter loads ($synapse_relay_pairs pairs at $synapse_relay_rates msg/s; $synapse_call_pairs call pairs):"
+    echo "  it does not keep up with the others' loads. Our server is run again at those loads for its ratio."
     echo
-    for name in relay calls connections machine; do
+    echo "## Ratios"
+    echo
+    python3 scripts/bench_ratios.py "$work" || echo "(ratios could not be computed)"
+    echo
+    for name in "${names[@]}"; do
         grep -v '^{' "$work/$name" || true
         echo
     done
     echo "## JSON lines"
     echo
     echo '```'
-    for name in relay calls connections machine; do grep '^{' "$work/$name" || true; done
+    for name in "${names[@]}"; do grep '^{' "$work/$name" || true; done
     echo '```'
 } >"$out"
 echo "bench: wrote $out" >&2

@@ -1,9 +1,8 @@
 import CallAPI
-import CallAPISignalClient
 import CallAPITesting
 
 /// Full call flows (call → ring → accept → connected → hangup) between pairs of ``CallApiImpl`` whose signaling
-/// is our server and whose media plane is the simulated world with zero latencies.
+/// goes through a relay (our server, or `--peer` Mosquitto or Synapse) and whose media plane is the simulated world with zero latencies.
 ///
 /// Each pair runs calls back to back (a closed loop), so the rate measured is what the whole system sustains.
 struct CallsBench {
@@ -12,11 +11,15 @@ struct CallsBench {
         var seconds = 5.0
         /// A call that does not finish in this time counts as failed (it is the CallAPI ring timeout).
         var callTimeoutMillis: UInt64 = 10_000
+        /// The relay the signaling goes through: our server (default), Mosquitto or Synapse.
+        var peer = BenchPeerSettings()
     }
 
     struct Report: Codable, Sendable {
         var bench = "calls"
         var peer = "ours"
+        /// How tables name the peer.
+        var peerTitle = "our server"
         var pairs: Int
         var seconds: Double
         var completed: Int
@@ -35,21 +38,21 @@ struct CallsBench {
     let settings: Settings
 
     func run(log: @Sendable (String) -> Void = { _ in }) async throws -> Report {
-        let server = try await BenchServer.start()
+        let peer = try await settings.peer.start(orderedSends: true)
         let world = SimulatedRTCWorld(clock: SystemCallClock())
         var endpoints: [(caller: CallEndpoint, callee: CallEndpoint)] = []
-        log("logging in \(settings.pairs * 2) endpoints")
+        log("logging in \(settings.pairs * 2) endpoints to \(peer.title)")
         do {
             for index in 0..<settings.pairs {
                 let caller = try await CallEndpoint.make(
-                    user: UInt(300_000 + index), server: server, world: world, timeout: settings.callTimeoutMillis)
+                    user: UInt(300_000 + index), peer: peer, world: world, timeout: settings.callTimeoutMillis)
                 let callee = try await CallEndpoint.make(
-                    user: UInt(400_000 + index), server: server, world: world, timeout: settings.callTimeoutMillis)
+                    user: UInt(400_000 + index), peer: peer, world: world, timeout: settings.callTimeoutMillis)
                 endpoints.append((caller, callee))
             }
         } catch {
             for pair in endpoints { await pair.caller.close(); await pair.callee.close() }
-            await server.stop()
+            await peer.stop()
             throw error
         }
         let recorders = CallRecorders()
@@ -84,9 +87,10 @@ struct CallsBench {
             await pair.caller.close()
             await pair.callee.close()
         }
-        await server.stop()
+        await peer.stop()
         return Report(
-            pairs: settings.pairs, seconds: (elapsed * 1000).rounded() / 1000, completed: outcomes.0,
+            peer: settings.peer.kind.rawValue, peerTitle: peer.title, pairs: settings.pairs,
+            seconds: (elapsed * 1000).rounded() / 1000, completed: outcomes.0,
             failed: outcomes.1, callsPerSecond: (Double(outcomes.0) / elapsed).rounded(),
             callToRinging: recorders.ringing.summary, acceptToConnected: recorders.connected.summary,
             setup: recorders.setup.summary, hangup: recorders.hangup.summary)
@@ -153,16 +157,16 @@ final class CallRecorders: Sendable {
     let hangup = LatencyRecorder()
 }
 
-/// One user: CallAPI over a signaling client to our server, media from the simulated world.
+/// One user: CallAPI over a signaling client to the peer, media from the simulated world.
 struct CallEndpoint: Sendable {
     let user: UInt
     let api: CallApiImpl
-    let signal: SignalClient
+    let signal: any BenchPeerClient
 
-    static func make(user: UInt, server: BenchServer, world: SimulatedRTCWorld, timeout: UInt64) async throws
+    static func make(user: UInt, peer: any BenchPeer, world: SimulatedRTCWorld, timeout: UInt64) async throws
         -> CallEndpoint
     {
-        let signal = try await RelayBench.client("\(user)", server: server)
+        let signal = try await peer.client(user: "\(user)")
         let api = CallApiImpl()
         api.initialize(
             config: CallConfig(
@@ -174,6 +178,6 @@ struct CallEndpoint: Sendable {
 
     func close() async {
         await api.deinitialize()
-        signal.logout()
+        await signal.close()
     }
 }

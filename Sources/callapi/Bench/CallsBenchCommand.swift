@@ -8,6 +8,7 @@ struct CallsBenchCommand: AsyncParsableCommand {
 
     @Option(help: "Caller/callee pairs calling back to back.") var pairs = 100
     @Option(help: "Seconds to run.") var seconds = 5.0
+    @OptionGroup var peer: BenchPeerOptions
 
     func run() async throws {
         guard pairs > 0, pairs <= 5_000, seconds > 0, seconds <= 120 else {
@@ -16,6 +17,7 @@ struct CallsBenchCommand: AsyncParsableCommand {
         var settings = CallsBench.Settings()
         settings.pairs = pairs
         settings.seconds = seconds
+        settings.peer = peer.settings
         let report = try await CallsBench(settings: settings).run { BenchOutput.progress($0) }
         print(CallsReportTable.render(report))
         print(BenchJSONLine.render(report))
@@ -25,7 +27,7 @@ struct CallsBenchCommand: AsyncParsableCommand {
 /// The calls report as a markdown table.
 enum CallsReportTable {
     static func render(_ report: CallsBench.Report) -> String {
-        var text = "### Calls, our server (\(report.pairs) pairs, simulated media, zero latency)\n\n"
+        var text = "### Calls, \(report.peerTitle) (\(report.pairs) pairs, simulated media, zero latency)\n\n"
         text +=
             "\(report.completed) calls completed in \(report.seconds) s: **\(Int(report.callsPerSecond)) calls/s**"
             + " (\(report.failed) failed)\n\n"

@@ -1,8 +1,7 @@
 import CallAPI
-import CallAPISignalClient
-import Logging
 
-/// One-way message latency through our server between pairs of real ``SignalClient``s on loopback.
+/// One-way message latency through a relay (our server, or `--peer` Mosquitto or Synapse) between pairs of real
+/// signaling clients on loopback.
 ///
 /// Sender `i` sends to receiver `i` through `sendMessage` (as CallAPI does; the completion is the server's
 /// acknowledgement). The payload starts with the send time, so the receiver computes the one-way latency on the
@@ -26,6 +25,8 @@ struct RelayBench {
         var drainSeconds = 5.0
         /// Unanswered sends at which a step stops early (the server is saturated), which bounds the backlog.
         var maxInFlight = 20_000
+        /// The relay measured: our server (default), Mosquitto or Synapse.
+        var peer = BenchPeerSettings()
     }
 
     struct Step: Codable, Sendable {
@@ -53,6 +54,8 @@ struct RelayBench {
     struct Report: Codable, Sendable {
         var bench = "relay"
         var peer = "ours"
+        /// How tables name the peer.
+        var peerTitle = "our server"
         var pairs: Int
         var payloadBytes: Int
         var steps: [Step]
@@ -65,16 +68,16 @@ struct RelayBench {
     let settings: Settings
 
     func run(log: @Sendable (String) -> Void = { _ in }) async throws -> Report {
-        let server = try await BenchServer.start()
+        let peer = try await settings.peer.start()
         let probe = RelayProbe()
-        var senders: [SignalClient] = []
+        var senders: [any BenchPeerClient] = []
         var receivers: [String] = []
-        var clients: [SignalClient] = []
+        var clients: [any BenchPeerClient] = []
         do {
-            log("logging in \(settings.pairs * 2) clients")
+            log("logging in \(settings.pairs * 2) clients to \(peer.title)")
             for index in 0..<settings.pairs {
-                let sender = try await Self.client("\(100_000 + index)", server: server)
-                let receiver = try await Self.client("\(200_000 + index)", server: server)
+                let sender = try await peer.client(user: "\(100_000 + index)")
+                let receiver = try await peer.client(user: "\(200_000 + index)")
                 receiver.addListener(listener: probe)
                 senders.append(sender)
                 receivers.append("\(200_000 + index)")
@@ -111,37 +114,30 @@ struct RelayBench {
                     saturation = rate
                 }
             }
-            for client in clients { client.logout() }
-            await server.stop()
+            for client in clients { await client.close() }
+            await peer.stop()
             return Report(
-                pairs: settings.pairs, payloadBytes: settings.payloadBytes, steps: steps,
+                peer: settings.peer.kind.rawValue, peerTitle: peer.title, pairs: settings.pairs,
+                payloadBytes: settings.payloadBytes, steps: steps,
                 saturationSteps: saturationSteps,
                 saturationRate: saturation, saturationP99Micros: settings.saturationP99Micros)
         } catch {
-            for client in clients { client.logout() }
-            await server.stop()
+            for client in clients { await client.close() }
+            await peer.stop()
             throw error
         }
-    }
-
-    static func client(_ user: String, server: BenchServer) async throws -> SignalClient {
-        var logger = Logger(label: "callapi.bench.client")
-        logger.logLevel = .critical
-        let client = SignalClient(configuration: .init(url: server.url), logger: logger)
-        try await client.login(token: try await server.token(user))
-        return client
     }
 }
 
 /// Sends one step's messages and gathers what came back.
 struct RelayLoad: Sendable {
-    let senders: [SignalClient]
+    let senders: [any BenchPeerClient]
     let receivers: [String]
     let probe: RelayProbe
     let padding: String
     let maxInFlight: Int
 
-    init(senders: [SignalClient], receivers: [String], probe: RelayProbe, payloadBytes: Int, maxInFlight: Int) {
+    init(senders: [any BenchPeerClient], receivers: [String], probe: RelayProbe, payloadBytes: Int, maxInFlight: Int) {
         self.senders = senders
         self.receivers = receivers
         self.probe = probe

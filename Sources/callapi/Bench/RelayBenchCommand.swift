@@ -15,6 +15,7 @@ struct RelayBenchCommand: AsyncParsableCommand {
     var saturationRates = "1000,2000,5000,10000,20000,30000,40000,50000,60000,80000,100000"
     @Option(help: "Seconds at each saturation step.") var saturationSeconds = 2.0
     @Flag(help: "Skip the saturation search.") var noSaturation = false
+    @OptionGroup var peer: BenchPeerOptions
 
     func run() async throws {
         var settings = RelayBench.Settings()
@@ -25,6 +26,7 @@ struct RelayBenchCommand: AsyncParsableCommand {
         settings.saturationRates = try Self.parseRates(saturationRates)
         settings.saturationSeconds = saturationSeconds
         settings.findSaturation = !noSaturation
+        settings.peer = peer.settings
         guard pairs > 0, seconds > 0, seconds <= 60, saturationSeconds > 0, saturationSeconds <= 60 else {
             throw ValidationError("pairs must be positive and seconds in (0, 60]")
         }
@@ -58,7 +60,8 @@ enum RelayReportTable {
             "ack p50 µs", "ack p99 µs",
         ])
         for step in report.steps { table.add(row(step)) }
-        var text = "### Relay, our server (\(report.pairs) pairs, \(report.payloadBytes)-byte messages, one-way)\n\n"
+        var text =
+            "### Relay, \(report.peerTitle) (\(report.pairs) pairs, \(report.payloadBytes)-byte messages, one-way)\n\n"
         text += table.render() + "\n"
         if !report.saturationSteps.isEmpty {
             var steps = MarkdownTable(table.headers)
@@ -75,7 +78,8 @@ enum RelayReportTable {
         let f = { (value: Double) in MarkdownTable.format(value) }
         return [
             "\(Int(step.offeredRate))", "\(Int(step.achievedRate))", "\(step.sent)", "\(step.delivered)",
-            "\(step.lost)", step.drained ? "ok" : "saturated: backlog",
+            "\(step.lost)",
+            step.drained ? (step.failed > 0 ? "\(step.failed) sends failed" : "ok") : "saturated: backlog",
             f(step.oneWay.p50), f(step.oneWay.p90), f(step.oneWay.p99), f(step.oneWay.p999), f(step.oneWay.max),
             f(step.ack.p50), f(step.ack.p99),
         ]

@@ -1,0 +1,15 @@
+import ArgumentParser
+
+/// The `--peer` options shared by `callapi bench relay` and `callapi bench calls`.
+struct BenchPeerOptions: ParsableArguments {
+    @Option(help: "The relay to measure: ours (started in this process), mosquitto or synapse (already running).")
+    var peer: BenchPeerKind = .ours
+    @Option(help: "The peer's address: mqtt://host:port (default 127.0.0.1:1883) or http://host:port (default 8008).")
+    var peerURL: String?
+    @Option(help: "Synapse's registration_shared_secret, to register the bench's users.")
+    var peerSecret: String?
+
+    var settings: BenchPeerSettings {
+        BenchPeerSettings(kind: peer, url: peerURL, registrationSecret: peerSecret)
+    }
+}

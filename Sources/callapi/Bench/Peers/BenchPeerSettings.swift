@@ -1,0 +1,46 @@
+import Foundation
+
+/// Which peer a bench runs over and how to reach it.
+struct BenchPeerSettings: Sendable, Equatable {
+    var kind = BenchPeerKind.ours
+    /// `mqtt://host:port` for Mosquitto, `http://host:port` for Synapse; the kind's default if nil.
+    var url: String?
+    /// Synapse's `registration_shared_secret`, with which the bench registers its users.
+    var registrationSecret: String?
+
+    /// Starts (ours) or reaches (the others) the peer; a peer that does not answer is a ``BenchPeerError``.
+    /// `orderedSends`: each client's messages must arrive in the order sent (CallAPI flows), which over HTTP
+    /// means one request at a time per client.
+    func start(orderedSends: Bool = false) async throws -> any BenchPeer {
+        switch kind {
+        case .ours:
+            return OurServerPeer(server: try await BenchServer.start())
+        case .mosquitto:
+            let endpoint = try mqttEndpoint()
+            return try await MosquittoPeer.reach(endpoint)
+        case .synapse:
+            guard let secret = registrationSecret, !secret.isEmpty else {
+                throw BenchPeerError.missingSecret
+            }
+            var peer = try await SynapsePeer.reach(baseURL: try httpBaseURL(), registrationSecret: secret)
+            peer.ordered = orderedSends
+            return peer
+        }
+    }
+
+    func mqttEndpoint() throws -> MQTTSignalClient.Endpoint {
+        let text = url ?? kind.defaultURL ?? ""
+        guard let components = URLComponents(string: text), components.scheme == "mqtt", let host = components.host,
+            !host.isEmpty
+        else { throw BenchPeerError.badURL(text, expected: "mqtt://host:port") }
+        return MQTTSignalClient.Endpoint(host: host, port: components.port ?? 1_883)
+    }
+
+    func httpBaseURL() throws -> String {
+        let text = url ?? kind.defaultURL ?? ""
+        guard let components = URLComponents(string: text), ["http", "https"].contains(components.scheme),
+            components.host != nil
+        else { throw BenchPeerError.badURL(text, expected: "http://host:port") }
+        return text.hasSuffix("/") ? String(text.dropLast()) : text
+    }
+}

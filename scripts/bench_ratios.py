@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""Prints the ratio tables of bench/results.md from the JSON lines scripts/bench.sh collected.
+
+Usage: bench_ratios.py WORKDIR  (WORKDIR holds one file per run: relay, relay-mosquitto, calls, ...)
+A ratio is peer / ours for latencies (how many times slower the peer is) and ours / peer for throughput.
+"""
+import json
+import os
+import sys
+
+
+def report(work, name):
+    try:
+        with open(os.path.join(work, name)) as file:
+            for line in file:
+                if line.startswith("{"):
+                    return json.loads(line)
+    except OSError:
+        pass
+    return None
+
+
+def ratio(numerator, denominator):
+    if not numerator or not denominator:
+        return "—"
+    value = numerator / denominator
+    if value >= 10:
+        return f"{value:,.0f}×"
+    return f"{value:.1f}×" if value >= 1 else f"{value:.2g}×"
+
+
+def micros(value):
+    return f"{value:,.0f}" if value >= 100 else f"{value:.1f}"
+
+
+def relay_rows(ours, peer, label, ours_saturation=None):
+    ours_saturation = ours_saturation or ours
+    rows = []
+    if not ours or not peer:
+        return rows
+    by_rate = {step["offeredRate"]: step for step in ours["steps"]}
+    for step in peer["steps"]:
+        base = by_rate.get(step["offeredRate"])
+        if not base:
+            continue
+        complete = all(s["drained"] and s["delivered"] == s["sent"] and s["failed"] == 0 for s in (step, base))
+        status = "" if complete else " (saturated)"
+        rows.append(
+            f"| relay {int(step['offeredRate'])} msg/s, {peer['pairs']} pairs{status} | {label} "
+            f"| {micros(base['oneWay']['p50'])} / {micros(step['oneWay']['p50'])} "
+            f"| {ratio(step['oneWay']['p50'], base['oneWay']['p50'])} "
+            f"| {micros(base['oneWay']['p99'])} / {micros(step['oneWay']['p99'])} "
+            f"| {ratio(step['oneWay']['p99'], base['oneWay']['p99'])} "
+            f"| {base['achievedRate']:.0f} / {step['achievedRate']:.0f} msg/s "
+            f"({base['delivered']} / {step['delivered']} delivered of {base['sent']} / {step['sent']}) |"
+        )
+    if ours_saturation.get("saturationSteps") and peer.get("saturationSteps"):
+        mine, theirs = ours_saturation.get("saturationRate"), peer.get("saturationRate")
+        rows.append(
+            f"| relay saturation point (p99 < {peer['saturationP99Micros'] / 1000:.0f} ms), {peer['pairs']} pairs "
+            f"| {label} | | | | "
+            f"| {int(mine or 0)} / {int(theirs or 0)} msg/s: {ratio(mine, theirs)} |"
+        )
+    return rows
+
+
+def calls_rows(ours, peer, label):
+    if not ours or not peer:
+        return []
+    return [
+        f"| calls, {peer['pairs']} pairs (setup = call() → both connected) | {label} "
+        f"| {micros(ours['setup']['p50'])} / {micros(peer['setup']['p50'])} "
+        f"| {ratio(peer['setup']['p50'], ours['setup']['p50'])} "
+        f"| {micros(ours['setup']['p99'])} / {micros(peer['setup']['p99'])} "
+        f"| {ratio(peer['setup']['p99'], ours['setup']['p99'])} "
+        f"| {ours['callsPerSecond']:.0f} / {peer['callsPerSecond']:.0f} calls/s: "
+        f"{ratio(ours['callsPerSecond'], peer['callsPerSecond'])} "
+        f"({ours['failed']} / {peer['failed']} failed) |"
+    ]
+
+
+def main():
+    work = sys.argv[1]
+    rows = []
+    rows += relay_rows(report(work, "relay"), report(work, "relay-mosquitto"), "ours vs Mosquitto")
+    relay = report(work, "relay")
+    synapse = report(work, "relay-synapse")
+    same_pairs = relay if relay and synapse and relay["pairs"] == synapse["pairs"] else None
+    rows += relay_rows(report(work, "relay-ours-synapse-load"), synapse, "ours vs Synapse", same_pairs)
+    rows += calls_rows(report(work, "calls"), report(work, "calls-mosquitto"), "ours vs Mosquitto")
+    rows += calls_rows(report(work, "calls-ours-synapse-load"), report(work, "calls-synapse"), "ours vs Synapse")
+    if not rows:
+        print("No peer runs to compare.")
+        return
+    print(
+        "Latency ratios are peer ÷ ours (above 1× = the peer is slower, below 1× = ours is slower); "
+        "throughput is ours ÷ peer."
+    )
+    print()
+    print("| workload | comparison | p50 µs ours / peer | p50 ratio | p99 µs ours / peer | p99 ratio | throughput ours / peer |")
+    print("|---|---|---|---|---|---|---|")
+    for row in rows:
+        print(row)
+
+
+if __name__ == "__main__":
+    main()
