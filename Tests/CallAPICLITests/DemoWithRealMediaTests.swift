@@ -1,0 +1,26 @@
+import CallAPI
+import CallAPITesting
+import Testing
+
+@testable import callapi
+
+/// `callapi demo --media webrtc`: both users in this process with WebRTC engines on an in-process hub, in
+/// real time (media cannot run on a manual clock).
+@Suite("callapi demo with real media", .enabled(if: PhoneMedia.webrtcUnavailableReason == nil))
+struct DemoWithRealMediaTests {
+    @Test func videoScenarioConnectsBothUsersOnADecodedFrame() async throws {
+        var demo = DemoRun(scenario: .video, clock: SystemCallClock(), pacer: SleepingPacer())
+        demo.makeEngine = try PhoneEngineFactory.inProcessWebRTC()
+        demo.ringMillis = 0  // accepted before media can flow, so both connect on a frame
+        demo.holdMillis = 200
+        let outcome = await demo.run()
+        #expect(outcome.failure == nil)
+        for user in [DemoRun.caller, DemoRun.callee] {
+            let lines = outcome.timelines[user]?.map(\.text) ?? []
+            #expect(lines.contains { $0.contains("state connected(recvRemoteFirstFrame)") }, "\(lines)")
+            #expect(outcome.costMaps[user]?["recvFirstFrame"] != nil)
+        }
+        #expect(outcome.finalStates[DemoRun.caller]?.1 == .localHangup)
+        #expect(outcome.finalStates[DemoRun.callee]?.1 == .remoteHangup)
+    }
+}
