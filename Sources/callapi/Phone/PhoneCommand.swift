@@ -43,6 +43,14 @@ struct PhoneCommand: AsyncParsableCommand {
     var adminKey: String?
     @Option(help: "Save the first remote video frame of each call as a PNG in this folder (with --media webrtc).")
     var snapshot: String?
+    @Option(help: "A camera (V4L2 device such as /dev/video0) instead of the test pattern (with --media webrtc).")
+    var camera: String?
+    @Option(
+        name: .customLong("media-file"),
+        help: "Send this file's video and audio instead of the test sources (with --media webrtc).")
+    var mediaFile: String?
+    @Flag(help: "Play remote audio on the default sound device (with --media webrtc; otherwise it is discarded).")
+    var speaker = false
 
     func validate() throws {
         if media == .webrtc {
@@ -52,8 +60,11 @@ struct PhoneCommand: AsyncParsableCommand {
             if let reason = PhoneMedia.webrtcUnavailableReason {
                 throw ValidationError("--media webrtc is not available: \(reason); use --media none")
             }
-        } else if snapshot != nil {
-            throw ValidationError("--snapshot needs real frames: use it with --media webrtc")
+        } else if snapshot != nil || camera != nil || mediaFile != nil || speaker {
+            throw ValidationError("--snapshot, --camera, --media-file and --speaker need --media webrtc")
+        }
+        if let mediaFile, !FileManager.default.fileExists(atPath: mediaFile) {
+            throw ValidationError("--media-file \(mediaFile): no such file")
         }
     }
 
@@ -104,7 +115,8 @@ struct PhoneCommand: AsyncParsableCommand {
         let api = CallApiImpl()
         let engine: any CallRTCEngine =
             media == .webrtc
-            ? try PhoneEngineFactory.webrtc(server: server)
+            ? try PhoneEngineFactory.webrtc(
+                server: server, sources: .init(camera: camera, mediaFile: mediaFile, speaker: speaker))
             : SimulatedRTCWorld(clock: SystemCallClock()).engine(userId: user)
         api.initialize(
             config: CallConfig(userId: user, rtcEngine: engine, signalClient: signal, clock: SystemCallClock()))

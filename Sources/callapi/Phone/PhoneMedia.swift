@@ -38,11 +38,28 @@ enum PhoneMedia: String, CaseIterable, ExpressibleByArgument, Sendable {
 
 /// Makes the phone's engine and the canvas its first remote frame is saved through.
 enum PhoneEngineFactory {
+    /// Where the phone's camera and microphone come from and where remote audio goes.
+    struct Sources: Sendable {
+        /// A V4L2 device such as `/dev/video0`; `nil`: the test pattern (or the media file).
+        var camera: String?
+        /// A media file whose video and audio are sent instead of the test sources.
+        var mediaFile: String?
+        /// Play remote audio on the default sound device instead of discarding it.
+        var speaker = false
+    }
+
     /// A WebRTC engine meeting peers through the server at `server`'s RTC channels.
-    static func webrtc(server: String) throws -> any CallRTCEngine {
+    static func webrtc(server: String, sources: Sources = Sources()) throws -> any CallRTCEngine {
         #if canImport(CallAPIWebRTC)
             if let reason = PhoneMedia.webrtcUnavailableReason { throw ValidationError(reason) }
-            return WebRTCEngine(transport: ServerChannelTransport(url: server))
+            var media = WebRTCMediaSources()
+            if let file = sources.mediaFile {
+                media.video = .file(file)
+                media.audio = .file(file)
+            }
+            if let camera = sources.camera { media.video = .device(camera) }
+            if sources.speaker { media.audioOutput = .speaker }
+            return WebRTCEngine(transport: ServerChannelTransport(url: server), sources: media)
         #else
             throw ValidationError(PhoneMedia.webrtcUnavailableReason ?? "no WebRTC engine")
         #endif
