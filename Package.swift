@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "CallAPIServer", targets: ["CallAPIServer"]),
         .library(name: "CallAPISignalClient", targets: ["CallAPISignalClient"]),
         .executable(name: "callapi", targets: ["callapi"]),
+        .executable(name: "callapi-allocs", targets: ["callapi-allocs"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -26,11 +27,21 @@ let package = Package(
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.1.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.20.0"),
         .package(url: "https://github.com/apple/swift-crypto", "3.0.0"..<"5.0.0"),
+        .package(url: "https://github.com/ordo-one/malloc-interposer", from: "1.5.0"),
     ],
     targets: [
         // The client library: no dependencies beyond the toolchain.
         .target(name: "CallAPI"),
         .target(name: "CallAPITesting", dependencies: ["CallAPI"]),
+        // The state machine driven through full calls: timed by `callapi bench machine`, counted by `callapi-allocs`.
+        .target(name: "CallAPIMachineBench", dependencies: ["CallAPI"]),
+        // Its own executable, so the malloc interposer is never linked into `callapi`.
+        .executableTarget(
+            name: "callapi-allocs",
+            dependencies: [
+                "CallAPIMachineBench", .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
+            ]
+        ),
         // Wire protocol between the signaling server and its client (shared, dependency-free).
         .target(name: "CallAPISignalProtocol"),
         .target(
@@ -68,6 +79,7 @@ let package = Package(
             name: "callapi",
             dependencies: [
                 "CallAPI",
+                "CallAPIMachineBench",
                 "CallAPITesting",
                 "CallAPIServer",
                 "CallAPISignalClient",
@@ -83,7 +95,9 @@ let package = Package(
             ]
         ),
         .testTarget(name: "CallAPITests", dependencies: ["CallAPI", "CallAPITesting"]),
-        .testTarget(name: "CallAPICLITests", dependencies: ["callapi", "CallAPI", "CallAPITesting"]),
+        .testTarget(
+            name: "CallAPICLITests", dependencies: ["callapi", "CallAPI", "CallAPITesting", "CallAPIMachineBench"]
+        ),
         .testTarget(
             name: "CallAPIServerTests",
             dependencies: [

@@ -1,3 +1,4 @@
+import CallAPIMachineBench
 import Testing
 
 @testable import callapi

@@ -1,31 +1,34 @@
 import CallAPI
+import Dispatch
 
 /// The CallAPI state machine alone: two ``CallStateMachine``s wired back to back in one thread, with an instant
 /// signaling channel and media plane played by the driver, through full calls (call → ring → accept → connected →
-/// hangup).
-///
-/// Allocation counting (package-benchmark's malloc interposer) is left for later; this measures time.
-struct MachineBench {
-    struct Settings: Sendable {
-        var calls = 100_000
+/// hangup). `callapi bench machine` times it; `callapi-allocs` counts its allocations.
+public struct MachineBench: Sendable {
+    public struct Settings: Sendable {
+        public var calls: Int
+
+        public init(calls: Int = 100_000) { self.calls = calls }
     }
 
-    struct Report: Codable, Sendable {
-        var bench = "machine"
-        var calls: Int
-        var failedCalls: Int
+    public struct Report: Codable, Sendable {
+        public var bench = "machine"
+        public var calls: Int
+        public var failedCalls: Int
         /// Inputs both machines handled per full call.
-        var inputsPerCall: Double
+        public var inputsPerCall: Double
         /// Mean time in `handle(_:now:)` per input.
-        var nanosPerInput: Double
+        public var nanosPerInput: Double
         /// Mean wall time per full call, the driver's work (encoding the messages it carries) included.
-        var microsPerCall: Double
-        var callsPerSecond: Double
+        public var microsPerCall: Double
+        public var callsPerSecond: Double
     }
 
-    let settings: Settings
+    public let settings: Settings
 
-    func run() -> Report {
+    public init(settings: Settings) { self.settings = settings }
+
+    public func run() -> Report {
         var pair = MachinePair()
         pair.submit(0, .initialize(userId: MachinePair.users[0]))
         pair.submit(0, .prepare(PrepareConfig(roomId: "room-1", rtcToken: "token-1")))
@@ -34,11 +37,11 @@ struct MachineBench {
         pair.handled = 0
         pair.handleNanos = 0
         var failed = 0
-        let start = BenchClock.nanos()
+        let start = MachineClock.nanos()
         for index in 0..<settings.calls {
             if !pair.fullCall(index) { failed += 1 }
         }
-        let elapsed = Double(BenchClock.nanos() &- start)
+        let elapsed = Double(MachineClock.nanos() &- start)
         let calls = Double(max(1, settings.calls))
         return Report(
             calls: settings.calls, failedCalls: failed,
@@ -83,9 +86,9 @@ struct MachinePair {
         while head < queue.count {
             let next = queue[head]
             head += 1
-            let start = BenchClock.nanos()
+            let start = MachineClock.nanos()
             let actions = machines[next.side].handle(next.input, now: now)
-            handleNanos += BenchClock.nanos() &- start
+            handleNanos += MachineClock.nanos() &- start
             handled += 1
             for action in actions { perform(action, side: next.side) }
         }
@@ -117,4 +120,9 @@ struct MachinePair {
             break
         }
     }
+}
+
+/// Monotonic nanoseconds, without allocating.
+enum MachineClock {
+    static func nanos() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 }
