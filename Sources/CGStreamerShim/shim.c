@@ -1,36 +1,88 @@
 #include "CGStreamerShim.h"
 
+/* Every callback from GStreamer reaches Swift through a handler. The handler is published with a release
+ * store and read with an acquire load: GLib hands the pointer from the registering thread to a streaming
+ * thread through its own locks, which the thread sanitizer cannot see (GLib is not instrumented); the
+ * atomic pair makes the hand-over, and everything written before it, visible to it. */
 typedef struct {
     void *fn;
     void *context;
     cgst_release_fn release;
+    int published;
 } cgst_handler;
-
-static void cgst_handler_free(gpointer data, GClosure *closure) {
-    (void)closure;
-    cgst_handler *handler = data;
-    if (handler->release) handler->release(handler->context);
-    g_free(handler);
-}
 
 static cgst_handler *cgst_handler_new(void *fn, void *context, cgst_release_fn release) {
     cgst_handler *handler = g_new0(cgst_handler, 1);
     handler->fn = fn;
     handler->context = context;
     handler->release = release;
+    __atomic_store_n(&handler->published, 1, __ATOMIC_RELEASE);
     return handler;
+}
+
+static cgst_handler *cgst_handler_get(gpointer data) {
+    cgst_handler *handler = data;
+    (void)__atomic_load_n(&handler->published, __ATOMIC_ACQUIRE);
+    return handler;
+}
+
+static void cgst_handler_destroy(gpointer data) {
+    cgst_handler *handler = cgst_handler_get(data);
+    if (handler->release) handler->release(handler->context);
+    g_free(handler);
+}
+
+static void cgst_handler_free(gpointer data, GClosure *closure) {
+    (void)closure;
+    cgst_handler_destroy(data);
 }
 
 static void cgst_on_ice_candidate(GstElement *webrtc, guint mline, gchar *candidate, gpointer data) {
     (void)webrtc;
-    cgst_handler *handler = data;
+    cgst_handler *handler = cgst_handler_get(data);
     ((cgst_ice_candidate_fn)handler->fn)(handler->context, mline, candidate);
 }
 
 static void cgst_on_pad_added(GstElement *element, GstPad *pad, gpointer data) {
     (void)element;
-    cgst_handler *handler = data;
+    cgst_handler *handler = cgst_handler_get(data);
     ((cgst_pad_added_fn)handler->fn)(handler->context, pad);
+}
+
+static GstPadProbeReturn cgst_on_probe(GstPad *pad, GstPadProbeInfo *info, gpointer data) {
+    cgst_handler *handler = cgst_handler_get(data);
+    return ((cgst_probe_fn)handler->fn)(handler->context, pad, info);
+}
+
+gulong cgst_pad_add_probe(GstPad *pad, GstPadProbeType mask, cgst_probe_fn fn, void *context,
+                          cgst_release_fn release) {
+    return gst_pad_add_probe(pad, mask, cgst_on_probe, cgst_handler_new((void *)fn, context, release),
+                             cgst_handler_destroy);
+}
+
+static GstBusSyncReply cgst_on_bus_message(GstBus *bus, GstMessage *message, gpointer data) {
+    (void)bus;
+    cgst_handler *handler = cgst_handler_get(data);
+    ((cgst_bus_fn)handler->fn)(handler->context, message);
+    /* A sync handler that drops a message owns it: each message holds a reference to the element that
+     * posted it, so one not released keeps that element (a whole webrtcbin, threads and sockets) alive. */
+    gst_message_unref(message);
+    return GST_BUS_DROP;
+}
+
+void cgst_bus_set_sync_handler(GstBus *bus, cgst_bus_fn fn, void *context, cgst_release_fn release) {
+    gst_bus_set_sync_handler(bus, cgst_on_bus_message, cgst_handler_new((void *)fn, context, release),
+                             cgst_handler_destroy);
+}
+
+static void cgst_on_promise(GstPromise *promise, gpointer data) {
+    cgst_handler *handler = cgst_handler_get(data);
+    ((cgst_promise_fn)handler->fn)(handler->context, promise);
+}
+
+GstPromise *cgst_promise_new(cgst_promise_fn fn, void *context, cgst_release_fn release) {
+    return gst_promise_new_with_change_func(cgst_on_promise, cgst_handler_new((void *)fn, context, release),
+                                            cgst_handler_destroy);
 }
 
 gulong cgst_connect_ice_candidate(GstElement *webrtc, cgst_ice_candidate_fn fn, void *context,
@@ -171,5 +223,3 @@ char *cgst_message_error_text(GstMessage *message) {
 GstMessageType cgst_message_type(GstMessage *message) { return GST_MESSAGE_TYPE(message); }
 
 void cgst_stop_unused_threads(void) { g_thread_pool_stop_unused_threads(); }
-
-void cgst_message_unref(GstMessage *message) { gst_message_unref(message); }

@@ -23,6 +23,22 @@ gulong cgst_connect_ice_candidate(GstElement *webrtc, cgst_ice_candidate_fn fn, 
 /// Connects `pad-added` on any element. Returns the handler id.
 gulong cgst_connect_pad_added(GstElement *element, cgst_pad_added_fn fn, void *context, cgst_release_fn release);
 
+/// A pad probe's callback; returns GST_PAD_PROBE_OK or GST_PAD_PROBE_REMOVE.
+typedef GstPadProbeReturn (*cgst_probe_fn)(void *context, GstPad *pad, GstPadProbeInfo *info);
+/// Adds a probe of `mask` on `pad`; `release` runs when the probe goes away.
+gulong cgst_pad_add_probe(GstPad *pad, GstPadProbeType mask, cgst_probe_fn fn, void *context,
+                          cgst_release_fn release);
+
+/// A bus sync handler's callback; it must not unref the message (the shim drops and unrefs it).
+typedef void (*cgst_bus_fn)(void *context, GstMessage *message);
+/// Routes every message of `bus` to `fn` on the posting thread, then drops it.
+void cgst_bus_set_sync_handler(GstBus *bus, cgst_bus_fn fn, void *context, cgst_release_fn release);
+
+/// A settled promise's callback.
+typedef void (*cgst_promise_fn)(void *context, GstPromise *promise);
+/// A promise that calls `fn` when settled (owned reference).
+GstPromise *cgst_promise_new(cgst_promise_fn fn, void *context, cgst_release_fn release);
+
 /// Emits webrtcbin's `create-offer` (NULL options).
 void cgst_webrtc_create_offer(GstElement *webrtc, GstPromise *promise);
 /// Emits webrtcbin's `create-answer` (NULL options).
@@ -74,7 +90,6 @@ GstAppSink *cgst_app_sink(GstElement *element);
 char *cgst_message_error_text(GstMessage *message);
 /// A message's type.
 GstMessageType cgst_message_type(GstMessage *message);
-void cgst_message_unref(GstMessage *message);
 
 /// Stops GLib's idle pool threads at once (they otherwise linger up to 15 s after use).
 void cgst_stop_unused_threads(void);

@@ -1,7 +1,8 @@
 import CGStreamerShim
 
-// C callbacks into Swift. Each registration passes a retained box as the context; GStreamer calls the
-// box's release when the handler, probe or promise goes away, which balances the retain.
+// C callbacks into Swift, all through the shim's handlers (which make the hand-over from the registering
+// thread to GStreamer's threads visible to the thread sanitizer). Each registration passes a retained box as
+// the context; the box's release runs when the handler, probe or promise goes away, balancing the retain.
 
 /// Receives a buffer probe's buffers; returns whether to keep probing.
 final class BufferProbeBox: Sendable {
@@ -56,9 +57,9 @@ enum GstCallbacks {
     @discardableResult
     static func addBufferProbe(_ pad: UnsafeMutablePointer<GstPad>, _ box: BufferProbeBox) -> UInt {
         UInt(
-            gst_pad_add_probe(
+            cgst_pad_add_probe(
                 pad, GST_PAD_PROBE_TYPE_BUFFER,
-                { pad, info, context in
+                { context, pad, info in
                     guard let pad, let info, let context, let buffer = cgst_probe_buffer(info) else {
                         return GST_PAD_PROBE_OK
                     }
@@ -69,9 +70,9 @@ enum GstCallbacks {
 
     /// Adds a probe on `pad` that fires for buffers and buffer lists (payloaders push lists).
     static func addDataProbe(_ pad: UnsafeMutablePointer<GstPad>, _ box: DataProbeBox) {
-        _ = gst_pad_add_probe(
+        _ = cgst_pad_add_probe(
             pad, GstPadProbeType(GST_PAD_PROBE_TYPE_BUFFER.rawValue | GST_PAD_PROBE_TYPE_BUFFER_LIST.rawValue),
-            { _, _, context in
+            { context, _, _ in
                 guard let context else { return GST_PAD_PROBE_OK }
                 let box = Unmanaged<DataProbeBox>.fromOpaque(context).takeUnretainedValue()
                 return box.onData() ? GST_PAD_PROBE_OK : GST_PAD_PROBE_REMOVE
@@ -99,27 +100,21 @@ enum GstCallbacks {
 
     /// A promise that calls `box` when settled (owned: unref it after handing it to a signal).
     static func promise(_ box: PromiseBox) -> UnsafeMutablePointer<GstPromise> {
-        gst_promise_new_with_change_func(
-            { promise, context in
+        cgst_promise_new(
+            { context, promise in
                 guard let promise, let context else { return }
                 Unmanaged<PromiseBox>.fromOpaque(context).takeUnretainedValue().onSettled(promise)
             }, retained(box), { releaseBox($0) })
     }
 
-    /// Routes every message of `bus` to `box` on the posting thread and drops it (nobody pops this bus).
+    /// Routes every message of `bus` to `box` on the posting thread and drops it (nobody pops this bus; the
+    /// shim releases each message after `box` has seen it).
     static func setSyncHandler(_ bus: UnsafeMutablePointer<GstBus>, _ box: BusBox) {
-        gst_bus_set_sync_handler(
+        cgst_bus_set_sync_handler(
             bus,
-            { _, message, context in
-                guard let message else { return GST_BUS_DROP }
-                if let context {
-                    Unmanaged<BusBox>.fromOpaque(context).takeUnretainedValue().onMessage(message)
-                }
-                // A sync handler that drops a message owns it: each message holds a reference to the
-                // element that posted it, so a message not released keeps that element (a whole
-                // webrtcbin, with its threads and sockets) alive.
-                cgst_message_unref(message)
-                return GST_BUS_DROP
+            { context, message in
+                guard let context, let message else { return }
+                Unmanaged<BusBox>.fromOpaque(context).takeUnretainedValue().onMessage(message)
             }, retained(box), { releaseBox($0) })
     }
 
