@@ -53,6 +53,11 @@ let report = MachineBench(settings: .init(calls: calls)).run()
 MallocInterposerSwift.unhook()
 let stats = MallocInterposerSwift.getStatistics()
 
+guard stats.mallocCount > 0 else {
+    FileHandle.standardError.write(
+        Data("callapi-allocs: the interposer counted no allocations (a sanitizer build replaces malloc itself)\n".utf8))
+    exit(3)
+}
 let perCall = Double(stats.mallocCount) / Double(calls)
 let bytesPerCall = Double(stats.mallocBytesCount) / Double(calls)
 print("### State machine alone: allocations per full call (two machines, the driver's message encoding included)")
