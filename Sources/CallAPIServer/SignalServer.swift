@@ -184,7 +184,7 @@ public final class SignalServer: Service, Sendable {
         }
         let wsConfiguration = HTTP1WebSocketUpgradeChannel.Configuration(
             ws: WebSocketServerConfiguration(
-                maxFrameSize: hardLimit, autoPing: .disabled, closeTimeout: .seconds(2)))
+                maxFrameSize: hardLimit, autoPing: .enabled(timePeriod: .seconds(30)), closeTimeout: .seconds(2)))
         var server: HTTPServerBuilder = .http1WebSocketUpgrade(
             webSocketRouter: wsRouter, configuration: wsConfiguration)
         if let tls = configuration.tls {
