@@ -36,6 +36,12 @@ private struct Tagged<Payload: Encodable>: Encodable {
 public enum FrameCoding {
     /// Decodes a client frame, or says precisely why the text is not one.
     public static func decodeClientFrame(_ text: String) -> Result<ClientFrame, FrameDecodingError> {
+        if let frame = FrameFastPath.decodeClientFrame(text) { return .success(frame) }
+        return decodeClientFrameGenerally(text)
+    }
+
+    /// Decodes a client frame with `JSONDecoder` (what the fast path must agree with).
+    static func decodeClientFrameGenerally(_ text: String) -> Result<ClientFrame, FrameDecodingError> {
         decode(text) { type, data in
             switch type {
             case "login": .login(try decodePayload(data))
@@ -53,6 +59,12 @@ public enum FrameCoding {
 
     /// Decodes a server frame, or says precisely why the text is not one.
     public static func decodeServerFrame(_ text: String) -> Result<ServerFrame, FrameDecodingError> {
+        if let frame = FrameFastPath.decodeServerFrame(text) { return .success(frame) }
+        return decodeServerFrameGenerally(text)
+    }
+
+    /// Decodes a server frame with `JSONDecoder` (what the fast path must agree with).
+    static func decodeServerFrameGenerally(_ text: String) -> Result<ServerFrame, FrameDecodingError> {
         decode(text) { type, data in
             switch type {
             case "welcome": .welcome(try decodePayload(data))
@@ -73,6 +85,12 @@ public enum FrameCoding {
 
     /// The JSON text of a client frame.
     public static func encode(_ frame: ClientFrame) -> String {
+        if let text = FrameFastPath.encode(frame) { return text }
+        return encodeGenerally(frame)
+    }
+
+    /// The JSON text of a client frame, written by `JSONEncoder` (what the fast path must match byte for byte).
+    static func encodeGenerally(_ frame: ClientFrame) -> String {
         switch frame {
         case .login(let p): encodeTagged(frame.type, p)
         case .send(let p): encodeTagged(frame.type, p)
@@ -84,6 +102,12 @@ public enum FrameCoding {
 
     /// The JSON text of a server frame.
     public static func encode(_ frame: ServerFrame) -> String {
+        if let text = FrameFastPath.encode(frame) { return text }
+        return encodeGenerally(frame)
+    }
+
+    /// The JSON text of a server frame, written by `JSONEncoder` (what the fast path must match byte for byte).
+    static func encodeGenerally(_ frame: ServerFrame) -> String {
         switch frame {
         case .welcome(let p): encodeTagged(frame.type, p)
         case .answer(let p): encodeTagged(frame.type, p)

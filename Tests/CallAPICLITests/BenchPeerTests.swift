@@ -25,6 +25,19 @@ struct BenchPeerTests {
             try BenchPeerSettings(kind: .synapse, url: "http://127.0.0.1:8008/").httpBaseURL()
                 == "http://127.0.0.1:8008")
         #expect(throws: BenchPeerError.self) { try BenchPeerSettings(kind: .synapse, url: "mqtt://x").httpBaseURL() }
+        #expect(
+            try BenchPeerSettings(kind: .ours, url: "ws://127.0.0.1:9000").signalURL()
+                == "ws://127.0.0.1:9000/v1/signal")
+        #expect(
+            try BenchPeerSettings(kind: .ours, url: "ws://127.0.0.1:9000/v1/signal").signalURL()
+                == "ws://127.0.0.1:9000/v1/signal")
+        #expect(throws: BenchPeerError.self) { try BenchPeerSettings(kind: .ours, url: "http://x").signalURL() }
+    }
+
+    @Test func ourServerElsewhereNeedsItsSecret() async throws {
+        await #expect(throws: BenchPeerError.missingSecret(.ours)) {
+            _ = try await BenchPeerSettings(kind: .ours, url: "ws://127.0.0.1:9000", registrationSecret: "").start()
+        }
     }
 
     @Test func anUnreachableMosquittoIsAClearError() async throws {
@@ -48,7 +61,7 @@ struct BenchPeerTests {
             Issue.record("expected .unreachable(.synapse), got \(String(describing: error))")
             return
         }
-        await #expect(throws: BenchPeerError.missingSecret) {
+        await #expect(throws: BenchPeerError.missingSecret(.synapse)) {
             _ = try await BenchPeerSettings(kind: .synapse).start()
         }
     }

@@ -14,19 +14,19 @@ enum SessionConnection {
     ) async {
         let (id, outbox) = await hub.open()
         let maxFrameBytes = await hub.limits.maxFrameBytes
+        // One task besides the connection's own (each task costs memory on every idle connection): the reader is
+        // the child, the writer runs here. When the client goes, the reader tells the hub, which finishes the
+        // outbox and so ends the writer; when the writer ends first (the hub closed the session, or a write
+        // failed), the reader is cancelled, and then tells the hub.
         await withTaskGroup(of: Void.self) { group in
-            group.addTask {
-                await write(outbox, to: outbound, metrics: metrics)
-            }
             group.addTask {
                 await read(
                     inbound, session: id, hub: hub, maxMessageBytes: maxMessageBytes, maxFrameBytes: maxFrameBytes)
+                await hub.disconnected(id)
             }
-            // Whichever side ends first (client closed, or the hub closed the session) ends the other.
-            await group.next()
+            await write(outbox, to: outbound, metrics: metrics)
             group.cancelAll()
         }
-        await hub.disconnected(id)
     }
 
     private static func read(

@@ -1,3 +1,4 @@
+import CallAPIServer
 import Foundation
 
 /// Which peer a bench runs over and how to reach it.
@@ -5,7 +6,8 @@ struct BenchPeerSettings: Sendable, Equatable {
     var kind = BenchPeerKind.ours
     /// `mqtt://host:port` for Mosquitto, `http://host:port` for Synapse; the kind's default if nil.
     var url: String?
-    /// Synapse's `registration_shared_secret`, with which the bench registers its users.
+    /// Synapse's `registration_shared_secret`, with which the bench registers its users; for our server in
+    /// another process, its HS256 secret (`CALLAPI_SECRET`), with which the bench mints its users' tokens.
     var registrationSecret: String?
 
     /// Starts (ours) or reaches (the others) the peer; a peer that does not answer is a ``BenchPeerError``.
@@ -14,13 +16,17 @@ struct BenchPeerSettings: Sendable, Equatable {
     func start(orderedSends: Bool = false) async throws -> any BenchPeer {
         switch kind {
         case .ours:
-            return OurServerPeer(server: try await BenchServer.start())
+            guard url != nil else { return OurServerPeer(server: try await BenchServer.start()) }
+            let secret = registrationSecret ?? ProcessInfo.processInfo.environment["CALLAPI_SECRET"]
+            guard let secret, !secret.isEmpty else { throw BenchPeerError.missingSecret(.ours) }
+            let authority = try await TokenAuthority.make(key: .hs256(secret: secret))
+            return OurServerPeer(url: try signalURL(), authority: authority)
         case .mosquitto:
             let endpoint = try mqttEndpoint()
             return try await MosquittoPeer.reach(endpoint)
         case .synapse:
             guard let secret = registrationSecret, !secret.isEmpty else {
-                throw BenchPeerError.missingSecret
+                throw BenchPeerError.missingSecret(.synapse)
             }
             var peer = try await SynapsePeer.reach(baseURL: try httpBaseURL(), registrationSecret: secret)
             peer.ordered = orderedSends
@@ -34,6 +40,16 @@ struct BenchPeerSettings: Sendable, Equatable {
             !host.isEmpty
         else { throw BenchPeerError.badURL(text, expected: "mqtt://host:port") }
         return MQTTSignalClient.Endpoint(host: host, port: components.port ?? 1_883)
+    }
+
+    /// `ws://host:port` (or `wss://`), with `/v1/signal` added when it has no path.
+    func signalURL() throws -> String {
+        let text = url ?? ""
+        guard var components = URLComponents(string: text), ["ws", "wss"].contains(components.scheme),
+            components.host != nil
+        else { throw BenchPeerError.badURL(text, expected: "ws://host:port") }
+        if components.path.isEmpty || components.path == "/" { components.path = "/v1/signal" }
+        return components.string ?? text
     }
 
     func httpBaseURL() throws -> String {

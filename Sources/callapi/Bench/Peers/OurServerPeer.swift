@@ -1,21 +1,45 @@
+import CallAPIServer
 import CallAPISignalClient
 import Logging
 
-/// Our signaling server in this process; clients are ``SignalClient``s over WebSocket.
+/// Our signaling server: started in this process (``BenchServer``), or already running in another process
+/// (`--peer-url ws://host:port` with the server's HS256 secret, with which the bench mints its own tokens).
+/// Clients are ``SignalClient``s over WebSocket.
 struct OurServerPeer: BenchPeer {
-    let server: BenchServer
+    /// The server's `/v1/signal` address.
+    let url: String
+    /// Whether the server runs in another process.
+    let external: Bool
+    private let mint: @Sendable (String) async throws -> String
+    private let stopServer: @Sendable () async -> Void
 
-    var title: String { "our server" }
+    /// A server in this process.
+    init(server: BenchServer) {
+        url = server.url
+        external = false
+        mint = { try await server.token($0) }
+        stopServer = { await server.stop() }
+    }
+
+    /// A server in another process at `url`, whose tokens `authority` signs.
+    init(url: String, authority: TokenAuthority) {
+        self.url = url
+        external = true
+        mint = { try await authority.issue(userId: $0, ttlSeconds: 3600).token }
+        stopServer = {}
+    }
+
+    var title: String { external ? "our server" : "our server (in the bench's process)" }
 
     func client(user: String) async throws -> any BenchPeerClient {
         var logger = Logger(label: "callapi.bench.client")
         logger.logLevel = .critical
-        let client = SignalClient(configuration: .init(url: server.url), logger: logger)
-        try await client.login(token: try await server.token(user))
+        let client = SignalClient(configuration: .init(url: url), logger: logger)
+        try await client.login(token: try await mint(user))
         return client
     }
 
-    func stop() async { await server.stop() }
+    func stop() async { await stopServer() }
 }
 
 extension SignalClient: BenchPeerClient {

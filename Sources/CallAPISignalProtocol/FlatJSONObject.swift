@@ -1,0 +1,264 @@
+/// A JSON object whose members are all strings, integers, booleans or null, read in one pass over the UTF-8
+/// bytes without Foundation: the fast path of ``FrameCoding`` for the frames sent at high rates.
+///
+/// It reads only what it is sure of: any other text (nested values, fractions, exponents, integers beyond
+/// `Int64`, duplicate keys, lone surrogates, or anything that is not valid JSON) gives `nil`, and the caller
+/// decodes the text the general way, which also explains what is wrong with it.
+struct FlatJSONObject {
+    /// A member's value.
+    enum Value: Equatable {
+        case string(String)
+        case int(Int64)
+        case bool(Bool)
+        case null
+    }
+
+    /// The members, in the order of the text.
+    private(set) var members: [(key: String, value: Value)] = []
+
+    /// Reads `text`, or returns nil when it is not a flat object this reader is sure of.
+    init?(_ text: String) {
+        var text = text
+        guard let members = text.withUTF8({ FlatJSONObject.read($0) }) else { return nil }
+        self.members = members
+    }
+
+    /// The value of `key`, or nil when absent.
+    subscript(key: String) -> Value? {
+        for member in members where member.key == key { return member.value }
+        return nil
+    }
+
+    /// `key` as a string: `.some(nil)` when absent or null, nil when it is something else.
+    func optionalString(_ key: String) -> String?? {
+        switch self[key] {
+        case nil, .null: .some(nil)
+        case .string(let value): .some(value)
+        default: nil
+        }
+    }
+
+    /// `key` as an integer: `.some(nil)` when absent or null, nil when it is something else or does not fit.
+    func optionalInt(_ key: String) -> Int?? {
+        switch self[key] {
+        case nil, .null: .some(nil)
+        case .int(let value): Int(exactly: value).map { .some($0) }
+        default: nil
+        }
+    }
+
+    /// `key` as a boolean: `.some(nil)` when absent or null, nil when it is something else.
+    func optionalBool(_ key: String) -> Bool?? {
+        switch self[key] {
+        case nil, .null: .some(nil)
+        case .bool(let value): .some(value)
+        default: nil
+        }
+    }
+
+    /// `key` as a string that must be there.
+    func string(_ key: String) -> String? {
+        if case .string(let value) = self[key] { value } else { nil }
+    }
+
+    /// `key` as an integer that must be there.
+    func int64(_ key: String) -> Int64? {
+        if case .int(let value) = self[key] { value } else { nil }
+    }
+
+    private static func read(_ bytes: UnsafeBufferPointer<UInt8>) -> [(key: String, value: Value)]? {
+        var reader = Reader(bytes: bytes)
+        reader.skipSpace()
+        guard reader.take(UInt8(ascii: "{")) else { return nil }
+        var members: [(key: String, value: Value)] = []
+        members.reserveCapacity(8)
+        reader.skipSpace()
+        if reader.take(UInt8(ascii: "}")) {
+            reader.skipSpace()
+            return reader.atEnd ? members : nil
+        }
+        while true {
+            reader.skipSpace()
+            guard let key = reader.string() else { return nil }
+            for member in members where member.key == key { return nil }
+            reader.skipSpace()
+            guard reader.take(UInt8(ascii: ":")) else { return nil }
+            reader.skipSpace()
+            guard let value = reader.value() else { return nil }
+            members.append((key, value))
+            reader.skipSpace()
+            if reader.take(UInt8(ascii: ",")) { continue }
+            guard reader.take(UInt8(ascii: "}")) else { return nil }
+            reader.skipSpace()
+            return reader.atEnd ? members : nil
+        }
+    }
+
+    /// A cursor over the bytes.
+    private struct Reader {
+        let bytes: UnsafeBufferPointer<UInt8>
+        var index = 0
+
+        var atEnd: Bool { index == bytes.count }
+
+        mutating func skipSpace() {
+            while index < bytes.count {
+                switch bytes[index] {
+                case 0x20, 0x09, 0x0A, 0x0D: index += 1
+                default: return
+                }
+            }
+        }
+
+        mutating func take(_ byte: UInt8) -> Bool {
+            guard index < bytes.count, bytes[index] == byte else { return false }
+            index += 1
+            return true
+        }
+
+        mutating func take(_ word: StaticString) -> Bool {
+            let count = word.utf8CodeUnitCount
+            guard bytes.count - index >= count else { return false }
+            for offset in 0..<count where bytes[index + offset] != word.utf8Start[offset] { return false }
+            index += count
+            return true
+        }
+
+        mutating func value() -> Value? {
+            guard index < bytes.count else { return nil }
+            switch bytes[index] {
+            case UInt8(ascii: "\""): return string().map(Value.string)
+            case UInt8(ascii: "t"): return take("true") ? .bool(true) : nil
+            case UInt8(ascii: "f"): return take("false") ? .bool(false) : nil
+            case UInt8(ascii: "n"): return take("null") ? .null : nil
+            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return integer().map(Value.int)
+            default: return nil
+            }
+        }
+
+        /// A plain integer (`-?(0|[1-9][0-9]*)`) that fits `Int64`, and is not followed by a fraction or exponent.
+        mutating func integer() -> Int64? {
+            let negative = take(UInt8(ascii: "-"))
+            let start = index
+            var magnitude: UInt64 = 0
+            while index < bytes.count, bytes[index] >= UInt8(ascii: "0"), bytes[index] <= UInt8(ascii: "9") {
+                let (times10, overflow1) = magnitude.multipliedReportingOverflow(by: 10)
+                let (sum, overflow2) = times10.addingReportingOverflow(UInt64(bytes[index] - UInt8(ascii: "0")))
+                guard !overflow1, !overflow2 else { return nil }
+                magnitude = sum
+                index += 1
+            }
+            let digits = index - start
+            guard digits > 0, digits == 1 || bytes[start] != UInt8(ascii: "0") else { return nil }
+            if index < bytes.count {
+                switch bytes[index] {
+                case UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E"): return nil
+                default: break
+                }
+            }
+            if negative {
+                guard magnitude <= UInt64(Int64.max) + 1 else { return nil }
+                return magnitude == UInt64(Int64.max) + 1 ? Int64.min : -Int64(magnitude)
+            }
+            guard magnitude <= UInt64(Int64.max) else { return nil }
+            return Int64(magnitude)
+        }
+
+        /// A string, unescaped; nil for raw control characters, bad escapes and lone surrogates.
+        mutating func string() -> String? {
+            guard take(UInt8(ascii: "\"")) else { return nil }
+            let start = index
+            // Most strings have no escapes: take their bytes whole.
+            while index < bytes.count {
+                let byte = bytes[index]
+                if byte == UInt8(ascii: "\"") {
+                    let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+                    index += 1
+                    return text
+                }
+                if byte == UInt8(ascii: "\\") { break }
+                if byte < 0x20 { return nil }
+                index += 1
+            }
+            var scalars = String.UnicodeScalarView()
+            scalars.append(
+                contentsOf: String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+                    .unicodeScalars)
+            var plainStart = index
+            func flushPlain(upTo end: Int) {
+                guard end > plainStart else { return }
+                scalars.append(
+                    contentsOf: String(decoding: UnsafeBufferPointer(rebasing: bytes[plainStart..<end]), as: UTF8.self)
+                        .unicodeScalars)
+            }
+            while index < bytes.count {
+                let byte = bytes[index]
+                switch byte {
+                case UInt8(ascii: "\""):
+                    flushPlain(upTo: index)
+                    index += 1
+                    return String(scalars)
+                case UInt8(ascii: "\\"):
+                    flushPlain(upTo: index)
+                    index += 1
+                    guard let scalar = escape() else { return nil }
+                    scalars.append(scalar)
+                    plainStart = index
+                case 0..<0x20:
+                    return nil
+                default:
+                    index += 1
+                }
+            }
+            return nil
+        }
+
+        /// The scalar of the escape after a backslash.
+        private mutating func escape() -> Unicode.Scalar? {
+            guard index < bytes.count else { return nil }
+            let byte = bytes[index]
+            index += 1
+            switch byte {
+            case UInt8(ascii: "\""): return "\""
+            case UInt8(ascii: "\\"): return "\\"
+            case UInt8(ascii: "/"): return "/"
+            case UInt8(ascii: "b"): return "\u{08}"
+            case UInt8(ascii: "f"): return "\u{0C}"
+            case UInt8(ascii: "n"): return "\n"
+            case UInt8(ascii: "r"): return "\r"
+            case UInt8(ascii: "t"): return "\t"
+            case UInt8(ascii: "u"):
+                guard let high = hex4() else { return nil }
+                switch high {
+                case 0xD800...0xDBFF:
+                    guard take("\\u"), let low = hex4(), (0xDC00...0xDFFF).contains(low) else { return nil }
+                    return Unicode.Scalar(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00))
+                case 0xDC00...0xDFFF:
+                    return nil
+                default:
+                    return Unicode.Scalar(high)
+                }
+            default:
+                return nil
+            }
+        }
+
+        private mutating func hex4() -> UInt32? {
+            guard bytes.count - index >= 4 else { return nil }
+            var value: UInt32 = 0
+            for _ in 0..<4 {
+                let byte = bytes[index]
+                let digit: UInt8
+                switch byte {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+                case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+                case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+                default: return nil
+                }
+                value = value << 4 | UInt32(digit)
+                index += 1
+            }
+            return value
+        }
+    }
+}

@@ -1,0 +1,145 @@
+import Testing
+
+@testable import CallAPISignalProtocol
+
+/// The fast frame reader and writer agree with the general (`JSONDecoder`/`JSONEncoder`) path byte for byte,
+/// including escaping and unicode, and leave everything they are not sure of to it, errors included.
+@Suite struct FrameFastPathTests {
+    /// Strings that exercise escaping: quotes, backslashes, slashes, every control character, DEL, the line and
+    /// paragraph separators, accents, astral-plane emoji, a byte-order mark, JSON inside JSON, the empty string.
+    static let tricky: [String] = [
+        "", "plain", "{\"kind\":\"offer\",\"sdp\":\"v=0\\r\\n\"}", "a/b\\c\"d", "é ü 中文 😀 \u{FEFF} \u{7F}",
+        "\u{2028}\u{2029}", String((0..<0x20).map { Character(Unicode.Scalar(UInt8($0))) }), "\\u0041 not an escape",
+    ]
+
+    static var serverFrames: [ServerFrame] {
+        var frames: [ServerFrame] = []
+        for text in tricky {
+            frames.append(.message(.init(from: text, body: text, sentAt: 1_700_000_000_123, messageId: text)))
+            frames.append(.message(.init(from: "1001", body: text, sentAt: -5, messageId: "m-1", held: true)))
+            frames.append(.answer(.init(id: 7, result: .failed, reason: .peerOffline, message: text)))
+        }
+        frames += [
+            .answer(.init(id: 1, result: .delivered, messageId: "m-2", sessions: 2)),
+            .answer(.init(id: nil, result: .queued, messageId: "m-3", ttl: 30)),
+            .message(.init(from: "1", body: "x", sentAt: Int64.max, messageId: "m", held: false)),
+            .message(.init(from: "1", body: "x", sentAt: Int64.min, messageId: "m")),
+            .pong(.init(id: 3, serverTime: 99)), .pong(.init(id: nil, serverTime: 0)),
+        ]
+        return frames
+    }
+
+    static var clientFrames: [ClientFrame] {
+        var frames: [ClientFrame] = tricky.map { .send(.init(id: 1, to: $0, body: $0)) }
+        frames += [
+            .send(.init(id: -3, to: "1002", body: "{}", ttl: 30)), .send(.init(id: Int.max, to: "1", body: "")),
+            .ping(.init(id: 4)), .ping(.init()),
+        ]
+        return frames
+    }
+
+    @Test func serverFramesAreWrittenAsJSONEncoderWritesThem() throws {
+        for frame in Self.serverFrames {
+            let fast = try #require(FrameFastPath.encode(frame))
+            #expect(fast == FrameCoding.encodeGenerally(frame))
+            #expect(FrameFastPath.decodeServerFrame(fast) == frame)
+            #expect(try FrameCoding.decodeServerFrameGenerally(fast).get() == frame)
+        }
+    }
+
+    @Test func clientFramesAreWrittenAsJSONEncoderWritesThem() throws {
+        for frame in Self.clientFrames {
+            let fast = try #require(FrameFastPath.encode(frame))
+            #expect(fast == FrameCoding.encodeGenerally(frame))
+            #expect(FrameFastPath.decodeClientFrame(fast) == frame)
+            #expect(try FrameCoding.decodeClientFrameGenerally(fast).get() == frame)
+        }
+    }
+
+    @Test func theWireFormatIsUnchanged() {
+        #expect(
+            FrameCoding.encode(.send(.init(id: 2, to: "1002", body: "a\"b\n", ttl: 30)))
+                == #"{"body":"a\"b\n","id":2,"to":"1002","ttl":30,"type":"send"}"#)
+        #expect(
+            FrameCoding.encode(.message(.init(from: "1001", body: "/é\u{01}", sentAt: 5, messageId: "m-1", held: true)))
+                == #"{"body":"/é\u0001","from":"1001","held":true,"messageId":"m-1","sentAt":5,"type":"message"}"#)
+        #expect(
+            FrameCoding.encode(.answer(.init(id: 1, result: .delivered, messageId: "m-1", sessions: 1)))
+                == #"{"id":1,"messageId":"m-1","result":"delivered","sessions":1,"type":"answer"}"#)
+    }
+
+    /// Other spellings of the same frames: whitespace, escapes (surrogate pairs too), key order, unknown keys,
+    /// nulls for absent optionals.
+    @Test(arguments: [
+        #" { "type" : "send" , "id" : 5 , "to" : "1002" , "body" : "x" } "#,
+        #"{"body":"\u00e9\ud83d\ude00\/\b\f\n\r\t\"\\","id":0,"to":"1","type":"send","extra":"ignored"}"#,
+        #"{"t\u0079pe":"send","id":-1,"to":"1","body":"","ttl":null}"#,
+        "{\"type\":\"send\",\"id\":1,\"to\":\"\u{1F600}\",\"body\":\"é\"}",
+        #"{"type":"ping"}"#, #"{"type":"ping","id":null}"#,
+    ])
+    func spellingsDecodeAsTheGeneralPathDecodesThem(text: String) throws {
+        let fast = try #require(FrameFastPath.decodeClientFrame(text))
+        #expect(fast == (try FrameCoding.decodeClientFrameGenerally(text).get()))
+    }
+
+    @Test(arguments: [
+        #"{"type":"message","from":"1","body":"\u00e9","sentAt":1,"messageId":"m","held":null}"#,
+        #"{"type":"answer","id":1,"result":"failed","reason":"from_the_future","message":"m"}"#,
+        #"{"type":"pong","serverTime":-1}"#,
+    ])
+    func serverSpellingsDecodeAsTheGeneralPathDecodesThem(text: String) throws {
+        let fast = try #require(FrameFastPath.decodeServerFrame(text))
+        #expect(fast == (try FrameCoding.decodeServerFrameGenerally(text).get()))
+    }
+
+    /// Malformed or unusual text is left to the general path, so its errors (code, message, request id, type)
+    /// are exactly what they were.
+    @Test(arguments: [
+        "", "{oops", "[1,2]", "{\"id\":3}", "{\"type\":\"dance\",\"id\":4}",
+        "{\"type\":\"send\",\"id\":5,\"to\":\"1002\"}",
+        "{\"type\":\"send\",\"id\":5,\"to\":1002,\"body\":\"x\"}",
+        "{\"type\":\"send\",\"id\":5.5,\"to\":\"1\",\"body\":\"x\"}",
+        "{\"type\":\"send\",\"id\":1e2,\"to\":\"1\",\"body\":\"x\"}",
+        "{\"type\":\"send\",\"id\":01,\"to\":\"1\",\"body\":\"x\"}",
+        "{\"type\":\"send\",\"id\":99999999999999999999,\"to\":\"1\",\"body\":\"x\"}",
+        "{\"type\":\"send\",\"id\":1,\"to\":\"1\",\"body\":\"\\ud800\"}",
+        "{\"type\":\"send\",\"id\":1,\"to\":\"1\",\"body\":\"\\x\"}",
+        "{\"type\":\"send\",\"id\":1,\"to\":\"1\",\"body\":\"a\u{01}b\"}",
+        "{\"type\":\"send\",\"id\":1,\"to\":\"1\",\"body\":\"x\"} trailing",
+        "{\"type\":\"send\",\"id\":1,\"to\":\"1\",\"body\":\"x\",}",
+        "{\"type\":\"send\",\"id\":1,\"id\":2,\"to\":\"1\",\"body\":\"x\"}",
+        "{\"type\":\"send\",\"id\":null,\"to\":\"1\",\"body\":\"x\"}",
+        "{\"type\":\"send\",\"id\":1,\"to\":\"1\",\"body\":[1]}",
+        "{\"type\":\"ping\",\"id\":\"7\"}", "{\"type\":7}", "{\"type\":\"send\",\"id\":1,\"to\":\"1\",\"body\":\"x\"",
+        "{\"type\":\"send\",\"id\":-,\"to\":\"1\",\"body\":\"x\"}",
+        "{\"type\":\"send\",\"id\":1,\"to\":\"1\",\"body\":tru}",
+    ])
+    func malformedTextGetsTheGeneralPathsPreciseError(text: String) {
+        #expect(FrameFastPath.decodeClientFrame(text) == nil)
+        #expect(FrameCoding.decodeClientFrame(text) == FrameCoding.decodeClientFrameGenerally(text))
+    }
+
+    @Test(arguments: [
+        "{\"type\":\"message\",\"from\":\"1\",\"body\":\"x\",\"sentAt\":1.5,\"messageId\":\"m\"}",
+        "{\"type\":\"message\",\"from\":\"1\",\"body\":\"x\",\"sentAt\":1,\"messageId\":\"m\",\"held\":1}",
+        "{\"type\":\"answer\",\"id\":1,\"result\":\"maybe\"}", "{\"type\":\"answer\",\"id\":1}",
+        "{\"type\":\"pong\",\"id\":1}",
+    ])
+    func malformedServerTextGetsTheGeneralPathsPreciseError(text: String) {
+        #expect(FrameFastPath.decodeServerFrame(text) == nil)
+        #expect(FrameCoding.decodeServerFrame(text) == FrameCoding.decodeServerFrameGenerally(text))
+    }
+
+    @Test func flatObjectsReadIntegersAtTheirLimits() throws {
+        let object = try #require(
+            FlatJSONObject(#"{"a":9223372036854775807,"b":-9223372036854775808,"c":-0,"d":true,"e":false,"f":null}"#))
+        #expect(object["a"] == .int(Int64.max))
+        #expect(object["b"] == .int(Int64.min))
+        #expect(object["c"] == .int(0))
+        #expect(object["d"] == .bool(true) && object["e"] == .bool(false) && object["f"] == .null)
+        #expect(FlatJSONObject(#"{"a":9223372036854775808}"#) == nil)
+        #expect(FlatJSONObject(#"{"a":-9223372036854775809}"#) == nil)
+        #expect(FlatJSONObject(#"{"a":{"b":1}}"#) == nil)
+        #expect(try #require(FlatJSONObject(" {} ")).members.isEmpty)
+    }
+}
