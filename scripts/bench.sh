@@ -30,6 +30,7 @@ out=bench/results.md
 
 echo "bench: building callapi (release, scratch path $scratch)" >&2
 swift build -c release --scratch-path "$scratch" --product callapi >&2
+swift build -c release --scratch-path "$scratch" --product callapi-allocs >&2
 bin="$scratch/release/callapi"
 
 work=$(mktemp -d)
@@ -248,9 +249,17 @@ if $have_synapse; then
     run calls-synapse 120 calls --pairs "$synapse_call_pairs" --seconds 10 --peer synapse \
         --peer-url "http://127.0.0.1:$synapse_port" --peer-secret "$synapse_secret"
 fi
-names+=(connections machine)
+names+=(connections machine allocations media media-audio)
 run connections 120 connections --count "$connections"
 run machine 60 machine --calls 200000
+echo "bench: allocations" >&2
+timeout --kill-after=10 120 "$scratch/release/callapi-allocs" --calls 20000 >"$work/allocations" \
+    2>"$work/allocations.log" || printf '### allocations\n\nFailed: %s\n' "$(tail -1 "$work/allocations.log")" \
+    >"$work/allocations"
+# Real media (Linux with the GStreamer packages of .ci/apt-packages): accept() to both connected, joining on ring
+# versus on accept.
+run media 240 media --calls 10
+run media-audio 240 media --calls 10 --audio
 
 cores=$(nproc)
 memory=$(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)
