@@ -53,14 +53,14 @@ public struct CallMessage: Sendable, Equatable {
 
     /// The message as a JSON object, keys as on the wire.
     public var fields: [String: JSONValue] {
-        var object: [String: JSONValue] = [
-            "message_action": .int(action.rawValue),
-            "message_version": .string(Self.version),
-            "message_timestamp": .int(Int(timestamp)),
-            "messageId": .int(messageId),
-            "fromUserId": .int(Int(fromUserId)),
-            "callId": .string(callId),
-        ]
+        // Sized for every field a message can have, so adding the optional ones never grows the table.
+        var object = [String: JSONValue](minimumCapacity: 12)
+        object["message_action"] = .int(action.rawValue)
+        object["message_version"] = .string(Self.version)
+        object["message_timestamp"] = .int(Int(timestamp))
+        object["messageId"] = .int(messageId)
+        object["fromUserId"] = .int(Int(fromUserId))
+        object["callId"] = .string(callId)
         if let fromUserExtension { object["fromUserExtension"] = .object(fromUserExtension) }
         if reliable { object["reliability"] = .int(1) }
         switch action {
