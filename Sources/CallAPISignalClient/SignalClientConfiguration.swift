@@ -1,3 +1,5 @@
+import CallAPISignalProtocol
+
 /// How a ``SignalClient`` connects, retries and waits. Times in milliseconds.
 public struct SignalClientConfiguration: Sendable {
     /// The server's WebSocket URL, e.g. `ws://127.0.0.1:8080/v1/signal`.
@@ -32,15 +34,6 @@ public struct SignalClientConfiguration: Sendable {
 
     /// `url` with the signaling path added when it has none, and `http(s)` turned into `ws(s)`.
     public static func webSocketURL(from url: String) -> String {
-        var result = url
-        if result.hasPrefix("http://") { result = "ws://" + result.dropFirst("http://".count) }
-        if result.hasPrefix("https://") { result = "wss://" + result.dropFirst("https://".count) }
-        if !result.contains("://") { result = "ws://" + result }
-        let afterScheme = result[result.range(of: "://")!.upperBound...]
-        if !afterScheme.contains("/") || afterScheme.hasSuffix("/") && afterScheme.filter({ $0 == "/" }).count == 1 {
-            if result.hasSuffix("/") { result.removeLast() }
-            result += "/v1/signal"
-        }
-        return result
+        WebSocketURL.make(from: url, defaultPath: SignalProtocol.webSocketPath)
     }
 }

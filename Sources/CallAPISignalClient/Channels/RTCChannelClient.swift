@@ -1,3 +1,4 @@
+import CallAPISignalProtocol
 import Logging
 
 /// Joins RTC channels on `callapi serve` (`/v1/rtc`): the media signaling relay of a WebRTC engine.
@@ -34,15 +35,6 @@ public enum RTCChannelClient {
 
     /// `url` with the channel path added when it has none, and `http(s)` turned into `ws(s)`.
     public static func webSocketURL(from url: String) -> String {
-        var result = url
-        if result.hasPrefix("http://") { result = "ws://" + result.dropFirst("http://".count) }
-        if result.hasPrefix("https://") { result = "wss://" + result.dropFirst("https://".count) }
-        if !result.contains("://") { result = "ws://" + result }
-        let afterScheme = result[result.range(of: "://")!.upperBound...]
-        if !afterScheme.contains("/") || afterScheme.hasSuffix("/") && afterScheme.filter({ $0 == "/" }).count == 1 {
-            if result.hasSuffix("/") { result.removeLast() }
-            result += "/v1/rtc"
-        }
-        return result
+        WebSocketURL.make(from: url, defaultPath: ChannelProtocol.webSocketPath)
     }
 }
