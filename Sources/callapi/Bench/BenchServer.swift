@@ -1,14 +1,12 @@
 import CallAPIServer
 import Logging
-import ServiceLifecycle
 
 /// Our signaling server, in this process, on an ephemeral loopback port, with limits raised so the benchmark
 /// measures the relay rather than the per-session rate limiter.
 final class BenchServer: Sendable {
-    let server: SignalServer
-    let port: Int
-    private let group: ServiceGroup
-    private let task: Task<Void, any Error>
+    private let local: LocalSignalServer
+    var server: SignalServer { local.server }
+    var port: Int { local.port }
 
     var url: String { "ws://127.0.0.1:\(port)/v1/signal" }
 
@@ -22,11 +20,7 @@ final class BenchServer: Sendable {
         configuration.limits = benchLimits
         var logger = Logger(label: "callapi.bench.server")
         logger.logLevel = .critical
-        let server = try await SignalServer(configuration: configuration, logger: logger)
-        let group = ServiceGroup(configuration: .init(services: [server], logger: logger))
-        let task = Task { try await group.run() }
-        let port = await server.waitUntilListening()
-        return BenchServer(server: server, port: port, group: group, task: task)
+        return BenchServer(local: try await LocalSignalServer.start(configuration: configuration, logger: logger))
     }
 
     /// The default limits, except the per-session frame rate, which a load generator would hit at once.
@@ -38,11 +32,8 @@ final class BenchServer: Sendable {
         return limits
     }
 
-    private init(server: SignalServer, port: Int, group: ServiceGroup, task: Task<Void, any Error>) {
-        self.server = server
-        self.port = port
-        self.group = group
-        self.task = task
+    private init(local: LocalSignalServer) {
+        self.local = local
     }
 
     func token(_ user: String) async throws -> String {
@@ -51,7 +42,6 @@ final class BenchServer: Sendable {
 
     /// Graceful shutdown, waiting until the server has stopped.
     func stop() async {
-        await group.triggerGracefulShutdown()
-        _ = try? await task.value
+        await local.stop()
     }
 }

@@ -1,7 +1,6 @@
 import CallAPIServer
 import Logging
 import NIOConcurrencyHelpers
-import ServiceLifecycle
 
 /// A wall clock tests can set and move.
 final class TestClock: SignalServerClock {
@@ -13,10 +12,9 @@ final class TestClock: SignalServerClock {
 
 /// A real server on an ephemeral loopback port, run as a service.
 final class TestServer: Sendable {
-    let server: SignalServer
-    let port: Int
-    private let group: ServiceGroup
-    private let task: Task<Void, any Error>
+    private let local: LocalSignalServer
+    var server: SignalServer { local.server }
+    var port: Int { local.port }
 
     var url: String { "ws://127.0.0.1:\(port)/v1/signal" }
     var httpBase: String { "http://127.0.0.1:\(port)" }
@@ -36,18 +34,14 @@ final class TestServer: Sendable {
         configure(&configuration)
         var logger = Logger(label: "test.server")
         logger.logLevel = .critical
-        let server = try await SignalServer(configuration: configuration, clock: clock, logger: logger)
-        let group = ServiceGroup(configuration: .init(services: [server], logger: logger))
-        let task = Task { try await group.run() }
-        let bound = try await withTimeout(10, "the server to listen") { await server.waitUntilListening() }
-        return TestServer(server: server, port: bound, group: group, task: task)
+        let local = try await withTimeout(10, "the server to listen") { [configuration, logger] in
+            try await LocalSignalServer.start(configuration: configuration, clock: clock, logger: logger)
+        }
+        return TestServer(local: local)
     }
 
-    private init(server: SignalServer, port: Int, group: ServiceGroup, task: Task<Void, any Error>) {
-        self.server = server
-        self.port = port
-        self.group = group
-        self.task = task
+    private init(local: LocalSignalServer) {
+        self.local = local
     }
 
     /// A login token for `user`.
@@ -66,7 +60,6 @@ final class TestServer: Sendable {
 
     /// Graceful shutdown, waiting until the server has stopped.
     func stop() async throws {
-        await group.triggerGracefulShutdown()
-        _ = try? await withTimeout(10, "the server to stop") { [task] in try await task.value }
+        _ = try? await withTimeout(10, "the server to stop") { [local] in await local.stop() }
     }
 }

@@ -3,7 +3,6 @@ import CallAPIServer
 import CallAPISignalClient
 import Foundation
 import Logging
-import ServiceLifecycle
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -12,10 +11,9 @@ import ServiceLifecycle
 /// A real `callapi serve` on a loopback port, for calls with real media between engines in this process.
 final class MediaServer: Sendable {
     static let adminKey = "media-test-admin-key"
-    let server: SignalServer
-    let port: Int
-    private let group: ServiceGroup
-    private let task: Task<Void, any Error>
+    private let local: LocalSignalServer
+    var server: SignalServer { local.server }
+    var port: Int { local.port }
 
     var baseURL: String { "ws://127.0.0.1:\(port)" }
 
@@ -28,18 +26,14 @@ final class MediaServer: Sendable {
         configuration.drainSeconds = 1
         var logger = Logger(label: "test.media-server")
         logger.logLevel = .critical
-        let server = try await SignalServer(configuration: configuration, logger: logger)
-        let group = ServiceGroup(configuration: .init(services: [server], logger: logger))
-        let task = Task { try await group.run() }
-        let port = try await within(10, "the server to listen") { await server.waitUntilListening() }
-        return MediaServer(server: server, port: port, group: group, task: task)
+        let local = try await within(10, "the server to listen") { [configuration, logger] in
+            try await LocalSignalServer.start(configuration: configuration, logger: logger)
+        }
+        return MediaServer(local: local)
     }
 
-    private init(server: SignalServer, port: Int, group: ServiceGroup, task: Task<Void, any Error>) {
-        self.server = server
-        self.port = port
-        self.group = group
-        self.task = task
+    private init(local: LocalSignalServer) {
+        self.local = local
     }
 
     /// Per-call RTC tokens, as an app's business server would mint them.
@@ -70,7 +64,6 @@ final class MediaServer: Sendable {
     }
 
     func stop() async {
-        await group.triggerGracefulShutdown()
-        _ = try? await within(10, "the server to stop") { [task] in try await task.value }
+        _ = try? await within(10, "the server to stop") { [local] in await local.stop() }
     }
 }
