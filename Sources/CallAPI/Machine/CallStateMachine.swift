@@ -1,5 +1,5 @@
 /// The call logic of one endpoint: a value that takes a ``CallInput`` and returns the ``CallAction``s to
-/// perform, as `../shared/spec/call-behaviour.md` describes, case by case.
+/// perform, as `docs/spec/call-behaviour.md` describes, case by case.
 ///
 /// Pure and synchronous: no I/O, clocks, timers or threads. Time comes in with each input; identifiers
 /// that need randomness (the `callId`) come in with the request. `CallApiImpl` is the shell that performs

@@ -1,4 +1,4 @@
-/// One call message of wire format 1.0, as `../shared/spec/wire-format.md` describes it.
+/// One call message of wire format 1.0, as `docs/spec/wire-format.md` describes it.
 ///
 /// Keys the format knows are typed fields; the whole object is kept in ``fields`` so that unknown keys
 /// survive into event info and nothing the peer sent is lost.

@@ -23,7 +23,9 @@ struct PhoneCommand: AsyncParsableCommand {
             audio peer to peer, through the server's RTC channels, and a call is connected when the first remote \
             frame is decoded. Each call's room is fresh; its token comes from --rtc-token (a token for any \
             channel, which the server must allow) or is minted per call through the server's POST /v1/tokens \
-            with --admin-key. With --media none media is simulated and a call is connected when accepted.
+            with --admin-key (without either, with the development server's public admin key, which only \
+            `callapi serve` in development mode accepts). With --media none media is simulated and a call is \
+            connected when accepted.
             """)
 
     @Option(help: "The signaling server, e.g. ws://127.0.0.1:8080 (the /v1/signal path is added).") var server: String
@@ -54,9 +56,6 @@ struct PhoneCommand: AsyncParsableCommand {
 
     func validate() throws {
         if media == .webrtc {
-            guard rtcToken != nil || adminKey != nil else {
-                throw ValidationError("--media webrtc needs --rtc-token or --admin-key to join call rooms")
-            }
             if let reason = PhoneMedia.webrtcUnavailableReason {
                 throw ValidationError("--media webrtc is not available: \(reason); use --media none")
             }
@@ -79,6 +78,11 @@ struct PhoneCommand: AsyncParsableCommand {
             media == .webrtc
                 ? "media: webrtc (VP8 + Opus, test sources); connected on the first decoded remote frame"
                 : "media: simulated; a call is connected when accepted")
+        if media == .webrtc && rtcToken == nil && adminKey == nil {
+            output.say(
+                "media: per-call room tokens from the development server (its public admin key); "
+                    + "pass --admin-key or --rtc-token for a production server")
+        }
         output.say("signaling: connecting to \(signalConfiguration.url)")
 
         let states = signal.stateUpdates()

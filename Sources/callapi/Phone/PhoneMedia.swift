@@ -29,9 +29,9 @@ enum PhoneMedia: String, CaseIterable, ExpressibleByArgument, Sendable {
         #if canImport(CallAPIWebRTC)
             let missing = WebRTCEngine.missingElements
             return missing.isEmpty
-                ? nil : "GStreamer elements missing: \(missing.joined(separator: ", ")) (see .ci/apt-packages)"
+                ? nil : "GStreamer elements missing: \(missing.joined(separator: ", ")) (scripts/setup-webrtc.sh installs them)"
         #else
-            return "this build has no WebRTC engine (it needs Linux with GStreamer)"
+            return "this build has no WebRTC engine (Linux: scripts/setup-webrtc.sh, then build with CALLAPI_WEBRTC=1)"
         #endif
     }
 }

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import CallAPI
+import CallAPIServer
 import CallAPITesting
 import Foundation
 import NIOCore
@@ -21,12 +22,21 @@ struct PhoneTokenSource: Sendable {
         return base + "/v1/tokens"
     }
 
-    /// The provider for per-call tokens, when the admin key is given.
+    /// The provider for per-call tokens: none with a token for any channel; otherwise minted through the
+    /// server's token endpoint with the admin key given or, without one, the development server's public key
+    /// (which a server with a real secret refuses, so production stays strict).
     var provider: RTCTokenProvider? {
-        guard let adminKey else { return nil }
+        if rtcToken != nil && adminKey == nil { return nil }
+        let key = adminKey ?? ServerSettings.developmentAdminKey
+        let usesDevelopmentKey = adminKey == nil
         let endpoint = Self.tokenEndpoint(server: server)
         return { channel, uid in
-            try await Self.mint(endpoint: endpoint, adminKey: adminKey, channel: channel, uid: uid)
+            do {
+                return try await Self.mint(endpoint: endpoint, adminKey: key, channel: channel, uid: uid)
+            } catch var error as PhoneTokenError where usesDevelopmentKey {
+                error.hint = "this server is not in development mode: start the phone with --admin-key or --rtc-token"
+                throw error
+            }
         }
     }
 
@@ -54,7 +64,10 @@ struct PhoneTokenSource: Sendable {
 struct PhoneTokenError: Error, CustomStringConvertible {
     var status: Int
     var body: String
-    var description: String { "the token endpoint answered \(status): \(body)" }
+    var hint: String?
+    var description: String {
+        "the token endpoint answered \(status): \(body)" + (hint.map { " (\($0))" } ?? "")
+    }
 }
 
 /// The prepare config of each call: a fresh room (CallAPI's default), the token source and, with

@@ -18,11 +18,37 @@ final class CLIProcess: Sendable {
     private let lines: AsyncStream<String>
     private let buffer = NIOLockedValueBox("")
 
-    init(_ arguments: [String], environment: [String: String] = [:]) throws {
+    /// The package's root folder, where the README's commands run.
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("../../..").standardized
+
+    /// Whether this build has the WebRTC engine: the manifest adds it when `CALLAPI_WEBRTC=1`, and `swift test`
+    /// builds with the environment it runs in.
+    static let buildsWebRTC: Bool = {
+        #if os(Linux)
+            ProcessInfo.processInfo.environment["CALLAPI_WEBRTC"] == "1"
+        #else
+            false
+        #endif
+    }()
+
+    convenience init(_ arguments: [String], environment: [String: String] = [:]) throws {
+        try self.init(executable: Self.executable!, arguments: arguments, environment: environment)
+    }
+
+    /// A shell command line exactly as a user would type it, run by bash in the package's root folder.
+    convenience init(shell commandLine: String) throws {
+        try self.init(executable: "/bin/bash", arguments: ["-c", "exec " + commandLine], directory: Self.packageRoot)
+    }
+
+    private init(
+        executable: String, arguments: [String], environment: [String: String] = [:], directory: URL? = nil
+    ) throws {
         process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.executable!)
+        process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        if let directory { process.currentDirectoryURL = directory }
         input = Pipe()
         let output = Pipe()
         process.standardInput = input
@@ -64,6 +90,11 @@ final class CLIProcess: Sendable {
     func kill() {
         Foundation.kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
+    }
+
+    /// Asks the process to stop (SIGINT), as Ctrl-C in its terminal would.
+    func interrupt() {
+        process.interrupt()
     }
 
     /// Closes stdin and waits for the exit status.

@@ -9,11 +9,15 @@ final class CallScreen: CallApiListenerProtocol {
     let api = CallApiImpl()
     let userId: UInt
 
-    // 1. Initialize with this user's id, an RTC engine and a signaling client.
-    init(userId: UInt, rtcEngine: any CallRTCEngine, signalClient: any ISignalClient) {
+    // 1. Initialize with this user's id, an RTC engine and a signaling client (and, in tests, a manual clock).
+    init(
+        userId: UInt, rtcEngine: any CallRTCEngine, signalClient: any ISignalClient,
+        clock: any CallClock = SystemCallClock()
+    ) {
         self.userId = userId
         api.initialize(
-            config: CallConfig(appId: "my-app", userId: userId, rtcEngine: rtcEngine, signalClient: signalClient))
+            config: CallConfig(
+                appId: "my-app", userId: userId, rtcEngine: rtcEngine, signalClient: signalClient, clock: clock))
         // 3. Listen (the API holds listeners weakly).
         api.addListener(listener: self)
     }

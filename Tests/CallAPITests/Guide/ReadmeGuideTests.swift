@@ -25,6 +25,21 @@ struct ReadmeGuideTests {
         #expect(shown == compiled)
     }
 
+    @Test func readmeShowsExactlyTheCompiledTestingSnippet() throws {
+        let source = try String(
+            contentsOf: Self.guideFile.deletingLastPathComponent().appendingPathComponent("TestingGuide.swift"),
+            encoding: .utf8)
+        let readme = try String(contentsOf: Self.readme, encoding: .utf8)
+        let compiled = try #require(
+            Self.section(of: source, from: "// README-TESTING-BEGIN", to: "// README-TESTING-END"))
+        let shown = try #require(
+            Self.section(of: readme, from: "<!-- testing:begin -->\n```swift", to: "```\n<!-- testing:end -->"))
+        // The README shows the test's body at the left margin.
+        let dedented = compiled.split(separator: "\n", omittingEmptySubsequences: false)
+            .map { $0.hasPrefix("    ") ? String($0.dropFirst(4)) : String($0) }.joined(separator: "\n")
+        #expect(shown == dedented)
+    }
+
     @Test func guideCodePlacesAcceptsAndEndsACall() async throws {
         // The guide's CallConfig uses the system clock, so the doubles do too; with zero latencies they
         // deliver at once and nothing waits.
