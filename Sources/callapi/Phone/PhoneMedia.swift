@@ -28,8 +28,9 @@ enum PhoneMedia: String, CaseIterable, ExpressibleByArgument, Sendable {
     static var webrtcUnavailableReason: String? {
         #if canImport(CallAPIWebRTC)
             let missing = WebRTCEngine.missingElements
-            return missing.isEmpty
-                ? nil : "GStreamer elements missing: \(missing.joined(separator: ", ")) (scripts/setup-webrtc.sh installs them)"
+            guard !missing.isEmpty else { return nil }
+            let names = missing.joined(separator: ", ")
+            return "GStreamer elements missing: \(names) (scripts/setup-webrtc.sh installs them)"
         #else
             return "this build has no WebRTC engine (Linux: scripts/setup-webrtc.sh, then build with CALLAPI_WEBRTC=1)"
         #endif

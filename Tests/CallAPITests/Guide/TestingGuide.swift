@@ -33,6 +33,6 @@ struct TestingGuide {
         alice.call(3)
         clock.advance(byMillis: 15_000)  // the ring timer fires
         #expect(alice.api.state == .prepared)
-        }
+    }
     // README-TESTING-END
 }
