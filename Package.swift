@@ -158,8 +158,10 @@ if buildsWebRTC {
             ]
         ),
     ]
-    // `callapi phone` and `callapi demo` use real media where it is available.
+    // `callapi phone` and `callapi demo` use real media where it is available. The code asks `#if CALLAPI_WEBRTC`,
+    // not `canImport`: a module left in .build by an earlier build with the engine would satisfy `canImport`.
     for target in package.targets where target.name == "callapi" {
         target.dependencies.append("CallAPIWebRTC")
+        target.swiftSettings = (target.swiftSettings ?? []) + [.define("CALLAPI_WEBRTC")]
     }
 }

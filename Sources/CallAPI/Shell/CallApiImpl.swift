@@ -37,6 +37,8 @@ public final class CallApiImpl: CallApiProtocol, ISignalClientListener {
     }
 
     private let core = Locked(Core())
+    /// The bridges of main-actor listeners, which the weakly held listener set cannot keep alive itself.
+    let mainActorBridges = Locked<[ObjectIdentifier: MainActorListenerBridge]>([:])
     private static let fallbackClock = SystemCallClock()
 
     public init() {}

@@ -4,7 +4,7 @@ import Foundation
 import Histogram
 import Logging
 
-#if canImport(CallAPIWebRTC)
+#if CALLAPI_WEBRTC
     import CallAPIWebRTC
 #endif
 
@@ -37,7 +37,7 @@ struct MediaBench {
     let settings: Settings
 
     func run(log: @Sendable (String) -> Void = { _ in }) async throws -> Report {
-        #if canImport(CallAPIWebRTC)
+        #if CALLAPI_WEBRTC
             if let reason = PhoneMedia.webrtcUnavailableReason { throw MediaBenchError(reason) }
             let server = try await BenchServer.start()
             var modes: [Mode] = []
@@ -73,7 +73,7 @@ struct MediaBench {
         #endif
     }
 
-    #if canImport(CallAPIWebRTC)
+    #if CALLAPI_WEBRTC
         /// Rings, waits the ring time, accepts, and returns accept() → both connected in nanoseconds.
         private func oneCall(_ caller: MediaBenchEndpoint, _ callee: MediaBenchEndpoint) async throws -> UInt64 {
             let started = DispatchTime.now().uptimeNanoseconds
@@ -98,7 +98,7 @@ struct MediaBenchError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-#if canImport(CallAPIWebRTC)
+#if CALLAPI_WEBRTC
     /// One user of the media bench: CallAPI, signaling through the bench server, a WebRTC engine on its
     /// RTC channels with per-call tokens.
     struct MediaBenchEndpoint: Sendable {

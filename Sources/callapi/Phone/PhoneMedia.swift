@@ -2,7 +2,7 @@ import ArgumentParser
 import CallAPI
 import CallAPITesting
 
-#if canImport(CallAPIWebRTC)
+#if CALLAPI_WEBRTC
     import CallAPIWebRTC
 #endif
 
@@ -17,7 +17,7 @@ enum PhoneMedia: String, CaseIterable, ExpressibleByArgument, Sendable {
     static var preferred: PhoneMedia { isWebRTCAvailable ? .webrtc : .none }
 
     static var isWebRTCAvailable: Bool {
-        #if canImport(CallAPIWebRTC)
+        #if CALLAPI_WEBRTC
             true
         #else
             false
@@ -26,7 +26,7 @@ enum PhoneMedia: String, CaseIterable, ExpressibleByArgument, Sendable {
 
     /// Why real media cannot run here (`nil` when it can): built without it, or GStreamer elements missing.
     static var webrtcUnavailableReason: String? {
-        #if canImport(CallAPIWebRTC)
+        #if CALLAPI_WEBRTC
             let missing = WebRTCEngine.missingElements
             guard !missing.isEmpty else { return nil }
             let names = missing.joined(separator: ", ")
@@ -51,7 +51,7 @@ enum PhoneEngineFactory {
 
     /// A WebRTC engine meeting peers through the server at `server`'s RTC channels.
     static func webrtc(server: String, sources: Sources = Sources()) throws -> any CallRTCEngine {
-        #if canImport(CallAPIWebRTC)
+        #if CALLAPI_WEBRTC
             if let reason = PhoneMedia.webrtcUnavailableReason { throw ValidationError(reason) }
             var media = WebRTCMediaSources()
             if let file = sources.mediaFile {
@@ -68,7 +68,7 @@ enum PhoneEngineFactory {
 
     /// WebRTC engines for users in one process, meeting through an in-process channel hub.
     static func inProcessWebRTC() throws -> @Sendable (UInt) -> any CallRTCEngine {
-        #if canImport(CallAPIWebRTC)
+        #if CALLAPI_WEBRTC
             if let reason = PhoneMedia.webrtcUnavailableReason { throw ValidationError(reason) }
             let hub = InProcessChannelHub()
             return { user in WebRTCEngine(transport: hub, label: "webrtc-\(user)") }
@@ -79,7 +79,7 @@ enum PhoneEngineFactory {
 
     /// A canvas that saves the first frame it is shown as a PNG at `path` (`nil` without real media).
     static func snapshotCanvas(path: String) -> (any CallCanvas)? {
-        #if canImport(CallAPIWebRTC)
+        #if CALLAPI_WEBRTC
             FrameSnapshotCanvas(path: path)
         #else
             nil
@@ -88,7 +88,7 @@ enum PhoneEngineFactory {
 
     /// Waits until `canvas` has saved its frame; whether it did.
     static func waitUntilSaved(_ canvas: any CallCanvas) async -> Bool {
-        #if canImport(CallAPIWebRTC)
+        #if CALLAPI_WEBRTC
             await (canvas as? FrameSnapshotCanvas)?.waitUntilSaved() ?? false
         #else
             false
