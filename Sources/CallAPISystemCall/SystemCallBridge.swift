@@ -165,7 +165,8 @@ public final class SystemCallBridge: CallApiListenerProtocol {
             callAPI.hangup(remoteUserId: remoteUserId, reason: nil, completion: report("hangup"))
         case .setMicrophoneMuted(let muted, let video):
             engine.updateMedia(
-                RTCMediaOptions(publishMicrophone: !muted, publishCamera: video, subscribeAudio: true, subscribeVideo: true))
+                RTCMediaOptions(
+                    publishMicrophone: !muted, publishCamera: video, subscribeAudio: true, subscribeVideo: true))
         case .startTimer(let timer, let millis):
             let scheduled = clock.schedule(afterMillis: millis) { [weak self] in self?.submit(.timerFired(timer)) }
             core.withLock { $0.timers.updateValue(scheduled, forKey: timer) }?.cancel()

@@ -8,8 +8,9 @@ public struct SystemCallBridgeConfiguration: Sendable, Equatable {
     /// The longest wait for a pushed call to arrive over signaling, whatever its deadline says.
     public var maxArrivalWaitMillis: Int64
 
-    public init(answerTimeoutMillis: Int64 = 10_000, arrivalGraceMillis: Int64 = 2_000, maxArrivalWaitMillis: Int64 = 30_000)
-    {
+    public init(
+        answerTimeoutMillis: Int64 = 10_000, arrivalGraceMillis: Int64 = 2_000, maxArrivalWaitMillis: Int64 = 30_000
+    ) {
         self.answerTimeoutMillis = answerTimeoutMillis
         self.arrivalGraceMillis = arrivalGraceMillis
         self.maxArrivalWaitMillis = maxArrivalWaitMillis

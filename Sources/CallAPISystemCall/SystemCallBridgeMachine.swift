@@ -103,7 +103,10 @@ package struct SystemCallBridgeMachine: Sendable {
     private mutating func unreadablePush(_ raw: String, problem: String) -> [SystemCallBridgeAction] {
         let uuid = CallUUID.nameBased(namespace: CallUUID.namespace, name: "unreadable push: \(raw)")
         let report = SystemCallReport(uuid: uuid, callId: "", remoteUserId: 0, displayName: nil, video: false)
-        return [.log("unreadable push reported and ended: \(problem)"), .reportIncoming(report), .reportEnded(uuid, .failed)]
+        return [
+            .log("unreadable push reported and ended: \(problem)"), .reportIncoming(report),
+            .reportEnded(uuid, .failed),
+        ]
     }
 
     private mutating func withdrawn(_ callId: String, _ withdrawal: SystemCallWithdrawal) -> [SystemCallBridgeAction] {
@@ -161,7 +164,10 @@ package struct SystemCallBridgeMachine: Sendable {
         callId: String, callerId: UInt, video: Bool, name: String?
     ) -> [SystemCallBridgeAction] {
         if ended.reason(of: callId) != nil {
-            return [.log("call \(callId) rings but is over on the system screen: rejected"), .reject(remoteUserId: callerId)]
+            return [
+                .log("call \(callId) rings but is over on the system screen: rejected"),
+                .reject(remoteUserId: callerId),
+            ]
         }
         switch state {
         case .idle:
@@ -251,7 +257,9 @@ package struct SystemCallBridgeMachine: Sendable {
             case .outgoing: ending = [.cancel]
             case .answering, .connecting, .connected: ending = [.hangup(remoteUserId: call.report.remoteUserId)]
             }
-            return end(call, reporting: nil, requestedBySystem: true) + ending + [.complete(.end, uuid, fulfilled: true)]
+            return end(call, reporting: nil, requestedBySystem: true) + ending + [
+                .complete(.end, uuid, fulfilled: true)
+            ]
         case .setMuted(let muted):
             call.muted = muted
             var actions: [SystemCallBridgeAction] = []
@@ -264,7 +272,8 @@ package struct SystemCallBridgeMachine: Sendable {
             case .connecting: state = .connecting(call)
             case .connected: state = .connected(call)
             }
-            if case .awaitingSignaling = state {} else {
+            if case .awaitingSignaling = state {
+            } else {
                 actions.append(.setMicrophoneMuted(muted, video: call.report.video))
             }
             return actions + [.complete(.mute, uuid, fulfilled: true)]
