@@ -65,17 +65,18 @@ public struct SystemCallPush: Sendable, Equatable, Codable {
     /// - Throws: ``SystemCallPushError`` saying what is missing or wrong.
     public init(payload: [AnyHashable: Any]) throws(SystemCallPushError) {
         guard let raw = payload[Self.payloadKey] else { throw .missingPayload }
-        let body: [String: JSONValue]
+        // Through JSON text rather than casts: on Linux a Foundation number 1 also casts to `true`.
+        let data: Data?
         if let text = raw as? String {
-            guard let data = text.data(using: .utf8),
-                let value = try? JSONDecoder().decode(JSONValue.self, from: data), let object = value.objectValue
-            else { throw .malformed("the \"\(Self.payloadKey)\" string is not a JSON object") }
-            body = object
-        } else if let value = JSONValue(any: raw), let object = value.objectValue {
-            body = object
+            data = text.data(using: .utf8)
+        } else if raw is [String: Any], JSONSerialization.isValidJSONObject(raw) {
+            data = try? JSONSerialization.data(withJSONObject: raw)
         } else {
             throw .malformed("\"\(Self.payloadKey)\" is neither an object nor a JSON string")
         }
+        guard let data, let value = try? JSONDecoder().decode(JSONValue.self, from: data),
+            let body = value.objectValue
+        else { throw .malformed("the \"\(Self.payloadKey)\" entry is not a JSON object") }
         try self.init(body: body)
     }
 

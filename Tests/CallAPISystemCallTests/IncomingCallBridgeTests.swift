@@ -165,7 +165,9 @@ struct IncomingCallBridgeTests {
 
     @Test func aPushThatComesAfterItsRingDeadlineIsStillReportedAndEndedAtOnce() {
         let h = BridgeHarness()
-        let push = h.callWhileCalleeIsAsleep()
+        h.network.partition(1, 2)  // nothing reaches the sleeping app, not even the caller's retries
+        h.caller.api.call(remoteUserId: 2, callType: .video, callExtension: [:], completion: nil)
+        let push = h.push()
         h.clock.advance(byMillis: BridgeHarness.ringTimeoutMillis + 5_000)
         h.callee.screen.deliverVoIPPush(push)
         #expect(h.callee.screen.events == [.reportedIncoming(push.uuid), .ended(push.uuid, .unanswered)])

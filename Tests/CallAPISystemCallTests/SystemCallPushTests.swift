@@ -45,7 +45,7 @@ struct SystemCallPushTests {
     @Test(arguments: [
         (#"{"other": 1}"#, SystemCallPushError.missingPayload),
         (#"{"callapi": 5}"#, .malformed("\"callapi\" is neither an object nor a JSON string")),
-        (#"{"callapi": "{not json"}"#, .malformed("the \"callapi\" string is not a JSON object")),
+        (#"{"callapi": "{not json"}"#, .malformed("the \"callapi\" entry is not a JSON object")),
         (#"{"callapi": {"v": 2}}"#, .unsupportedVersion(2)),
         (#"{"callapi": {"v": 1}}"#, .invalidField("callId", "missing or not a string")),
         (
