@@ -9,6 +9,8 @@ let package = Package(
         .library(name: "CallAPITesting", targets: ["CallAPITesting"]),
         .library(name: "CallAPIServer", targets: ["CallAPIServer"]),
         .library(name: "CallAPISignalClient", targets: ["CallAPISignalClient"]),
+        .library(name: "CallAPISystemCall", targets: ["CallAPISystemCall"]),
+        .library(name: "CallAPISystemCallTesting", targets: ["CallAPISystemCallTesting"]),
         .executable(name: "callapi", targets: ["callapi"]),
         .executable(name: "callapi-allocs", targets: ["callapi-allocs"]),
     ],
@@ -94,7 +96,14 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        // The bridge to a system call screen (CallKit and PushKit on Apple platforms) and its simulated screen.
+        .target(name: "CallAPISystemCall", dependencies: ["CallAPI"]),
+        .target(name: "CallAPISystemCallTesting", dependencies: ["CallAPI", "CallAPISystemCall"]),
         .testTarget(name: "CallAPITests", dependencies: ["CallAPI", "CallAPITesting"]),
+        .testTarget(
+            name: "CallAPISystemCallTests",
+            dependencies: ["CallAPI", "CallAPITesting", "CallAPISystemCall", "CallAPISystemCallTesting"]
+        ),
         .testTarget(
             name: "CallAPICLITests", dependencies: ["callapi", "CallAPI", "CallAPITesting", "CallAPIMachineBench"]
         ),
