@@ -122,7 +122,10 @@ public final class TokenAuthority: Sendable {
         guard SignalProtocol.isValidUserId(claims.sub.value) else {
             return .invalid(.invalidToken, "the token's subject is not a valid user id")
         }
-        return .valid(userId: claims.sub.value, expiresAt: Self.millis(claims.exp))
+        switch Self.times(of: claims) {
+        case .success(let expiresAt): return .valid(userId: claims.sub.value, expiresAt: expiresAt)
+        case .failure(let refusal): return .invalid(.invalidToken, refusal.message)
+        }
     }
 
     /// Checks an RTC token's signature and claims (scope `rtc`, a subject, a channel); whether they match the
@@ -145,7 +148,10 @@ public final class TokenAuthority: Sendable {
         guard SignalProtocol.isValidUserId(claims.sub.value) else {
             return .invalid(.invalidToken, "the token's subject is not a valid user id")
         }
-        return .valid(userId: claims.sub.value, channel: channel, expiresAt: Self.millis(claims.exp))
+        switch Self.times(of: claims) {
+        case .success(let expiresAt): return .valid(userId: claims.sub.value, channel: channel, expiresAt: expiresAt)
+        case .failure(let refusal): return .invalid(.invalidToken, refusal.message)
+        }
     }
 
     private struct Refusal: Error {
@@ -164,7 +170,24 @@ public final class TokenAuthority: Sendable {
         }
     }
 
-    private static func millis(_ expiry: ExpirationClaim) -> Int64 {
-        Int64((expiry.value.timeIntervalSince1970 * 1000).rounded())
+    /// Latest time a claim may name: the end of year 9999, as JWT libraries and databases commonly bound dates.
+    static let latestClaimSeconds: Double = 253_402_300_799
+
+    /// The expiry in milliseconds, once `exp` and `iat` are checked to be times this server can represent (a
+    /// signed token may carry any JSON number, e.g. `1e300`, and converting that to an integer would trap).
+    private static func times(of claims: SignalTokenClaims) -> Result<Int64, Refusal> {
+        guard let expiresAt = millis(claims.exp.value.timeIntervalSince1970) else {
+            return .failure(Refusal(message: "the token's \"exp\" is not a time between 1970 and 9999"))
+        }
+        guard millis(claims.iat.value.timeIntervalSince1970) != nil else {
+            return .failure(Refusal(message: "the token's \"iat\" is not a time between 1970 and 9999"))
+        }
+        return .success(expiresAt)
+    }
+
+    /// Seconds since 1970 as whole milliseconds, or `nil` when not finite or outside 1970...9999.
+    static func millis(_ seconds: Double) -> Int64? {
+        guard seconds.isFinite, seconds >= 0, seconds <= latestClaimSeconds else { return nil }
+        return Int64((seconds * 1000).rounded())
     }
 }
