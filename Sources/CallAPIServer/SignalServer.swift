@@ -184,7 +184,9 @@ public final class SignalServer: Service, Sendable {
         }
         let wsConfiguration = HTTP1WebSocketUpgradeChannel.Configuration(
             ws: WebSocketServerConfiguration(
-                maxFrameSize: hardLimit, autoPing: .enabled(timePeriod: .seconds(30)), closeTimeout: .seconds(2)))
+                maxFrameSize: hardLimit, autoPing: .enabled(timePeriod: .seconds(30)), closeTimeout: .seconds(2),
+                // RFC 6455 §8.1: a text message that is not UTF-8 closes the connection with 1007.
+                validateUTF8: true))
         var server: HTTPServerBuilder = .http1WebSocketUpgrade(
             webSocketRouter: wsRouter, configuration: wsConfiguration)
         if let tls = configuration.tls {

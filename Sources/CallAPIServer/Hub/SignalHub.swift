@@ -70,16 +70,12 @@ actor SignalHub {
     /// Reads `text` as a client frame, checking the size limit.
     static func decode(_ text: String, maxFrameBytes: Int) -> DecodedMessage {
         let bytes = text.utf8.count
-        let decoded = FrameCoding.decodeClientFrame(text)
+        // Size before parse: an oversized frame is refused from a look at its first bytes, never parsed.
         if bytes > maxFrameBytes {
-            let (requestId, type): (Int?, String?) =
-                switch decoded {
-                case .success(let frame): (frame.requestId, frame.type)
-                case .failure(let error): (error.requestId, error.type)
-                }
-            return .oversized(bytes: bytes, requestId: requestId, isSend: type == "send")
+            let head = FrameHeadPeek(text)
+            return .oversized(bytes: bytes, requestId: head.requestId, isSend: head.type == "send")
         }
-        switch decoded {
+        switch FrameCoding.decodeClientFrame(text) {
         case .success(let frame): return .frame(frame)
         case .failure(let error): return .undecodable(error)
         }
