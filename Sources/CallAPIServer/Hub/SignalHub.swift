@@ -16,7 +16,15 @@ actor SignalHub {
     private let clock: any SignalServerClock
     private let metrics: ServerMetrics
     private let logger: Logger
-    private var outboxes: [SessionID: AsyncStream<Outbound>.Continuation] = [:]
+    private var outboxes: [SessionID: SessionOutbox] = [:]
+    /// Frames the writers wrote, fed to the state before each event.
+    nonisolated let writes = WriteTally()
+
+    /// A session's outbox, and how to stop its connection at once (a slow consumer's writer is stuck).
+    private struct SessionOutbox {
+        var continuation: AsyncStream<Outbound>.Continuation
+        var abort: @Sendable () -> Void
+    }
     private var nextSessionNumber: UInt64 = 1
     /// Tasks checking tokens, awaited on shutdown.
     private var pendingChecks = 0
@@ -36,12 +44,13 @@ actor SignalHub {
     var onlineUsers: [String] { state.onlineUsers }
     var sessionCount: Int { state.sessionCount }
 
-    /// Registers a new connection; its writer reads the returned stream.
-    func open() -> (SessionID, AsyncStream<Outbound>) {
+    /// Registers a new connection; its writer reads the returned stream (bounded by the state's outbox limits)
+    /// and counts what it writes in ``writes``; `abort` ends the connection without waiting for its writer.
+    func open(abort: @escaping @Sendable () -> Void) -> (SessionID, AsyncStream<Outbound>) {
         let id = SessionID(nextSessionNumber)
         nextSessionNumber += 1
         let (stream, continuation) = AsyncStream.makeStream(of: Outbound.self)
-        outboxes[id] = continuation
+        outboxes[id] = SessionOutbox(continuation: continuation, abort: abort)
         logger.debug("connection opened", metadata: ["session": "\(id)"])
         handle(.connected(id, now: clock.nowMillis()))
         return (id, stream)
@@ -89,7 +98,7 @@ actor SignalHub {
     /// The connection closed.
     func disconnected(_ id: SessionID) {
         handle(.disconnected(id, now: clock.nowMillis()))
-        outboxes.removeValue(forKey: id)?.finish()
+        outboxes.removeValue(forKey: id)?.continuation.finish()
         logger.debug("connection closed", metadata: ["session": "\(id)"])
     }
 
@@ -104,11 +113,16 @@ actor SignalHub {
     }
 
     private func handle(_ event: HubEvent, relayStartedAt: ContinuousClock.Instant? = nil) {
+        for (id, frames) in writes.drain() {
+            _ = state.handle(.written(id, frames: frames))
+        }
         let actions = state.handle(event)
         for action in actions {
             perform(action, relayStartedAt: relayStartedAt)
         }
-        metrics.update(sessions: state.sessionCount, usersOnline: state.onlineUserCount, held: state.heldCount)
+        metrics.update(
+            sessions: state.sessionCount, usersOnline: state.onlineUserCount, held: state.heldCount,
+            heldBytes: state.heldBytes, queuedFrames: state.queuedFrames, queuedBytes: state.queuedBytes)
     }
 
     private func perform(_ action: HubAction, relayStartedAt: ContinuousClock.Instant?) {
@@ -121,12 +135,18 @@ actor SignalHub {
                 startedAt = relayStartedAt
                 metrics.messageRelayed()
             }
-            outbox.yield(.text(FrameCoding.encode(frame), relayStartedAt: startedAt))
+            outbox.continuation.yield(.text(FrameCoding.encode(frame), relayStartedAt: startedAt))
         case .close(let id, let code, let reason):
             metrics.closed(reason)
             logger.info(
                 "closing session", metadata: ["session": "\(id)", "reason": "\(reason.rawValue)", "code": "\(code)"])
-            outboxes[id]?.yield(.close(code: code, reason: reason))
+            if reason == .slowConsumer {
+                // Its writer is stuck behind the backlog: end the connection instead of queueing a close.
+                logger.warning("slow consumer closed", metadata: ["session": "\(id)"])
+                outboxes[id]?.abort()
+            } else {
+                outboxes[id]?.continuation.yield(.close(code: code, reason: reason))
+            }
         case .verifyToken(let id, let requestId, let token, let purpose):
             let authority = authority
             Task {

@@ -8,18 +8,24 @@ enum ChannelConnection {
     static func run(
         inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, hub: ChannelHub, maxMessageBytes: Int
     ) async {
-        let (id, outbox) = await hub.open()
+        // The connection ends when its reader or writer does, or when the hub aborts it (a slow consumer, whose
+        // writer is stuck waiting for the socket): each of them signals `ended`.
+        let (ended, end) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        let (id, outbox) = await hub.open(abort: { end.yield() })
         let maxFrameBytes = await hub.limits.maxFrameBytes
+        let writes = hub.writes
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
-                await write(outbox, to: outbound)
+                await write(outbox, to: outbound, connection: id, writes: writes)
+                end.yield()
             }
             group.addTask {
                 await read(
                     inbound, connection: id, hub: hub, maxMessageBytes: maxMessageBytes, maxFrameBytes: maxFrameBytes)
+                end.yield()
             }
-            // Whichever side ends first (client closed, or the hub closed the connection) ends the other.
-            await group.next()
+            // Whichever ends first (client closed, the hub closed or aborted the connection) ends the other.
+            for await _ in ended { break }
             group.cancelAll()
         }
         await hub.disconnected(id)
@@ -43,7 +49,10 @@ enum ChannelConnection {
         }
     }
 
-    private static func write(_ outbox: AsyncStream<ChannelOutbound>, to outbound: WebSocketOutboundWriter) async {
+    private static func write(
+        _ outbox: AsyncStream<ChannelOutbound>, to outbound: WebSocketOutboundWriter, connection id: SessionID,
+        writes: WriteTally
+    ) async {
         for await item in outbox {
             switch item {
             case .text(let text):
@@ -52,6 +61,7 @@ enum ChannelConnection {
                 } catch {
                     return
                 }
+                writes.wrote(id)
             case .close(let code):
                 try? await outbound.close(.init(codeNumber: Int(code)), reason: nil)
                 return

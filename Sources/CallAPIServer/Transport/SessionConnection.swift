@@ -12,19 +12,27 @@ enum SessionConnection {
         inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, hub: SignalHub, metrics: ServerMetrics,
         maxMessageBytes: Int
     ) async {
-        let (id, outbox) = await hub.open()
+        // The connection ends when its reader or writer does, or when the hub aborts it (a slow consumer, whose
+        // writer is stuck waiting for the socket): each of them signals `ended`.
+        let (ended, end) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        let (id, outbox) = await hub.open(abort: { end.yield() })
         let maxFrameBytes = await hub.limits.maxFrameBytes
-        // One task besides the connection's own (each task costs memory on every idle connection): the reader is
-        // the child, the writer runs here. When the client goes, the reader tells the hub, which finishes the
-        // outbox and so ends the writer; when the writer ends first (the hub closed the session, or a write
-        // failed), the reader is cancelled, and then tells the hub.
+        let writes = hub.writes
+        // When the client goes, the reader tells the hub, which finishes the outbox and so ends the writer; when
+        // the writer ends first (the hub closed the session, or a write failed) or the hub aborts, both are
+        // cancelled, and the reader then tells the hub.
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 await read(
                     inbound, session: id, hub: hub, maxMessageBytes: maxMessageBytes, maxFrameBytes: maxFrameBytes)
                 await hub.disconnected(id)
+                end.yield()
             }
-            await write(outbox, to: outbound, metrics: metrics)
+            group.addTask {
+                await write(outbox, to: outbound, session: id, writes: writes, metrics: metrics)
+                end.yield()
+            }
+            for await _ in ended { break }
             group.cancelAll()
         }
     }
@@ -51,7 +59,8 @@ enum SessionConnection {
     }
 
     private static func write(
-        _ outbox: AsyncStream<Outbound>, to outbound: WebSocketOutboundWriter, metrics: ServerMetrics
+        _ outbox: AsyncStream<Outbound>, to outbound: WebSocketOutboundWriter, session id: SessionID,
+        writes: WriteTally, metrics: ServerMetrics
     ) async {
         for await item in outbox {
             switch item {
@@ -61,6 +70,7 @@ enum SessionConnection {
                 } catch {
                     return
                 }
+                writes.wrote(id)
                 if let relayStartedAt {
                     metrics.relayLatency(.now - relayStartedAt)
                 }
