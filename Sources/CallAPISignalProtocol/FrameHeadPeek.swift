@@ -19,7 +19,8 @@ public struct FrameHeadPeek: Sendable, Equatable {
         self = text.withUTF8 { Self.read(UnsafeBufferPointer(rebasing: $0.prefix(Self.scanLimit))) }
     }
 
-    private init(type: String?, requestId: Int?) {
+    /// A head with these values.
+    public init(type: String?, requestId: Int?) {
         self.type = type
         self.requestId = requestId
     }

@@ -116,14 +116,11 @@ public final class TokenAuthority: Sendable {
         case .success(let verified): claims = verified
         case .failure(let refusal): return .invalid(.invalidToken, refusal.message)
         }
-        if let scope = claims.scope, scope != SignalTokenClaims.signalScope {
-            return .invalid(.invalidToken, "a \"\(scope)\" token cannot log in to signaling")
-        }
-        guard SignalProtocol.isValidUserId(claims.sub.value) else {
-            return .invalid(.invalidToken, "the token's subject is not a valid user id")
-        }
-        switch Self.times(of: claims) {
-        case .success(let expiresAt): return .valid(userId: claims.sub.value, expiresAt: expiresAt)
+        switch TokenClaimRules.login(
+            sub: claims.sub.value, exp: claims.exp.value.timeIntervalSince1970,
+            iat: claims.iat.value.timeIntervalSince1970, scope: claims.scope)
+        {
+        case .success(let login): return .valid(userId: login.userId, expiresAt: login.expiresAt)
         case .failure(let refusal): return .invalid(.invalidToken, refusal.message)
         }
     }
@@ -136,27 +133,16 @@ public final class TokenAuthority: Sendable {
         case .success(let verified): claims = verified
         case .failure(let refusal): return .invalid(.invalidToken, refusal.message)
         }
-        guard claims.scope == SignalTokenClaims.rtcScope else {
-            return .invalid(
-                .invalidToken,
-                "a \"\(claims.scope ?? SignalTokenClaims.signalScope)\" token cannot join a channel; use an RTC token")
-        }
-        guard let channel = claims.chn, channel == ChannelProtocol.anyChannel || ChannelProtocol.isValidChannel(channel)
-        else {
-            return .invalid(.invalidToken, "the RTC token names no valid channel")
-        }
-        guard SignalProtocol.isValidUserId(claims.sub.value) else {
-            return .invalid(.invalidToken, "the token's subject is not a valid user id")
-        }
-        switch Self.times(of: claims) {
-        case .success(let expiresAt): return .valid(userId: claims.sub.value, channel: channel, expiresAt: expiresAt)
+        switch TokenClaimRules.channel(
+            sub: claims.sub.value, exp: claims.exp.value.timeIntervalSince1970,
+            iat: claims.iat.value.timeIntervalSince1970, scope: claims.scope, chn: claims.chn)
+        {
+        case .success(let join): return .valid(userId: join.userId, channel: join.channel, expiresAt: join.expiresAt)
         case .failure(let refusal): return .invalid(.invalidToken, refusal.message)
         }
     }
 
-    private struct Refusal: Error {
-        var message: String
-    }
+    private typealias Refusal = TokenClaimRules.Refusal
 
     private func verify(_ token: String) async -> Result<SignalTokenClaims, Refusal> {
         do {
@@ -168,26 +154,5 @@ public final class TokenAuthority: Sendable {
         } catch {
             return .failure(Refusal(message: "the token was refused: \(error)"))
         }
-    }
-
-    /// Latest time a claim may name: the end of year 9999, as JWT libraries and databases commonly bound dates.
-    static let latestClaimSeconds: Double = 253_402_300_799
-
-    /// The expiry in milliseconds, once `exp` and `iat` are checked to be times this server can represent (a
-    /// signed token may carry any JSON number, e.g. `1e300`, and converting that to an integer would trap).
-    private static func times(of claims: SignalTokenClaims) -> Result<Int64, Refusal> {
-        guard let expiresAt = millis(claims.exp.value.timeIntervalSince1970) else {
-            return .failure(Refusal(message: "the token's \"exp\" is not a time between 1970 and 9999"))
-        }
-        guard millis(claims.iat.value.timeIntervalSince1970) != nil else {
-            return .failure(Refusal(message: "the token's \"iat\" is not a time between 1970 and 9999"))
-        }
-        return .success(expiresAt)
-    }
-
-    /// Seconds since 1970 as whole milliseconds, or `nil` when not finite or outside 1970...9999.
-    static func millis(_ seconds: Double) -> Int64? {
-        guard seconds.isFinite, seconds >= 0, seconds <= latestClaimSeconds else { return nil }
-        return Int64((seconds * 1000).rounded())
     }
 }
