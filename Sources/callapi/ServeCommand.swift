@@ -50,7 +50,7 @@ struct ServeCommand: AsyncParsableCommand {
     var maxOutboxFrames: String?
     @Option(
         name: .customLong("max-outbox-bytes"),
-        help: "Bytes waiting for one slow reader before it is closed (slow consumer, 4004) (default 1048576).")
+        help: "Bytes waiting for one slow reader before it is closed (slow consumer, 4004) (default 4194304).")
     var maxOutboxBytes: String?
     @Option(
         name: .customLong("max-refusals"),

@@ -142,12 +142,19 @@ actor ChannelHub {
             outboxes[id]?.continuation.yield(.text(ChannelFrameCoding.encode(frame)))
         case .close(let id, let code):
             metrics.channelClosed(code: code)
+            guard let outbox = outboxes[id] else { return }
             if code == ChannelErrorCode.slowConsumer.closeCode {
                 // Its writer is stuck behind the backlog: end the connection instead of queueing a close.
                 logger.warning("slow consumer closed", metadata: ["connection": "\(id)"])
-                outboxes[id]?.abort()
+                outbox.abort()
             } else {
-                outboxes[id]?.continuation.yield(.close(code: code))
+                outbox.continuation.yield(.close(code: code))
+                // As for sessions: a client that does not read is ended after a grace period.
+                let abort = outbox.abort
+                Task {
+                    try? await Task.sleep(for: SignalHub.closeGrace)
+                    abort()
+                }
             }
         case .verifyToken(let id, let token, let purpose):
             let authority = authority

@@ -21,7 +21,7 @@ public struct ChannelLimits: Sendable, Equatable {
     /// Frames waiting to be written to one connection, at most; past it the connection is closed (slow consumer).
     public var maxOutboxFrames: Int = 256
     /// Estimated bytes waiting to be written to one connection, at most (a lone frame always fits).
-    public var maxOutboxBytes: Int = 1 << 20
+    public var maxOutboxBytes: Int = 4 << 20
 
     public init() {}
 

@@ -22,8 +22,9 @@ public struct HubLimits: Sendable, Equatable {
     public var tokenNoticeMillis: Int64 = 60_000
     /// Frames waiting to be written to one session, at most; past it the session is closed as a slow consumer.
     public var maxOutboxFrames: Int = 256
-    /// Estimated bytes waiting to be written to one session, at most (a lone frame always fits).
-    public var maxOutboxBytes: Int = 1 << 20
+    /// Estimated bytes waiting to be written to one session, at most (a lone frame always fits). The default
+    /// holds a whole burst of the largest frames from one sender (40 × 64 KiB), written or not yet.
+    public var maxOutboxBytes: Int = 4 << 20
     /// Frames refused for the rate limit in a row after which a session is closed. Only the first refusal of a
     /// run is answered; the rest are counted, so that refusals do not pile up in a flooding session's outbox.
     public var maxRefusalsInARow: Int = 200

@@ -26,6 +26,8 @@ actor SignalHub {
         var abort: @Sendable () -> Void
     }
     private var nextSessionNumber: UInt64 = 1
+    /// How long a closed session's writer may take to write what is queued and the close frame.
+    static let closeGrace: Duration = .seconds(5)
     /// Tasks checking tokens, awaited on shutdown.
     private var pendingChecks = 0
 
@@ -140,12 +142,20 @@ actor SignalHub {
             metrics.closed(reason)
             logger.info(
                 "closing session", metadata: ["session": "\(id)", "reason": "\(reason.rawValue)", "code": "\(code)"])
+            guard let outbox = outboxes[id] else { return }
             if reason == .slowConsumer {
                 // Its writer is stuck behind the backlog: end the connection instead of queueing a close.
                 logger.warning("slow consumer closed", metadata: ["session": "\(id)"])
-                outboxes[id]?.abort()
+                outbox.abort()
             } else {
-                outboxes[id]?.continuation.yield(.close(code: code, reason: reason))
+                outbox.continuation.yield(.close(code: code, reason: reason))
+                // A client that does not read would keep its socket forever with the close queued behind what
+                // it does not read: after a grace period the connection is ended anyway (a no-op if it is gone).
+                let abort = outbox.abort
+                Task {
+                    try? await Task.sleep(for: SignalHub.closeGrace)
+                    abort()
+                }
             }
         case .verifyToken(let id, let requestId, let token, let purpose):
             let authority = authority
