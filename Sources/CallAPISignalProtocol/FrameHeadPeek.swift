@@ -73,7 +73,9 @@ public struct FrameHeadPeek: Sendable, Equatable {
         while cursor < bytes.count, cursor - start <= 32 {
             let byte = bytes[cursor]
             if byte == UInt8(ascii: "\"") {
-                return (String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<cursor]), as: UTF8.self), cursor + 1)
+                return (
+                    String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<cursor]), as: UTF8.self), cursor + 1
+                )
             }
             // Types are plain ASCII words; anything else (escapes, control bytes) is not a type worth reporting.
             guard byte >= 0x20, byte < 0x7F, byte != UInt8(ascii: "\\") else { return nil }

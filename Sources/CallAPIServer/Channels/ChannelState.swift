@@ -177,7 +177,8 @@ public struct ChannelState: Sendable {
         let message = "more than \(limits.burst) frames at once or \(limits.ratePerSecond) per second"
         if connection.refusedInARow > limits.maxRefusalsInARow {
             if case .member = connection.phase {
-                return remove(id, .flooding("\(connection.refusedInARow) frames in a row refused: \(message)"), now: now)
+                return remove(
+                    id, .flooding("\(connection.refusedInARow) frames in a row refused: \(message)"), now: now)
             }
             return failJoin(id, .rateLimited, message)
         }
@@ -565,7 +566,8 @@ public struct ChannelState: Sendable {
                         .signalFailed(
                             .init(
                                 to: membership.uid,
-                                message: "uid \(membership.uid) was disconnected as a slow consumer before it got this"))))
+                                message: "uid \(membership.uid) was disconnected as a slow consumer before it got this")
+                        )))
             }
         } else {
             connections[id] = nil

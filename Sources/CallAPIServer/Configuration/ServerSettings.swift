@@ -28,7 +28,10 @@ public enum ServerSettings {
         ("max-held-per-sender", "messages one sender may have held for offline users (default 100)"),
         ("max-held-bytes", "bytes of held message bodies on the whole server (default 67108864)"),
         ("max-outbox-frames", "frames waiting for one connection before it is closed as a slow consumer (default 256)"),
-        ("max-outbox-bytes", "bytes waiting for one connection before it is closed as a slow consumer (default 4194304)"),
+        (
+            "max-outbox-bytes",
+            "bytes waiting for one connection before it is closed as a slow consumer (default 4194304)"
+        ),
         ("max-refusals", "rate-limited frames in a row before a connection is closed (default 200)"),
         ("max-unauthenticated", "connections not logged in yet, or still sending their request head (default 1000)"),
         ("request-timeout", "seconds a connection has to send its HTTP request head (default 10)"),

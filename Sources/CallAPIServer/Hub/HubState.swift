@@ -482,7 +482,8 @@ public struct HubState: Sendable {
         for message in session.outbox.unwritten {
             actions += toUser(
                 message.from,
-                .heldResult(.init(messageId: message.messageId, to: message.to, result: .failed, reason: .slowConsumer)))
+                .heldResult(.init(messageId: message.messageId, to: message.to, result: .failed, reason: .slowConsumer))
+            )
         }
         return actions
     }

@@ -27,7 +27,8 @@
             let server = try CLIProcess(["serve", "--port", "0", "--secret", secret, "--log-level", "error"])
             let listening = try await server.expect("listening on ws://127.0.0.1:", within: 60)
             let port = try #require(
-                listening.split(separator: ":").last.flatMap { Int($0.prefix { $0.isNumber }) }, "no port in \(listening)")
+                listening.split(separator: ":").last.flatMap { Int($0.prefix { $0.isNumber }) },
+                "no port in \(listening)")
             let url = "ws://127.0.0.1:\(port)/v1/signal"
             let authority = try await TokenAuthority.make(key: .hs256(secret: secret))
             let stop = NIOLockedValueBox(false)
@@ -303,7 +304,8 @@
         }
 
         private func oversized() {
-            let big = "{\"type\":\"send\",\"id\":1,\"to\":\"1\",\"body\":\"" + String(repeating: "o", count: 900_000) + "\"}"
+            let big =
+                "{\"type\":\"send\",\"id\":1,\"to\":\"1\",\"body\":\"" + String(repeating: "o", count: 900_000) + "\"}"
             let frame = TCPProbe.frame(opcode: 0x1, payload: Array(big.utf8))
             while !stopped {
                 guard let probe = try? TCPProbe(port: port), (try? probe.writeUpgrade(path: "/v1/signal")) != nil

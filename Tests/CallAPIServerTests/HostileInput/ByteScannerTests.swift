@@ -9,12 +9,16 @@ import Testing
         var scan = RequestHeadScan()
         let head = Array("GET /v1/signal HTTP/1.1\r\nHost: x\r\nUpgrade: WebSocket\r\nConnection: Upgrade\r\n\r\n".utf8)
         #expect(scan.scan(head.prefix(30)) == .incomplete)
-        #expect(scan.scan(head.dropFirst(30) + [0x81, 0x85]) == .complete(upgradesToWebSocket: true, consumed: head.count - 30))
+        #expect(
+            scan.scan(head.dropFirst(30) + [0x81, 0x85])
+                == .complete(upgradesToWebSocket: true, consumed: head.count - 30))
     }
 
     @Test func aPlainRequestIsNotAnUpgradeAndAnEndlessHeadIsTooLong() {
         var plain = RequestHeadScan()
-        #expect(plain.scan(Array("GET /healthz HTTP/1.1\r\n\r\n".utf8)) == .complete(upgradesToWebSocket: false, consumed: 25))
+        #expect(
+            plain.scan(Array("GET /healthz HTTP/1.1\r\n\r\n".utf8))
+                == .complete(upgradesToWebSocket: false, consumed: 25))
         var endless = RequestHeadScan()
         let line = Array("X-Filler: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n".utf8)
         var outcome = RequestHeadScan.Outcome.incomplete
@@ -36,13 +40,18 @@ import Testing
 
     @Test func aHugeDeclaredLengthIsSkippedWithoutOverflow() {
         var check = WebSocketMaskCheck()
-        #expect(check.scan([0x82, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 1, 2, 3, 4] + [UInt8](repeating: 0, count: 64)))
+        #expect(
+            check.scan(
+                [0x82, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 1, 2, 3, 4]
+                    + [UInt8](repeating: 0, count: 64)))
     }
 
     @Test func anOversizedFrameIsRefusedFromItsHeadWithoutParsing() {
-        let big = "{\"type\":\"send\",\"id\":42,\"to\":\"1002\",\"body\":\"" + String(repeating: "y", count: 1 << 20) + "\"}"
+        let big =
+            "{\"type\":\"send\",\"id\":42,\"to\":\"1002\",\"body\":\"" + String(repeating: "y", count: 1 << 20) + "\"}"
         #expect(FrameHeadPeek(big) == FrameHeadPeek(type: "send", requestId: 42))
-        guard case .oversized(let bytes, let requestId, let isSend) = SignalHub.decode(big, maxFrameBytes: 65_536) else {
+        guard case .oversized(let bytes, let requestId, let isSend) = SignalHub.decode(big, maxFrameBytes: 65_536)
+        else {
             Issue.record("a 1 MiB frame was not refused as oversized")
             return
         }

@@ -24,7 +24,8 @@ import Testing
             _ = state.handle(.frame(id, .join(.init(channel: "room", uid: uid, token: "t")), now: now))
             _ = state.handle(
                 .tokenChecked(
-                    id, purpose: .join, result: .valid(userId: String(uid), channel: "room", expiresAt: now + 3_600_000),
+                    id, purpose: .join,
+                    result: .valid(userId: String(uid), channel: "room", expiresAt: now + 3_600_000),
                     now: now))
         }
         return state

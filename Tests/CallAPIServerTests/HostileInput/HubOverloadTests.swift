@@ -24,7 +24,8 @@ import Testing
         _ = hub.handle(.connected(id, now: 0))
         _ = hub.handle(.frame(id, .login(.init(id: 1, token: "t")), now: 0))
         _ = hub.handle(
-            .tokenChecked(id, requestId: 1, purpose: .login, result: .valid(userId: user, expiresAt: 3_600_000), now: 0))
+            .tokenChecked(id, requestId: 1, purpose: .login, result: .valid(userId: user, expiresAt: 3_600_000), now: 0)
+        )
     }
 
     mutating func send(_ number: Int, from id: SessionID = SessionID(1), to user: String = "1002", ttl: Int? = nil)
