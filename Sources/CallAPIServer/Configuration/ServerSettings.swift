@@ -30,7 +30,7 @@ public enum ServerSettings {
         ("max-outbox-frames", "frames waiting for one connection before it is closed as a slow consumer (default 256)"),
         (
             "max-outbox-bytes",
-            "bytes waiting for one connection before it is closed as a slow consumer (default 4194304)"
+            "bytes waiting for one connection before closing it as a slow consumer (default 4194304)"
         ),
         ("max-refusals", "rate-limited frames in a row before a connection is closed (default 200)"),
         ("max-unauthenticated", "connections not logged in yet, or still sending their request head (default 1000)"),
