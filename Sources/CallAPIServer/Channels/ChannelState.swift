@@ -536,7 +536,8 @@ public struct ChannelState: Sendable {
                 work += dropSlowConsumer(id, now: now)
                 continue
             }
-            connections[id]?.outbox.push(bytes: cost, relayed: relayed(frame, to: id))
+            let relayedSignal = relayed(frame, to: id)
+            connections[id]?.outbox.push(bytes: cost, relayed: relayedSignal)
             queuedFrames += 1
             queuedBytes += cost
             result.append(action)

@@ -459,7 +459,8 @@ public struct HubState: Sendable {
                 work += dropSlowConsumer(id)
                 continue
             }
-            sessions[id]?.outbox.push(bytes: cost, relayed: relayed(frame, to: id))
+            let relayedMessage = relayed(frame, to: id)
+            sessions[id]?.outbox.push(bytes: cost, relayed: relayedMessage)
             queuedFrames += 1
             queuedBytes += cost
             result.append(action)
