@@ -177,12 +177,13 @@ public final class SignalServer: Service, Sendable {
         let hardLimit = SessionConnection.hardLimit(for: limits)
         let wsRouter = Router(context: BasicWebSocketRequestContext.self)
         wsRouter.ws(RouterPath(stringLiteral: SignalProtocol.webSocketPath)) { inbound, outbound, _ in
-            await SessionConnection.run(
+            try await SessionConnection.run(
                 inbound: inbound, outbound: outbound, hub: hub, metrics: metrics, maxMessageBytes: hardLimit)
         }
         let channels = channels
         wsRouter.ws(RouterPath(stringLiteral: ChannelProtocol.webSocketPath)) { inbound, outbound, _ in
-            await ChannelConnection.run(inbound: inbound, outbound: outbound, hub: channels, maxMessageBytes: hardLimit)
+            try await ChannelConnection.run(
+                inbound: inbound, outbound: outbound, hub: channels, maxMessageBytes: hardLimit)
         }
         let wsConfiguration = HTTP1WebSocketUpgradeChannel.Configuration(
             // Keep-alive HTTP connections that go quiet are closed (the connection guard covers the first head).

@@ -1,9 +1,9 @@
-/// The `type` and request `id` of an oversized frame, read from its first bytes only.
+/// The `type` and request `id` of an oversized frame, read from its first and last bytes only.
 ///
 /// A frame over the size limit is refused without being parsed (parsing a 1 MiB frame costs far more than
 /// refusing it), but the refusal should still say which request it refuses: an `answer` for a `send`, an `error`
-/// with the request's `id` otherwise. Clients write `type` and `id` first, so the head of the text usually holds
-/// them; when it does not, the refusal goes out without an id. Nothing is allocated beyond the short type string.
+/// with the request's `id` otherwise. Encoders write `type` and `id` first or last, so the head or tail of the text
+/// usually holds them; when neither does, the refusal goes out without an id. Nothing is allocated beyond the short type string.
 public struct FrameHeadPeek: Sendable, Equatable {
     /// How many leading bytes are looked at.
     public static let scanLimit = 512
@@ -16,7 +16,16 @@ public struct FrameHeadPeek: Sendable, Equatable {
     /// Reads the head of `text`.
     public init(_ text: String) {
         var text = text
-        self = text.withUTF8 { Self.read(UnsafeBufferPointer(rebasing: $0.prefix(Self.scanLimit))) }
+        self = text.withUTF8 { bytes in
+            var head = Self.read(UnsafeBufferPointer(rebasing: bytes.prefix(Self.scanLimit)))
+            // Encoders that write the payload's keys first put `type` last: look at the tail too.
+            if head.type == nil || head.requestId == nil, bytes.count > Self.scanLimit {
+                let tail = Self.read(UnsafeBufferPointer(rebasing: bytes.suffix(Self.scanLimit)))
+                head.type = head.type ?? tail.type
+                head.requestId = head.requestId ?? tail.requestId
+            }
+            return head
+        }
     }
 
     /// A head with these values.

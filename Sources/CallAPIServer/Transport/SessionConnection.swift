@@ -11,7 +11,7 @@ enum SessionConnection {
     static func run(
         inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, hub: SignalHub, metrics: ServerMetrics,
         maxMessageBytes: Int
-    ) async {
+    ) async throws {
         // The connection ends when its reader or writer does, or when the hub aborts it (a slow consumer, whose
         // writer is stuck waiting for the socket): each of them signals `ended`.
         let (ended, end) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
@@ -21,26 +21,34 @@ enum SessionConnection {
         // When the client goes, the reader tells the hub, which finishes the outbox and so ends the writer; when
         // the writer ends first (the hub closed the session, or a write failed) or the hub aborts, both are
         // cancelled, and the reader then tells the hub.
-        await withTaskGroup(of: Void.self) { group in
+        let violation = await withTaskGroup(of: (any Error)?.self) { group in
             group.addTask {
-                await read(
+                let violation = await read(
                     inbound, session: id, hub: hub, maxMessageBytes: maxMessageBytes, maxFrameBytes: maxFrameBytes)
                 await hub.disconnected(id)
                 end.yield()
+                return violation
             }
             group.addTask {
                 await write(outbox, to: outbound, session: id, writes: writes, metrics: metrics)
                 end.yield()
+                return nil
             }
             for await _ in ended { break }
             group.cancelAll()
+            var violation: (any Error)?
+            for await result in group where result != nil { violation = result }
+            return violation
         }
+        // Rethrown so that WSCore closes with the code it carries (1007 for text that is not UTF-8, 1009 for a
+        // message over the limit); caught inside, it would close with 1000.
+        if let violation { throw violation }
     }
 
     private static func read(
         _ inbound: WebSocketInboundStream, session id: SessionID, hub: SignalHub, maxMessageBytes: Int,
         maxFrameBytes: Int
-    ) async {
+    ) async -> (any Error)? {
         do {
             for try await message in inbound.messages(maxSize: maxMessageBytes) {
                 switch message {
@@ -54,8 +62,10 @@ enum SessionConnection {
                 }
             }
         } catch {
-            // The socket failed or sent a protocol violation; WSCore has already answered with a close frame.
+            // The socket failed or sent a protocol violation, which WSCore answers once the handler rethrows it.
+            return error
         }
+        return nil
     }
 
     private static func write(

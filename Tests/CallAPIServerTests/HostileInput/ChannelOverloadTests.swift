@@ -52,6 +52,7 @@ import Testing
 
     @Test func aMemberThatReadsIsNeverClosed() {
         var state = makeState()
+        _ = state.handle(.written(bob, frames: 1))  // `joined`
         for _ in 0..<1000 {
             _ = state.handle(.frame(alice, .signal(.init(to: 1002, data: data)), now: now))
             _ = state.handle(.written(bob, frames: 1))

@@ -17,6 +17,7 @@ import Testing
         limits.maxOutboxFrames = 20
         limits.maxOutboxBytes = 100_000
         limits.maxRefusalsInARow = 50
+        limits.idleTimeoutMillis = 3_600_000
         hub = HubState(limits: limits)
     }
 
@@ -71,6 +72,7 @@ import Testing
     @Test mutating func aReaderThatKeepsUpIsNeverClosed() {
         login(sender, "1001")
         login(reader, "1002")
+        _ = hub.handle(.written(reader, frames: 1))  // `welcome`
         for number in 0..<1000 {
             let actions = send(number)
             #expect(answer(actions, to: sender)?.result == .delivered)
