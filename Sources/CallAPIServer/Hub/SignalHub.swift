@@ -59,7 +59,9 @@ actor SignalHub {
     }
 
     /// A text message arrived on `id`, decoded by the connection (off the hub's actor) as ``decode(_:)`` does.
-    func received(_ message: DecodedMessage, on id: SessionID, at instant: ContinuousClock.Instant) {
+    /// Returns whether the session is still open: once the hub has closed it, its reader stops reading.
+    @discardableResult
+    func received(_ message: DecodedMessage, on id: SessionID, at instant: ContinuousClock.Instant) -> Bool {
         let now = clock.nowMillis()
         switch message {
         case .oversized(let bytes, let requestId, let isSend):
@@ -69,6 +71,7 @@ actor SignalHub {
         case .undecodable(let error):
             handle(.undecodable(id, error, now: now))
         }
+        return state.sessions[id] != nil
     }
 
     /// A received text, read and checked against the frame limit.

@@ -5,6 +5,9 @@ import NIOWebSocket
 
 /// Runs one WebSocket connection: a reader feeding the hub and a writer draining the session's outbox.
 enum SessionConnection {
+    /// The hub closed the session: its reader stops reading (a flooder's frames would cost the hub for nothing).
+    struct ClosedByHub: Error {}
+
     /// Messages larger than this close the socket (1009) instead of getting a `too_large` answer.
     static func hardLimit(for limits: HubLimits) -> Int { max(limits.maxFrameBytes * 4, 1 << 20) }
 
@@ -26,6 +29,7 @@ enum SessionConnection {
                 let violation = await read(
                     inbound, session: id, hub: hub, maxMessageBytes: maxMessageBytes, maxFrameBytes: maxFrameBytes)
                 await hub.disconnected(id)
+                if violation is ClosedByHub { return nil }
                 end.yield()
                 return violation
             }
@@ -56,11 +60,15 @@ enum SessionConnection {
                     let arrived = ContinuousClock.now
                     // Parsed here, concurrently with other sessions, rather than on the hub's actor.
                     let message = SignalHub.decode(text, maxFrameBytes: maxFrameBytes)
-                    await hub.received(message, on: id, at: arrived)
+                    // A session the hub has closed (a flooder, say) is not read any further.
+                    guard await hub.received(message, on: id, at: arrived) else { throw ClosedByHub() }
                 case .binary:
                     await hub.receivedBinary(on: id)
                 }
             }
+        } catch is ClosedByHub {
+            // Not read further; the writer writes what is queued and the close, then ends the connection.
+            return ClosedByHub()
         } catch {
             // The socket failed or sent a protocol violation, which WSCore answers once the handler rethrows it.
             return error
