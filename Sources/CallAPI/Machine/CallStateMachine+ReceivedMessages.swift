@@ -13,7 +13,8 @@ extension CallStateMachine {
         // The channel's word on who sent it wins over the body's (shortfall 4).
         var sender = message.fromUserId
         if let vouched {
-            guard let id = UInt(vouched.userId) else {
+            // Ids past Int.max are refused too: the wire writes user ids as JSON integers (Int).
+            guard let id = UInt(vouched.userId), id <= UInt(Int.max) else {
                 return [
                     .log(.warning, "message dropped: the channel's sender id \"\(vouched.userId)\" is not a user id")
                 ]
