@@ -1,7 +1,7 @@
 /// A signaling adapter's listeners, held weakly as ``ISignalClient/addListener(listener:)`` asks: those that
-/// receive messages and those that hear the connection (``ISignalConnectionListener``). For the adapters in
-/// this package; keep it inside a lock.
-package struct SignalAdapterListeners: Sendable {
+/// receive messages and those that hear the connection (``ISignalConnectionListener``). A value: keep it
+/// behind your adapter's lock (docs/adapters.md).
+public struct SignalAdapterListeners: Sendable {
     private struct Message: Sendable {
         weak var listener: (any ISignalClientListener)?
     }
@@ -13,26 +13,26 @@ package struct SignalAdapterListeners: Sendable {
     private var messages: [Message] = []
     private var connections: [Connection] = []
 
-    package init() {}
+    public init() {}
 
-    package mutating func add(_ listener: any ISignalClientListener) {
+    public mutating func add(_ listener: any ISignalClientListener) {
         remove(listener)
         messages.append(Message(listener: listener))
     }
 
-    package mutating func remove(_ listener: any ISignalClientListener) {
+    public mutating func remove(_ listener: any ISignalClientListener) {
         messages.removeAll { $0.listener == nil || $0.listener === listener }
     }
 
-    package mutating func add(_ listener: any ISignalConnectionListener) {
+    public mutating func add(_ listener: any ISignalConnectionListener) {
         remove(listener)
         connections.append(Connection(listener: listener))
     }
 
-    package mutating func remove(_ listener: any ISignalConnectionListener) {
+    public mutating func remove(_ listener: any ISignalConnectionListener) {
         connections.removeAll { $0.listener == nil || $0.listener === listener }
     }
 
-    package var messageListeners: [any ISignalClientListener] { messages.compactMap(\.listener) }
-    package var connectionListeners: [any ISignalConnectionListener] { connections.compactMap(\.listener) }
+    public var messageListeners: [any ISignalClientListener] { messages.compactMap(\.listener) }
+    public var connectionListeners: [any ISignalConnectionListener] { connections.compactMap(\.listener) }
 }
