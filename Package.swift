@@ -69,7 +69,8 @@ let package = Package(
         .target(
             name: "CallAPIMQTT",
             dependencies: [
-                "CallAPI", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                "CallAPI", .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         .target(

@@ -27,7 +27,8 @@ final class MQTTConnection: Sendable {
     private let onPublish: @Sendable (MQTTPublish) -> Void
     private let onClose: @Sendable (any Error) -> Void
 
-    private init(onPublish: @escaping @Sendable (MQTTPublish) -> Void, onClose: @escaping @Sendable (any Error) -> Void) {
+    private init(onPublish: @escaping @Sendable (MQTTPublish) -> Void, onClose: @escaping @Sendable (any Error) -> Void)
+    {
         self.onPublish = onPublish
         self.onClose = onClose
     }

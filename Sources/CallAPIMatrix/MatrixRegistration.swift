@@ -1,7 +1,6 @@
+import AsyncHTTPClient
 import Crypto
 import Foundation
-
-import AsyncHTTPClient
 
 /// Accounts for development and tests on a homeserver you run: Synapse's shared-secret admin API
 /// (`/_synapse/admin/v1/register`: fetch a nonce, then post the user with

@@ -163,7 +163,10 @@ public final class MatrixSignalClient: ISignalClient {
 
     public func sendMessage(userId: String, message: String, completion: (@Sendable ((any Error)?) -> Void)?) {
         let job: Job = { [weak self] in
-            guard let self else { return completion?(MatrixClientError.notLoggedIn) ?? () }
+            guard let self else {
+                completion?(MatrixClientError.notLoggedIn)
+                return
+            }
             do {
                 try await self.send(to: userId, message: message)
                 completion?(nil)
@@ -230,12 +233,13 @@ public final class MatrixSignalClient: ISignalClient {
     private func poll(login: Int) async {
         var failures = 0
         while !Task.isCancelled {
-            guard let (since, token) = state.withLock({ state in
+            let current: (since: String?, token: String)? = state.withLock { state in
                 state.session.flatMap { $0.login == login ? ($0.since, $0.account.accessToken) : nil }
-            })
-            else { return }
+            }
+            guard let current else { return }
             do {
-                let response = try await sync(since: since, timeoutMillis: configuration.pollTimeoutMillis, token: token)
+                let response = try await sync(
+                    since: current.since, timeoutMillis: configuration.pollTimeoutMillis, token: current.token)
                 let current = state.withLock { state in
                     guard state.session?.login == login else { return false }
                     state.session?.since = response.nextBatch

@@ -41,7 +41,10 @@ struct MQTTCodecTests {
     @Test func connectWithCredentials() throws {
         let connect = MQTTConnect(clientId: "c", keepAliveSeconds: 0, username: "u", password: "p")
         let bytes = MQTTCodec.encode(.connect(connect))
-        #expect(bytes == [0x10, 19, 0x00, 0x04, 0x4D, 0x51, 0x54, 0x54, 0x04, 0xC2, 0x00, 0x00] + [0, 1, 0x63, 0, 1, 0x75, 0, 1, 0x70])
+        #expect(
+            bytes == [0x10, 19, 0x00, 0x04, 0x4D, 0x51, 0x54, 0x54, 0x04, 0xC2, 0x00, 0x00] + [
+                0, 1, 0x63, 0, 1, 0x75, 0, 1, 0x70,
+            ])
         #expect(try MQTTCodec.decode(bytes) == .connect(connect))
         let orphan = MQTTCodec.encode(.connect(MQTTConnect(clientId: "c", keepAliveSeconds: 0, password: "p")))
         #expect(try MQTTCodec.decode(orphan) == .connect(MQTTConnect(clientId: "c", keepAliveSeconds: 0)))

@@ -1,9 +1,9 @@
 import CallAPI
-import NIOConcurrencyHelpers
 import CallAPIServer
 import CallAPISignalClient
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 
 #if canImport(Glibc)
     import Glibc

@@ -5,7 +5,8 @@ import Foundation
 struct ConnectionsBenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "connections",
-        abstract: "N idle logged-in connections to a child `callapi-bench serve`: server memory per connection, connect rate."
+        abstract:
+            "N idle logged-in connections to a child `callapi-bench serve`: server memory per connection, connect rate."
     )
 
     @Option(help: "Idle connections to open.") var count = 10_000

@@ -1,6 +1,6 @@
 import CallAPI
-import NIOConcurrencyHelpers
 import Histogram
+import NIOConcurrencyHelpers
 
 /// Percentiles of a latency distribution, in microseconds.
 struct LatencySummary: Codable, Sendable, Equatable {

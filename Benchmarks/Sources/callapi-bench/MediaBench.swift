@@ -1,9 +1,9 @@
 import CallAPI
-import NIOConcurrencyHelpers
 import CallAPISignalClient
 import Foundation
 import Histogram
 import Logging
+import NIOConcurrencyHelpers
 
 #if canImport(CallAPIWebRTC)
     import CallAPIWebRTC
@@ -100,7 +100,8 @@ extension MediaBench {
         #if canImport(CallAPIWebRTC)
             let missing = WebRTCEngine.missingElements
             guard !missing.isEmpty else { return nil }
-            return "GStreamer elements missing: \(missing.joined(separator: ", ")) (scripts/setup-webrtc.sh installs them)"
+            return
+                "GStreamer elements missing: \(missing.joined(separator: ", ")) (scripts/setup-webrtc.sh installs them)"
         #else
             return "this build has no WebRTC engine (Linux: scripts/setup-webrtc.sh, then build the Benchmarks "
                 + "package with CALLAPI_WEBRTC=1)"

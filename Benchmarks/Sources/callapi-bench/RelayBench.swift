@@ -200,7 +200,9 @@ final class RelayProbe: ISignalClientListener {
     /// into the next one.
     func settle() async {
         let deadline = BenchClock.nanos() + 60_000_000_000
-        while BenchClock.nanos() < deadline, BenchClock.nanos() &- tally.withLockedValue({ $0.lastAnswerAt }) < 300_000_000 {
+        while BenchClock.nanos() < deadline,
+            BenchClock.nanos() &- tally.withLockedValue({ $0.lastAnswerAt }) < 300_000_000
+        {
             try? await Task.sleep(for: .milliseconds(50))
         }
     }

@@ -26,7 +26,9 @@ struct SynapsePeer: BenchPeer {
         do {
             let response = try await client.execute(
                 HTTPClientRequest(url: baseURL + "/_matrix/client/versions"), timeout: .seconds(5))
-            guard response.status == .ok else { throw BenchPeerError.unexpectedAnswer(peer: .synapse, "\(response.status)") }
+            guard response.status == .ok else {
+                throw BenchPeerError.unexpectedAnswer(peer: .synapse, "\(response.status)")
+            }
         } catch {
             try? await client.shutdown()
             throw BenchPeerError.unreachable(peer: .synapse, address: baseURL, reason: "\(error)")
