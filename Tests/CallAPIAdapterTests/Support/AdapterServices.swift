@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 
 /// The real servers the adapter tests run against, found through the environment `.ci/run` sets
 /// (scripts/services starts them); a suite whose server is absent is disabled with the reason.
@@ -15,11 +16,10 @@ enum AdapterServices {
     static let synapseURL = environment["CALLAPI_TEST_SYNAPSE_URL"].flatMap { $0.isEmpty ? nil : $0 }
     static let synapseSecret = environment["CALLAPI_TEST_SYNAPSE_SECRET"].flatMap { $0.isEmpty ? nil : $0 }
 
-    static let noMQTT = "needs a broker: CALLAPI_TEST_MQTT_URL (set by .ci/run; scripts/services/start-mosquitto.sh)"
-    static let noMosquitto = "needs the mosquitto binary: CALLAPI_TEST_MOSQUITTO (set by .ci/run)"
-    static let noSynapse =
-        "needs a homeserver: CALLAPI_TEST_SYNAPSE_URL and CALLAPI_TEST_SYNAPSE_SECRET (set by .ci/run; "
-        + "scripts/services/start-synapse.sh)"
+    static let noMQTT: Comment = "needs a broker: CALLAPI_TEST_MQTT_URL (set by .ci/run; scripts/services/start-mosquitto.sh)"
+    static let noMosquitto: Comment = "needs the mosquitto binary: CALLAPI_TEST_MOSQUITTO (set by .ci/run)"
+    static let noSynapse: Comment =
+        "needs a homeserver: CALLAPI_TEST_SYNAPSE_URL and CALLAPI_TEST_SYNAPSE_SECRET (set by .ci/run)"
 
     /// Distinct user ids per test, so tests sharing one broker or homeserver never see each other's messages.
     static func users(_ count: Int) -> [UInt] {

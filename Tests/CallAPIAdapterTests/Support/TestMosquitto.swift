@@ -60,8 +60,16 @@ final class TestMosquitto: Sendable {
         throw TimedOut(what: "mosquitto to listen on \(port)")
     }
 
+    private static func tcpSocket() -> Int32 {
+        #if canImport(Glibc)
+            socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+            socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+    }
+
     private static func accepts(port: Int) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = tcpSocket()
         defer { close(fd) }
         var address = loopback(port: port)
         return withUnsafePointer(to: &address) {
@@ -81,7 +89,7 @@ final class TestMosquitto: Sendable {
 
     /// A loopback port nothing listens on: bound, then released.
     static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = tcpSocket()
         defer { close(fd) }
         var address = loopback(port: 0)
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
