@@ -42,7 +42,7 @@ struct BenchServeCommand: AsyncParsableCommand {
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .error
         let server = try await LocalSignalServer.start(configuration: configuration, logger: logger)
         print("callapi-bench serve: listening on ws://127.0.0.1:\(server.port)/v1/signal")
-        fflush(stdout)
+        fflush(nil)  // every stream: the parent reads the line above
         // SIGTERM's default action ends the process; until then the server runs.
         while true { try await Task.sleep(for: .seconds(3_600)) }
     }
