@@ -18,6 +18,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scratch=${BENCH_SCRATCH:-.build-bench}
+# debug: a quick check that the script works end to end (figures not worth quoting).
+config=${BENCH_CONFIG:-release}
 connections=${BENCH_CONNECTIONS:-10000}
 relay_pairs=${BENCH_RELAY_PAIRS:-50}
 call_pairs=${BENCH_CALL_PAIRS:-100}
@@ -29,10 +31,10 @@ synapse_call_pairs=${BENCH_SYNAPSE_CALL_PAIRS:-20}
 peers=${BENCH_PEERS:-ours mosquitto synapse}
 out=bench/results.md
 
-echo "bench: building the Benchmarks package (release, scratch path $scratch)" >&2
-swift build -c release --package-path Benchmarks --scratch-path "$scratch" --product callapi-bench >&2
-swift build -c release --package-path Benchmarks --scratch-path "$scratch" --product callapi-allocs >&2
-bin="$scratch/release/callapi-bench"
+echo "bench: building the Benchmarks package ($config, scratch path $scratch)" >&2
+swift build -c "$config" --package-path Benchmarks --scratch-path "$scratch" --product callapi-bench >&2
+swift build -c "$config" --package-path Benchmarks --scratch-path "$scratch" --product callapi-allocs >&2
+bin="$scratch/$config/callapi-bench"
 
 work=$(mktemp -d)
 started=()
@@ -142,7 +144,7 @@ names+=(connections machine allocations media media-audio)
 run connections 120 connections --count "$connections"
 run machine 60 machine --calls 200000
 echo "bench: allocations" >&2
-timeout --kill-after=10 120 "$scratch/release/callapi-allocs" --calls 20000 >"$work/allocations" \
+timeout --kill-after=10 120 "$scratch/$config/callapi-allocs" --calls 20000 >"$work/allocations" \
     2>"$work/allocations.log" || printf '### allocations\n\nFailed: %s\n' "$(tail -1 "$work/allocations.log")" \
     >"$work/allocations"
 # Real media (Linux with GStreamer, the package built with CALLAPI_WEBRTC=1): accept() to both connected,
@@ -166,7 +168,7 @@ mkdir -p bench
     echo
     echo "- When: $(date -u +%Y-%m-%dT%H:%MZ)"
     echo "- Machine: $cores cores ($cpu), $memory, $(uname -sr); load average after the runs: $load"
-    echo "- Build: release (\`swift build -c release\`), $toolchain"
+    echo "- Build: $config (\`swift build -c $config\`), $toolchain"
     echo "- Peers: $mosquitto_version (loopback, QoS 1, max_inflight_messages 0); $synapse_version on $python_version"
     echo "  with SQLite, rate limits raised to 1,000,000/s (single process, no workers)"
     echo "- Everything on 127.0.0.1. Every server (ours: \`callapi-bench serve\`, Mosquitto, Synapse) is a separate process"
