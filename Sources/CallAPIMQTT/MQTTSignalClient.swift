@@ -17,7 +17,7 @@ import NIOCore
 ///   ``SignalSender``), so CallAPI trusts the ids in the message body. Lock the broker down: authenticate
 ///   clients (the user id is the MQTT user name, the token its password) and give it an ACL under which a
 ///   user reads only its own topic (`pattern read callapi/u/%u`) and writes only to users' topics
-///   (`topic write callapi/u/+`). docs/adapters.md has a Mosquitto configuration.
+///   (`pattern write callapi/u/+`). docs/adapters.md has a Mosquitto configuration.
 public final class MQTTSignalClient: ISignalClient {
     /// Where the broker is and how the client behaves.
     public struct Configuration: Sendable {

@@ -112,7 +112,7 @@ struct MQTTOwnBrokerTests {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let acl = directory.appendingPathComponent("acl").path
-        try "pattern read callapi/u/%u\ntopic write callapi/u/+\n".write(toFile: acl, atomically: true, encoding: .utf8)
+        try "pattern read callapi/u/%u\npattern write callapi/u/+\n".write(toFile: acl, atomically: true, encoding: .utf8)
         let broker = try TestMosquitto.start(extra: ["acl_file \(acl)"])
         defer { broker.stop() }
         let configuration = try MQTTSignalClient.Configuration(url: "mqtt://127.0.0.1:\(broker.port)")

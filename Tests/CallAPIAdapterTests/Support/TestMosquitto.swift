@@ -36,7 +36,7 @@ final class TestMosquitto: Sendable {
         return process
     }
 
-    /// Stops the broker (SIGTERM, waited for) and starts it again on the same port.
+    /// Stops the broker (SIGKILL, waited for: a crash) and starts it again on the same port.
     func restart() throws {
         stop()
         let next = try Self.launch(config: configPath)
@@ -47,7 +47,8 @@ final class TestMosquitto: Sendable {
     func stop() {
         let process = process.withLock { $0 }
         guard process.isRunning else { return }
-        process.terminate()
+        // SIGKILL: a child started from a test thread inherits that thread's blocked signals, SIGTERM among them.
+        kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
     }
 
