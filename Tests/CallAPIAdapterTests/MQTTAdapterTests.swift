@@ -112,7 +112,8 @@ struct MQTTOwnBrokerTests {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let acl = directory.appendingPathComponent("acl").path
-        try "pattern read callapi/u/%u\npattern write callapi/u/+\n".write(toFile: acl, atomically: true, encoding: .utf8)
+        let rules = "pattern read callapi/u/%u\npattern write callapi/u/+\n"
+        try rules.write(toFile: acl, atomically: true, encoding: .utf8)
         let broker = try TestMosquitto.start(extra: ["acl_file \(acl)"])
         defer { broker.stop() }
         let configuration = try MQTTSignalClient.Configuration(url: "mqtt://127.0.0.1:\(broker.port)")
