@@ -386,7 +386,7 @@ private final class ChaosScenario: Sendable {
         trace.withLock {
             $0.append(
                 "msg t=\(envelope.sentAtMillis - start) \(envelope.from)→\(envelope.to) \(message.action) "
-                    + "#\(message.messageId) call \(message.callId.prefix(8))\(extra)")
+                    + "#\(message.messageId.map(String.init) ?? "-") call \(message.callId.prefix(8))\(extra)")
         }
     }
 }
