@@ -63,7 +63,8 @@ enum MachineStates {
             var caller = prepared
             _ = caller.handle(.call(remoteUserId: peer, type: .video, extension: nil, callId: "c1"), now: start)
             states.append(caller)
-            _ = caller.handle(.received(text: message(.accept, callId: "c1", reliable: reliablePeer), sender: nil), now: start)
+            _ = caller.handle(
+                .received(text: message(.accept, callId: "c1", reliable: reliablePeer), sender: nil), now: start)
             states.append(caller)
             _ = caller.handle(.rtc(.remoteFirstVideoFrameDecoded(channel: "room-1", uid: peer)), now: start)
             states.append(caller)

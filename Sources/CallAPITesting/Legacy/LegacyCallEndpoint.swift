@@ -134,9 +134,15 @@ public final class LegacyCallEndpoint: ISignalClientListener {
             let timer = clock.schedule(afterMillis: millis) { [weak self] in
                 self?.run(.ringTimerFired(generation: generation))
             }
-            core.withLock { $0.timer?.cancel(); $0.timer = timer }
+            core.withLock {
+                $0.timer?.cancel()
+                $0.timer = timer
+            }
         case .stopRingTimer:
-            core.withLock { $0.timer?.cancel(); $0.timer = nil }
+            core.withLock {
+                $0.timer?.cancel()
+                $0.timer = nil
+            }
         case .report(let state, let reason):
             core.withLock { $0.changes.append(StateChange(state: state, reason: reason)) }
         }

@@ -49,8 +49,10 @@ package struct LegacyCallMachine: Sendable {
         switch input {
         case .call(let peer, let type, let callId): placeCall(to: peer, type: type, callId: callId, now: now)
         case .accept: accept(now: now)
-        case .reject(let reason): leave(.reject, ["rejectReason": reason.map(JSONValue.string) ?? .null,
-                                                  "rejectByInternal": .int(0)], .localRejected, now: now)
+        case .reject(let reason):
+            leave(
+                .reject, ["rejectReason": reason.map(JSONValue.string) ?? .null, "rejectByInternal": .int(0)],
+                .localRejected, now: now)
         case .cancel: leave(.cancelCall, ["cancelCallByInternal": .int(0)], .localCancelled, now: now)
         case .hangup(let reason):
             leave(.hangup, ["hangupReason": reason.map(JSONValue.string) ?? .null], .localHangup, now: now)

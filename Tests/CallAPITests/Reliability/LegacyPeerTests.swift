@@ -115,7 +115,8 @@ extension LegacyPeerTests {
         let w = LegacyWorld(flavour, firstFrameLatencyMillis: 2_000)
         w.legacy.call(1)
         w.clock.advance(byMillis: 100)
-        #expect(w.listener.lastState.map { StateReason($0.state, $0.reason) } == StateReason(.calling, .remoteVideoCall))
+        #expect(
+            w.listener.lastState.map { StateReason($0.state, $0.reason) } == StateReason(.calling, .remoteVideoCall))
         w.ours.accept(remoteUserId: 9, completion: nil)
         w.clock.advance(byMillis: 100)
         #expect(w.ours.state == .connecting)

@@ -20,7 +20,8 @@ final class LegacyWorld: Sendable {
         legacyTimeout: Int64 = 15_000, firstFrameLatencyMillis: Int64 = 40
     ) {
         network = InMemorySignalNetwork(clock: clock, latencyMillis: latencyMillis)
-        world = SimulatedRTCWorld(clock: clock, timing: .init(joinLatencyMillis: 30, firstFrameLatencyMillis: firstFrameLatencyMillis))
+        world = SimulatedRTCWorld(
+            clock: clock, timing: .init(joinLatencyMillis: 30, firstFrameLatencyMillis: firstFrameLatencyMillis))
         legacy = LegacyCallEndpoint(
             flavour, userId: 9, network: network, world: world, ringTimeoutMillis: legacyTimeout)
         for (user, api, listener) in [(UInt(1), ours, listener), (3, third, thirdListener)] {
