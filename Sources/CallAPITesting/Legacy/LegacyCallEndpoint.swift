@@ -12,13 +12,16 @@ import Foundation
 public final class LegacyCallEndpoint: ISignalClientListener {
     /// A state change the endpoint reported to its app.
     public struct StateChange: Sendable, Equatable, CustomStringConvertible {
+        /// The state it entered.
         public var state: CallStateType
+        /// Why.
         public var reason: CallStateReason
         public var description: String { "\(state)(\(reason))" }
     }
 
     /// A message as it arrived.
     public struct Received: Sendable, Equatable {
+        /// The text as delivered.
         public var text: String
         /// Its `message_action`, or nil when it had none.
         public var action: Int?
@@ -31,7 +34,9 @@ public final class LegacyCallEndpoint: ISignalClientListener {
         var received: [Received] = []
     }
 
+    /// Which deployed client it behaves like.
     public let flavour: LegacyFlavour
+    /// Its user id on the network.
     public let userId: UInt
     private let client: InMemorySignalClient
     private let engine: SimulatedRTCEngine
@@ -95,6 +100,8 @@ public final class LegacyCallEndpoint: ISignalClientListener {
 
     // MARK: - Inputs from the channel and the media
 
+    /// A message from the network, handled as the deployed clients do: the sender is whoever the body's
+    /// `fromUserId` names.
     public func onMessageReceive(message: String) {
         let action = (try? JSONDecoder().decode([String: JSONValue].self, from: Data(message.utf8)))?[
             "message_action"]?.intValue
