@@ -42,12 +42,12 @@ struct ReceivedInputSafetyTests {
     /// Through the public API and a channel that does not vouch: the crash the issue reports.
     @Test func theReportedOverflowThroughOnMessageReceiveIsNoTrap() {
         let h = CallHarness()
-        h.network.vouchesForSender = false
         let call = CallMessage(
             action: .videoCall, timestamp: .min, messageId: 1, fromUserId: 1, callId: "x", remoteUserId: 2,
             fromRoomId: "room-1")
-        h.network.inject(text: call.encoded(), from: 1, to: 2)
+        h[2].api.onMessageReceive(message: call.encoded())
         #expect(h[2].api.state == .prepared)
+        #expect(h[2].listener.stateRecords.isEmpty)
     }
 
     /// `UInt("01001")` is 1001: whoever could get a token for "01001" could act as 1001 in 1001's calls.

@@ -29,6 +29,10 @@ public final class LegacyCallEndpoint: ISignalClientListener {
 
     private struct Core: Sendable {
         var machine: LegacyCallMachine
+        /// Inputs waiting while an earlier one's actions are performed: like the deployed clients' one
+        /// event loop, an input is handled only after the previous one's actions all ran.
+        var pending: [LegacyInput] = []
+        var draining = false
         var timer: (any CallTimer)?
         var changes: [StateChange] = []
         var received: [Received] = []
@@ -120,11 +124,30 @@ public final class LegacyCallEndpoint: ISignalClientListener {
         }
     }
 
-    /// Handles one input under the lock and performs its actions outside it: a send may deliver at once and
-    /// come back here.
+    /// Handles one input under the lock and performs its actions outside it (a send may deliver at once and
+    /// come back here, in which case that input waits its turn).
     private func run(_ input: LegacyInput) {
-        let actions = core.withLock { $0.machine.handle(input, now: clock.nowMillis()) }
-        for action in actions { perform(action) }
+        let first = core.withLock { core -> Bool in
+            core.pending.append(input)
+            guard !core.draining else { return false }
+            core.draining = true
+            return true
+        }
+        guard first else { return }
+        while let actions = next() {
+            for action in actions { perform(action) }
+        }
+    }
+
+    /// The actions of the next waiting input, or nil when none is left.
+    private func next() -> [LegacyAction]? {
+        core.withLock { core -> [LegacyAction]? in
+            guard !core.pending.isEmpty else {
+                core.draining = false
+                return nil
+            }
+            return core.machine.handle(core.pending.removeFirst(), now: clock.nowMillis())
+        }
     }
 
     private func perform(_ action: LegacyAction) {

@@ -46,6 +46,15 @@ struct LegacyFlowTests {
         var state: () -> CallStateType
         var lastReason: () -> CallStateReason?
         var callId: () -> String
+        /// The Web client ends its call when the peer leaves the RTC channel, reporting remoteHangup; with
+        /// signaling slower than media, that comes before the message that says why.
+        var endsOnPeerLeavingChannel = false
+
+        /// It ended its call for `reason`, or, where it ends on the channel hint, for that.
+        func ended(_ reason: CallStateReason) -> Bool {
+            state() == .prepared
+                && (lastReason() == reason || (endsOnPeerLeavingChannel && lastReason() == .remoteHangup))
+        }
     }
 
     static func parties(_ w: LegacyWorld, _ direction: Direction) -> (caller: Party, callee: Party) {
@@ -60,7 +69,7 @@ struct LegacyFlowTests {
             name: "legacy", place: { w.legacy.call(1, type: $0) }, accept: { w.legacy.accept() },
             reject: { w.legacy.reject(reason: "no") }, cancel: { w.legacy.cancel() }, hangup: { w.legacy.hangup() },
             state: { w.legacy.state.type }, lastReason: { w.legacy.stateChanges.last?.reason },
-            callId: { w.legacy.state.call?.callId ?? "" })
+            callId: { w.legacy.state.call?.callId ?? "" }, endsOnPeerLeavingChannel: w.legacy.flavour == .web)
         return direction == .weCall ? (ours, legacy) : (legacy, ours)
     }
 
@@ -95,8 +104,7 @@ struct LegacyFlowTests {
             w.clock.advance(byMillis: step)
             callee.reject()
             w.clock.advance(byMillis: step)
-            #expect(caller.state() == .prepared)
-            #expect(caller.lastReason() == .remoteRejected)
+            #expect(caller.ended(.remoteRejected))
             #expect(callee.lastReason() == .localRejected)
 
         case .cancel:
@@ -105,21 +113,19 @@ struct LegacyFlowTests {
             caller.cancel()
             w.clock.advance(byMillis: step)
             #expect(caller.lastReason() == .localCancelled)
-            #expect(callee.state() == .prepared)
-            #expect(callee.lastReason() == .remoteCancelled)
+            #expect(callee.ended(.remoteCancelled))
 
         case .timeout:
             caller.place(.video)
             w.clock.advance(byMillis: 10_000 + step)
             #expect(caller.state() == .prepared)
             #expect(caller.lastReason() == .callingTimeout)
-            #expect(callee.state() == .prepared)
             // The Web client has no remoteCallingTimeout: it shows a plain remote cancel.
             let calleeIsWeb = s.direction == .weCall && s.flavour == .web
-            #expect(callee.lastReason() == (calleeIsWeb ? .remoteCancelled : .remoteCallingTimeout))
+            #expect(callee.ended(calleeIsWeb ? .remoteCancelled : .remoteCallingTimeout))
 
         case .busy:
-            busy(s, w, caller: caller, callee: callee, step: step)
+            busy(s, w, caller: caller, callee: callee, roundTrip: 2 * s.latency + 200)
 
         case .audio:
             caller.place(.audio)
@@ -175,7 +181,7 @@ struct LegacyFlowTests {
     }
 
     /// The callee is already in a call with user 3 (ours); the caller hears busy, and the call with 3 goes on.
-    private func busy(_ s: Scenario, _ w: LegacyWorld, caller: Party, callee: Party, step: Int64) {
+    private func busy(_ s: Scenario, _ w: LegacyWorld, caller: Party, callee: Party, roundTrip step: Int64) {
         if s.direction == .weCall {
             w.legacy.call(3)
         } else {
