@@ -158,9 +158,7 @@ final class ChaosScenario: Sendable {
         roll { String($0.next(), radix: 16) }
     }
 
-    private func others(than user: UInt) -> [UInt] {
-        (endpoints.map(\.userId) + legacy.map(\.userId)).filter { $0 != user }
-    }
+    private func others(than user: UInt) -> [UInt] { endpoints.map(\.userId).filter { $0 != user } }
 
     // MARK: - Actions
 
@@ -216,7 +214,7 @@ final class ChaosScenario: Sendable {
         switch (api.state, snapshot.isCaller) {
         case (.prepared, _), (.failed, _), (.idle, _):
             if choice < 0.7 {
-                let target = roll { others(than: endpoint.userId).randomElement(using: &$0)! }
+                let target = roll { callTargets(than: endpoint.userId).randomElement(using: &$0)! }
                 let type: CallType = roll { $0.chance(0.5) } ? .video : .audio
                 request(endpoint, "call \(target) \(type)") {
                     $0.call(remoteUserId: target, callType: type, callExtension: [:], completion: $1)
