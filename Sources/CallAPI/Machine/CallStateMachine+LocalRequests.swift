@@ -4,6 +4,9 @@ extension CallStateMachine {
         guard state == .idle, self.userId == nil else {
             return [.log(.warning, "initialize ignored: already initialized (state: \(state))")]
         }
+        guard userId <= UserID.maximum else {
+            return [.log(.error, "initialize ignored: user id \(userId) is larger than the wire's \(UserID.maximum)")]
+        }
         setInitialized(userId, reliability: reliability)
         return [.log(.normal, "initialized as user \(userId)")]
     }
@@ -50,6 +53,9 @@ extension CallStateMachine {
         guard let userId else { return refuse("call before initialize", code: .notInitialized) }
         guard state == .prepared, prepareConfig != nil else { return refuse("call needs the prepared state") }
         guard remoteUserId != userId else { return refuse("cannot call yourself", code: .invalidArgument) }
+        guard remoteUserId <= UserID.maximum else {
+            return refuse("user id \(remoteUserId) is larger than the wire's \(UserID.maximum)", code: .invalidArgument)
+        }
         let room = roomForNewCall(callId: callId, userId: userId)
         var message = message(.call(type), callId: callId, now: now) {
             $0.remoteUserId = remoteUserId

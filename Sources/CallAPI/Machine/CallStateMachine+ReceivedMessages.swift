@@ -2,39 +2,63 @@
 extension CallStateMachine {
     mutating func receive(_ text: String, sender vouched: SignalSender?, now: Int64) -> [CallAction] {
         guard let userId, state != .idle else { return [.log(.normal, "message ignored: not initialized")] }
-        let message: CallMessage
+        let decoded: CallMessage
         let fields: [String: JSONValue]
         do {
-            (message, fields) = try CallMessage.decode(text)
+            (decoded, fields) = try CallMessage.decode(text)
         } catch {
             return [.log(.normal, "message dropped: \(error)")]
         }
         var actions: [CallAction] = []
         // The channel's word on who sent it wins over the body's (shortfall 4).
-        var sender = message.fromUserId
+        var sender = decoded.fromUserId
         if let vouched {
-            // Ids past Int.max are refused too: the wire writes user ids as JSON integers (Int).
-            guard let id = UInt(vouched.userId), id <= UInt(Int.max) else {
+            guard let id = UserID.canonical(vouched.userId) else {
                 return [
-                    .log(.warning, "message dropped: the channel's sender id \"\(vouched.userId)\" is not a user id")
+                    .log(
+                        .warning,
+                        "message dropped: the channel's sender id \"\(vouched.userId)\" is not a user id in canonical "
+                            + "decimal form")
                 ]
             }
-            if id != message.fromUserId {
+            if id != decoded.fromUserId {
                 actions.append(
-                    .log(.warning, "message from user \(id) claims fromUserId \(message.fromUserId); using \(id)"))
+                    .log(.warning, "message from user \(id) claims fromUserId \(decoded.fromUserId); using \(id)"))
             }
             sender = id
         }
         guard sender != userId else { return actions + [.log(.warning, "message from this user to itself dropped")] }
+        let message = busyAnswerToCurrentCall(decoded, from: sender)
+        if message.callId != decoded.callId {
+            actions.append(
+                .log(
+                    .normal,
+                    "busy reject from user \(sender) carries its own call \(decoded.callId): taken as the answer to "
+                        + "\(message.callId)"))
+        }
         noteReceived(message, from: sender, now: now)
         if message.action == .ack { return actions + receiveAck(message, from: sender, now: now) }
         // Handling a message twice equals handling it once (shortfall 2); the sender still gets its ack.
         guard !isRepeat(message, sender: sender) else {
-            return actions + [.log(.normal, "repeated message \(message.messageId) of call \(message.callId) ignored")]
+            let id = message.messageId.map(String.init) ?? "without messageId"
+            return actions + [.log(.normal, "repeated \(message.action) \(id) of call \(message.callId) ignored")]
                 + acknowledgement(of: message, from: sender, now: now)
         }
         actions += handle(message, sender: sender, fields: fields, receivedAt: vouched?.receivedAtMillis, now: now)
         return actions + acknowledgement(of: message, from: sender, now: now)
+    }
+
+    /// The deployed clients stamp their busy reject with the callId of their own current call, not ours
+    /// (wire-format.md, the busy paragraph): a busy reject from the user this endpoint is calling is that
+    /// user's answer to the current call, whatever its callId. Only for senders without the reliability
+    /// mark: ours stamp the call they refuse, so a late busy of an earlier call cannot end this one.
+    private func busyAnswerToCurrentCall(_ message: CallMessage, from sender: UInt) -> CallMessage {
+        guard message.action == .reject, message.rejectByInternal, !message.reliable, state == .calling,
+            let call, call.isCaller, call.peer == sender, call.callId != message.callId
+        else { return message }
+        var answer = message
+        answer.callId = call.callId
+        return answer
     }
 
     private mutating func handle(
@@ -128,10 +152,11 @@ extension CallStateMachine {
     /// The age in milliseconds when the message is older than the ring timeout allows (shortfall 8), else nil.
     private func staleness(of message: CallMessage, receivedAt: Int64?, now: Int64) -> Int64? {
         guard let timeout = prepareConfig?.callTimeoutMillisecond, timeout > 0 else { return nil }
-        let age = receivedAt.map { now - $0 } ?? (now - message.timestamp)
+        // Both times come from outside (a sender's clock, a channel's): saturate rather than trap.
+        let age = now.saturatingMinus(receivedAt ?? message.timestamp)
         let allowance =
             receivedAt == nil ? Self.senderClockSkewAllowanceMillis : Self.channelClockSkewAllowanceMillis
-        return age > Int64(clamping: timeout) + allowance ? age : nil
+        return age > Int64(clamping: timeout).saturatingPlus(allowance) ? age : nil
     }
 
     private mutating func ring(

@@ -3,17 +3,18 @@
 // our endpoints every call message carries `reliability: 1`; a peer whose messages lack it is treated as a
 // wire-format-1.0 client and is never sent acknowledgements, keep-alives or retries.
 extension CallStateMachine {
-    /// Registers every new reliable send of `actions` for retrying until acknowledged.
+    /// Registers every new reliable send of `actions` for retrying until acknowledged, when its receiver has
+    /// shown that it acknowledges: the deployed 1.0 clients do not de-duplicate, so a message is never sent
+    /// twice to a peer not known to acknowledge (wire-format.md, "How the deployed clients treat repeats").
     mutating func trackReliableSends(_ actions: [CallAction], now: Int64) -> [CallAction] {
         guard reliability.acknowledges, userId != nil else { return actions }
         var result = actions
         for case .send(let message, let to, _) in actions
-        where message.action.isCallFlow && message.reliable && outstanding[message.messageId] == nil
-            && peerCapabilities[to] != false
-        {
-            outstanding[message.messageId] = OutstandingMessage(
+        where message.action.isCallFlow && message.reliable && peerCapabilities[to] == true {
+            guard let id = message.messageId, outstanding[id] == nil else { continue }
+            outstanding[id] = OutstandingMessage(
                 message: message, to: to, firstSentAt: now, nextDelay: reliability.firstRetryMillis)
-            result.append(.startTimer(.retry(messageId: message.messageId), millis: reliability.firstRetryMillis))
+            result.append(.startTimer(.retry(messageId: id), millis: reliability.firstRetryMillis))
         }
         return result
     }
@@ -55,10 +56,12 @@ extension CallStateMachine {
 
     /// The acknowledgement of a received message, when its sender wants one.
     mutating func acknowledgement(of message: CallMessage, from sender: UInt, now: Int64) -> [CallAction] {
-        guard message.reliable, reliability.acknowledges, message.action != .ack else { return [] }
+        guard message.reliable, reliability.acknowledges, message.action != .ack, let id = message.messageId else {
+            return []
+        }
         let inCall = call?.peer == sender
         let ack = self.message(.ack, callId: message.callId, now: now) {
-            $0.ackMessageId = message.messageId
+            $0.ackMessageId = id
             $0.inCall = inCall
         }
         return [.send(ack, to: sender, completesRequest: false)]
@@ -88,7 +91,7 @@ extension CallStateMachine {
         case .keepAlive(let callId):
             guard let call, call.callId == callId, call.keepAliveArmed else { return [] }
             let keepAlive = message(.keepAlive, callId: callId, now: now)
-            updateCall { $0.keepAliveIds = Array(($0.keepAliveIds + [keepAlive.messageId]).suffix(8)) }
+            updateCall { $0.keepAliveIds = Array(($0.keepAliveIds + [keepAlive.messageId ?? 0]).suffix(8)) }
             return [
                 .send(keepAlive, to: call.peer, completesRequest: false),
                 .startTimer(.keepAlive(callId: callId), millis: keepAliveInterval),
@@ -117,7 +120,7 @@ extension CallStateMachine {
         case .accept: stillUseful = call?.callId == message.callId
         default: stillUseful = true
         }
-        guard stillUseful, peerCapabilities[entry.to] != false, now - entry.firstSentAt < reliability.retryBoundMillis
+        guard stillUseful, peerCapabilities[entry.to] == true, now - entry.firstSentAt < reliability.retryBoundMillis
         else {
             outstanding[id] = nil
             return [.log(.normal, "stopped retrying \(message.action) \(id) of call \(message.callId)")]
@@ -157,5 +160,8 @@ extension CallStateMachine {
     }
 
     /// Whether a failed send is a retry (its failure is logged, not reported again).
-    func isRetry(_ message: CallMessage) -> Bool { (outstanding[message.messageId]?.attempts ?? 0) > 0 }
+    func isRetry(_ message: CallMessage) -> Bool {
+        guard let id = message.messageId else { return false }
+        return (outstanding[id]?.attempts ?? 0) > 0
+    }
 }
