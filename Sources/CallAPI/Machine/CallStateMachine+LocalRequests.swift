@@ -41,6 +41,7 @@ extension CallStateMachine {
                     + config.invalidExtensionKeys.joined(separator: ", "), code: .invalidArgument)
         }
         setPrepareConfig(config)
+        preJoined = nil
         return [.leaveRTC(remoteUid: nil), setState(.prepared, .none), .completeRequest(nil)]
     }
 
@@ -50,7 +51,9 @@ extension CallStateMachine {
         guard let userId else { return refuse("call before initialize", code: .notInitialized) }
         guard state == .prepared, prepareConfig != nil else { return refuse("call needs the prepared state") }
         guard remoteUserId != userId else { return refuse("cannot call yourself", code: .invalidArgument) }
-        let room = roomForNewCall(callId: callId, userId: userId)
+        let preJoinedRoom = takePreJoinedRoom()
+        let callId = preJoinedRoom?.callId ?? callId
+        let room = preJoinedRoom?.room ?? roomForNewCall(callId: callId, userId: userId)
         var message = message(.call(type), callId: callId, now: now) {
             $0.remoteUserId = remoteUserId
             $0.fromRoomId = room
@@ -68,7 +71,7 @@ extension CallStateMachine {
         let reason: CallStateReason = type == .video ? .localVideoCall : .localAudioCall
         actions.insert(setState(.calling, reason, info: info), at: 1)
         actions.insert(.notifyEvent(type == .video ? .localVideoCall : .localAudioCall, reason: nil), at: 2)
-        actions += joinCallRoom()
+        actions += preJoinedRoom.map { startCallInPreJoinedRoom($0) } ?? joinCallRoom()
         return actions
     }
 
@@ -150,6 +153,6 @@ extension CallStateMachine {
         }
         config.rtcToken = token
         setPrepareConfig(config)
-        return call?.joinedRTC == true ? [.renewRTCToken(token)] : []
+        return call?.joinedRTC == true || preJoined != nil ? [.renewRTCToken(token)] : []
     }
 }
