@@ -147,10 +147,11 @@ public final class SimulatedRTCEngine: CallRTCEngine {
     }
 
     public func updateMedia(_ media: RTCMediaOptions) {
-        guard let channel = state.withLock({ state -> String? in
-            state.media = media
-            return state.channel
-        })
+        guard
+            let channel = state.withLock({ state -> String? in
+                state.media = media
+                return state.channel
+            })
         else { return }
         world?.update(userId, channel: channel, media: media)
     }

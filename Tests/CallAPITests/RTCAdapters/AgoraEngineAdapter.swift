@@ -152,7 +152,8 @@ private final class SDKConfined: @unchecked Sendable {
             byToken: token, connection: connection, delegate: delegate, mediaOptions: media.agoraOptions(token: nil),
             joinSuccess: nil)
         if result < 0 {
-            listeners.emit(.joinFailed(channel: channel, code: Int(-result), message: "joinChannelEx returned \(result)"))
+            listeners.emit(
+                .joinFailed(channel: channel, code: Int(-result), message: "joinChannelEx returned \(result)"))
         }
         return Membership(connection: connection, delegate: delegate)
     }
@@ -176,7 +177,8 @@ private final class ConnectionDelegate: RtcEngineDelegateShape {
 
     private func emit(_ event: RTCEngineEvent) { listeners.emit(event) }
 
-    func rtcEngine(_ engine: any AgoraShapedRtcEngine, didJoinChannel channel: String, withUid uid: UInt, elapsed: Int) {
+    func rtcEngine(_ engine: any AgoraShapedRtcEngine, didJoinChannel channel: String, withUid uid: UInt, elapsed: Int)
+    {
         emit(.localJoined(channel: self.channel, uid: uid))
     }
 

@@ -112,7 +112,8 @@ struct AgoraEngineAdapterTests {
     func showroomOverAdapter() {
         let showroom = Showroom(engine: adapter, channel: "show", token: "t", uid: 1)
         showroom.open()
-        showroom.onCallStateChanged(with: .connected, stateReason: .recvRemoteFirstFrame, eventReason: "", eventInfo: [:])
+        showroom.onCallStateChanged(
+            with: .connected, stateReason: .recvRemoteFirstFrame, eventReason: "", eventInfo: [:])
         showroom.onCallStateChanged(with: .prepared, stateReason: .remoteHangup, eventReason: "", eventInfo: [:])
         flush()
         #expect(
@@ -141,7 +142,9 @@ struct AgoraEngineAdapterTests {
         try await caller.call(remoteUserId: 2)
         flush()
         let room = caller.getRoomId()
-        #expect(fake.calls.contains("joinChannelEx \(room) uid=1 token=tok camera=true mic=true subAudio=true subVideo=true"))
+        #expect(
+            fake.calls.contains(
+                "joinChannelEx \(room) uid=1 token=tok camera=true mic=true subAudio=true subVideo=true"))
         #expect(fake.calls.contains("muteRemoteAudioStream 2 mute=true"), "the peer is muted until connected")
         fake.callback(room) { $0.rtcEngine($1, didJoinChannel: room, withUid: 1, elapsed: 1) }
         try await callee.accept(remoteUserId: 1)

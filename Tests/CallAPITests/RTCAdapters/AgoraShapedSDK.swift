@@ -47,7 +47,8 @@ enum UserOfflineReason: UInt {
 protocol AgoraShapedRtcEngine: AnyObject {
     func joinChannelEx(
         byToken token: String?, connection: RtcConnection, delegate: (any RtcEngineDelegateShape)?,
-        mediaOptions: RtcChannelMediaOptions, joinSuccess: ((String, UInt, Int) -> Void)?) -> Int32
+        mediaOptions: RtcChannelMediaOptions, joinSuccess: ((String, UInt, Int) -> Void)?
+    ) -> Int32
     func updateChannelEx(with mediaOptions: RtcChannelMediaOptions, connection: RtcConnection) -> Int32
     func leaveChannelEx(_ connection: RtcConnection, leaveChannelBlock: ((Any) -> Void)?) -> Int32
     func setupLocalVideo(_ local: RtcVideoCanvas?) -> Int32

@@ -78,7 +78,8 @@ struct RTCEngineListenerTests {
         for event in events { engine.emit(event) }
         #expect(
             log.all == [
-                .localJoined(channel: "call", uid: 1), .localFirstVideoFrameCaptured, .error(code: 5, message: "engine"),
+                .localJoined(channel: "call", uid: 1), .localFirstVideoFrameCaptured,
+                .error(code: 5, message: "engine"),
             ])
     }
 

@@ -47,7 +47,8 @@ struct ShowroomTests {
     @Test("simulated: the host stops publishing in the showroom at connected, stays in it, and resumes at hangup")
     func simulatedHostPausesForCall() {
         let (host, caller, viewer): (UInt, UInt, UInt) = (1, 2, 3)
-        let harness = CallHarness(users: [host, caller], timing: .init(joinLatencyMillis: 40, firstFrameLatencyMillis: 30))
+        let harness = CallHarness(
+            users: [host, caller], timing: .init(joinLatencyMillis: 40, firstFrameLatencyMillis: 30))
         let viewerEngine = harness.world.engine(userId: viewer)
         let seen = EventLog()
         viewerEngine.addEventListener(seen.listener)

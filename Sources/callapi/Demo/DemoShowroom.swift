@@ -1,0 +1,87 @@
+import CallAPI
+
+/// The showroom scenario's live room: the host's ``Showroom`` beside its calls and one viewer watching it,
+/// both narrated on the demo's timelines.
+final class DemoShowroom: CallApiListenerProtocol {
+    /// What the viewer receives from the host.
+    enum Seen: Sendable, Equatable {
+        case nothing
+        case both
+        case partly
+    }
+
+    private let showroom: Showroom
+    private let channel: String
+    private let host: UInt
+    private let viewer: UInt
+    private let viewerEngine: any CallRTCEngine
+    private let hostTimeline: TimelineListener
+    private let viewerTimeline: TimelineListener
+    private let seen = Locked<(publishing: Seen, frame: Bool, token: RTCEventListenerToken?)>((.nothing, false, nil))
+
+    init(
+        host: UInt, hostEngine: any CallRTCEngine, hostTimeline: TimelineListener, viewer: UInt,
+        viewerEngine: any CallRTCEngine, viewerTimeline: TimelineListener, channel: String
+    ) {
+        showroom = Showroom(engine: hostEngine, channel: channel, token: "demo-token", uid: host)
+        self.channel = channel
+        self.host = host
+        self.viewer = viewer
+        self.viewerEngine = viewerEngine
+        self.hostTimeline = hostTimeline
+        self.viewerTimeline = viewerTimeline
+    }
+
+    /// What the viewer sees of the host now: both kinds once a first frame came in, until the host pauses.
+    var viewerSees: Seen { seen.withLock { $0.frame ? $0.publishing : .nothing } }
+
+    /// The host goes live; the viewer joins to watch.
+    func open() {
+        seen.withLock { $0.publishing = .both }
+        showroom.open()
+        hostTimeline.note("  showroom \(channel): live, publishing")
+        let token = viewerEngine.addEventListener(channel: channel) { [weak self] event in self?.viewerGot(event) }
+        seen.withLock { $0.token = token }
+        viewerEngine.joinChannel(channel, token: "demo-token", uid: viewer, media: .audience)
+    }
+
+    /// The viewer leaves and the host closes the showroom.
+    func close() {
+        viewerEngine.leaveChannel()
+        if let token = seen.withLock({ $0.token }) { viewerEngine.removeEventListener(token) }
+        showroom.close()
+        hostTimeline.note("  showroom \(channel): closed")
+    }
+
+    func onCallStateChanged(
+        with state: CallStateType, stateReason: CallStateReason, eventReason: String, eventInfo: [String: Any]
+    ) {
+        // Added after the showroom's own listener, so it has acted on this state already.
+        let publishing = showroom.isPublishing
+        let was = seen.withLock { $0.token != nil }
+        guard was else { return }
+        if state == .connected && !publishing {
+            hostTimeline.note("  showroom \(channel): publishing paused for the call (still in the showroom)")
+        } else if !state.isInCall && publishing && stateReason != .none {
+            hostTimeline.note("  showroom \(channel): publishing again")
+        }
+    }
+
+    private func viewerGot(_ event: RTCEngineEvent) {
+        switch event {
+        case .localJoined:
+            viewerTimeline.note("  viewer joined \(channel)")
+        case .remoteFirstVideoFrameDecoded(_, let uid) where uid == host:
+            seen.withLock { $0.frame = true }
+            viewerTimeline.note("  viewer: first video frame of host \(uid)")
+        case .remotePublishingChanged(_, let uid, let audio, let video) where uid == host:
+            let now: Seen = audio && video ? .both : (audio || video ? .partly : .nothing)
+            seen.withLock { $0.publishing = now }
+            viewerTimeline.note(
+                "  viewer: host \(uid) "
+                    + (now == .nothing ? "paused publishing" : "publishes audio \(audio) video \(video)"))
+        default:
+            break
+        }
+    }
+}
