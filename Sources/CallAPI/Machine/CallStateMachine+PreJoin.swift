@@ -59,9 +59,9 @@ extension CallStateMachine {
         }
     }
 
-    /// An engine event of the pre-joined room, while no call is in it.
+    /// An event of the pre-joined room's channel, while no call is in it.
     mutating func preJoinedRoomEvent(_ event: RTCEngineEvent) -> [CallAction] {
-        guard var room = preJoined, event.channel == room.room, room.phase != .failed else { return [] }
+        guard var room = preJoined, room.phase != .failed else { return [] }
         switch event {
         case .localJoined:
             room.phase = .joined

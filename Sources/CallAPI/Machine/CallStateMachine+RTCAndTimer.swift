@@ -3,7 +3,7 @@
 extension CallStateMachine {
     mutating func handleRTC(_ event: RTCEngineEvent, now: Int64) -> [CallAction] {
         guard state != .idle else { return [] }
-        if call == nil && preJoined != nil { return preJoinedRoomEvent(event) }
+        if call == nil, let room = preJoined?.room, event.channel == room { return preJoinedRoomEvent(event) }
         switch event {
         case .tokenWillExpire(let channel) where call == nil || channel == call?.room:
             return [.notifyTokenWillExpire]

@@ -67,7 +67,9 @@ extension WebRTCEngine {
             session.membership?.send(
                 .subscription(audio: media.subscribeAudio, video: media.subscribeVideo), to: uid)
         }
-        if !media.publishMicrophone || !media.publishCamera {
+        // A newcomer assumes the member publishes; it is told when the member publishes nothing (a paused
+        // host, a viewer). Changes are told as they happen (`changeMedia`).
+        if !media.publishMicrophone && !media.publishCamera {
             session.membership?.send(
                 .publishing(audio: media.publishMicrophone, video: media.publishCamera), to: uid)
         }

@@ -15,7 +15,7 @@ public enum WebRTCSignal: Sendable, Equatable, Codable {
     case iceCandidate(mline: UInt32, candidate: String)
     /// Which kinds the sender wants to receive; the peer stops sending a kind nobody subscribes to.
     case subscription(audio: Bool, video: Bool)
-    /// Which kinds the sender publishes now (sent when that changes, and to a newcomer when it is not both):
+    /// Which kinds the sender publishes now (sent when that changes, and to a newcomer when it is neither):
     /// the receiver reports ``RTCEngineEvent/remotePublishingChanged(channel:uid:audio:video:)``.
     case publishing(audio: Bool, video: Bool)
 

@@ -17,7 +17,8 @@ final class DemoShowroom: CallApiListenerProtocol {
     private let viewerEngine: any CallRTCEngine
     private let hostTimeline: TimelineListener
     private let viewerTimeline: TimelineListener
-    private let seen = Locked<(publishing: Seen, frame: Bool, token: RTCEventListenerToken?)>((.nothing, false, nil))
+    private let seen = Locked<(publishing: Seen, frame: Bool, token: RTCEventListenerToken?, hostLive: Bool)>(
+        (.nothing, false, nil, false))
 
     init(
         host: UInt, hostEngine: any CallRTCEngine, hostTimeline: TimelineListener, viewer: UInt,
@@ -37,7 +38,10 @@ final class DemoShowroom: CallApiListenerProtocol {
 
     /// The host goes live; the viewer joins to watch.
     func open() {
-        seen.withLock { $0.publishing = .both }
+        seen.withLock {
+            $0.publishing = .both
+            $0.hostLive = true
+        }
         showroom.open()
         hostTimeline.note("  showroom \(channel): live, publishing")
         let token = viewerEngine.addEventListener(channel: channel) { [weak self] event in self?.viewerGot(event) }
@@ -57,14 +61,15 @@ final class DemoShowroom: CallApiListenerProtocol {
         with state: CallStateType, stateReason: CallStateReason, eventReason: String, eventInfo: [String: Any]
     ) {
         // Added after the showroom's own listener, so it has acted on this state already.
-        let publishing = showroom.isPublishing
-        let was = seen.withLock { $0.token != nil }
-        guard was else { return }
-        if state == .connected && !publishing {
-            hostTimeline.note("  showroom \(channel): publishing paused for the call (still in the showroom)")
-        } else if !state.isInCall && publishing && stateReason != .none {
-            hostTimeline.note("  showroom \(channel): publishing again")
+        let live = showroom.isPublishing
+        let changed = seen.withLock { seen in
+            defer { seen.hostLive = live }
+            return seen.token != nil && seen.hostLive != live
         }
+        guard changed else { return }
+        hostTimeline.note(
+            "  showroom \(channel): "
+                + (live ? "publishing again" : "publishing paused for the call (still in the showroom)"))
     }
 
     private func viewerGot(_ event: RTCEngineEvent) {
