@@ -80,11 +80,20 @@ struct PreJoinTests {
         #expect(harness[1].listener.lastState?.state == .connected)
     }
 
+    /// `prepareForCall` for user 1 with pre-join on and `change` applied, without clearing what it reported.
+    static func prepareWithPreJoin(_ harness: CallHarness, _ change: (inout PrepareConfig) -> Void = { _ in }) {
+        var config = PrepareConfig(
+            roomId: harness[1].roomId, rtcToken: "token-1", localView: harness[1].localView,
+            remoteView: harness[1].remoteView, preJoinsCallRoom: true)
+        change(&config)
+        harness[1].api.prepareForCall(prepareConfig: config, completion: nil)
+    }
+
     @Test("a failed pre-join is reported, not retried, and the call joins as usual")
     func failedPreJoin() throws {
         let harness = CallHarness()
         harness.world.failNextJoin(userId: 1, code: 4)
-        harness.reprepare(1) { $0.preJoinsCallRoom = true }
+        Self.prepareWithPreJoin(harness)
         #expect(harness[1].listener.errorMessages.count == 1)
         #expect(harness[1].listener.logs.contains { $0.message.contains("pre-join of room-1 failed") })
         #expect(harness[1].engine.joinCount == 1, "not retried")
@@ -96,16 +105,26 @@ struct PreJoinTests {
 
     @Test("with a token provider, the pre-join asks it for the next room's token first")
     func preJoinWithTokenProvider() async throws {
-        let asked = Locked<[String]>([])
-        let harness = Self.harness(preJoin: true) { channel, _ in
-            asked.withLock { $0.append(channel) }
-            return "token-for-\(channel)"
+        let harness = CallHarness()
+        let (joins, joined) = AsyncStream.makeStream(of: String.self)
+        harness[1].engine.addEventListener { event in
+            if case .localJoined(let channel, _) = event { joined.yield(channel) }
         }
-        for _ in 0..<100 where harness[1].engine.channel == nil { await Task.yield() }
-        let room = try #require(harness[1].engine.channel)
+        let asked = Locked<[String]>([])
+        Self.prepareWithPreJoin(harness) {
+            $0.roomId = ""
+            $0.rtcTokenProvider = { channel, _ in
+                asked.withLock { $0.append(channel) }
+                return "token-for-\(channel)"
+            }
+        }
+        var iterator = joins.makeAsyncIterator()
+        let room = try #require(await iterator.next())
+        #expect(room.hasPrefix("1-"))
         #expect(asked.withLock { $0 } == [room])
         #expect(harness[1].engine.token == "token-for-\(room)")
         harness[1].api.call(remoteUserId: 2, completion: nil)
+        #expect(harness[1].api.getRoomId() == room)
         #expect(harness[1].engine.joinCount == 1)
         #expect(asked.withLock { $0.count } == 1, "the call does not ask again")
     }
