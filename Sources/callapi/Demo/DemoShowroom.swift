@@ -1,7 +1,8 @@
 import CallAPI
 
 /// The showroom scenario's live room: the host's ``Showroom`` beside its calls and one viewer watching it,
-/// both narrated on the demo's timelines.
+/// both narrated on the demo's timelines. Add it as the host's call listener: it passes the states on to
+/// the showroom.
 final class DemoShowroom: CallApiListenerProtocol {
     /// What the viewer receives from the host.
     enum Seen: Sendable, Equatable {
@@ -60,7 +61,8 @@ final class DemoShowroom: CallApiListenerProtocol {
     func onCallStateChanged(
         with state: CallStateType, stateReason: CallStateReason, eventReason: String, eventInfo: [String: Any]
     ) {
-        // Added after the showroom's own listener, so it has acted on this state already.
+        showroom.onCallStateChanged(
+            with: state, stateReason: stateReason, eventReason: eventReason, eventInfo: eventInfo)
         let live = showroom.isPublishing
         let changed = seen.withLock { seen in
             defer { seen.hostLive = live }

@@ -84,7 +84,8 @@ struct ShowroomTests {
 
     @Test("simulated: joining a channel the engine is already in fails with a clear event")
     func secondaryJoinOfJoinedChannelFails() {
-        let engine = SimulatedRTCWorld(clock: ManualClock()).engine(userId: 1)
+        let world = SimulatedRTCWorld(clock: ManualClock())
+        let engine = world.engine(userId: 1)
         let log = EventLog()
         engine.addEventListener(log.listener)
         engine.joinChannel("room", token: "t", uid: 1, media: .call(.video))
