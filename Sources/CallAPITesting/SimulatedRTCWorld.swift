@@ -97,15 +97,17 @@ public final class SimulatedRTCWorld: Sendable {
         }
         after(delay) { [self] in
             if let failure {
-                engineOf(uid)?.emit(.joinFailed(channel: channel, code: failure, message: "simulated join failure"))
+                engineOf(uid)?.failJoin(channel, session: session, code: failure)
                 return
             }
             completeJoin(uid, channel: channel, media: media, session: session)
         }
     }
 
-    private func completeJoin(_ uid: UInt, channel: String, media: RTCMediaOptions, session: Int) {
-        guard engineOf(uid)?.isCurrent(session: session) == true else { return }
+    private func completeJoin(_ uid: UInt, channel: String, media joinMedia: RTCMediaOptions, session: Int) {
+        guard let engine = engineOf(uid), engine.isCurrent(session: session) else { return }
+        // What the engine was asked to publish since the join began counts, as with a real SDK.
+        let media = engine.media(session: session) ?? joinMedia
         let others = state.withLock { state -> [UInt] in
             let others = Array((state.channels[channel] ?? [:]).keys)
             state.channels[channel, default: [:]][uid] = Member(uid: uid, media: media, session: session)
@@ -122,32 +124,39 @@ public final class SimulatedRTCWorld: Sendable {
         mediaChanged(in: channel, by: uid)
     }
 
-    func update(_ uid: UInt, media: RTCMediaOptions) {
-        let channel = state.withLock { state -> String? in
-            for (name, members) in state.channels where members[uid] != nil {
-                state.channels[name]?[uid]?.media = media
-                return name
-            }
-            return nil
+    /// `uid` changed what it publishes and subscribes in `channel`: the others hear of a change in what it
+    /// publishes, and first frames now due are scheduled.
+    func update(_ uid: UInt, channel: String, media: RTCMediaOptions) {
+        let change = state.withLock { state -> (old: RTCMediaOptions, others: [UInt])? in
+            guard let old = state.channels[channel]?[uid]?.media else { return nil }
+            state.channels[channel]?[uid]?.media = media
+            return (old, (state.channels[channel] ?? [:]).keys.filter { $0 != uid })
         }
-        if let channel { mediaChanged(in: channel, by: uid) }
+        guard let change else { return }
+        if change.old.publishMicrophone != media.publishMicrophone || change.old.publishCamera != media.publishCamera {
+            for other in change.others.sorted() {
+                engineOf(other)?.emit(
+                    .remotePublishingChanged(
+                        channel: channel, uid: uid, audio: media.publishMicrophone, video: media.publishCamera))
+            }
+        }
+        mediaChanged(in: channel, by: uid)
     }
 
-    /// Removes `uid` from its channel. `dropped`: it vanished (reason 1) rather than quit (reason 0).
-    func leave(_ uid: UInt, dropped: Bool) -> String? {
-        let left = state.withLock { state -> (String, [UInt])? in
-            for (name, members) in state.channels where members[uid] != nil {
-                state.channels[name]?[uid] = nil
-                if state.channels[name]?.isEmpty == true { state.channels[name] = nil }
-                return (name, Array(members.keys.filter { $0 != uid }))
-            }
-            return nil
+    /// Removes `uid` from `channel`; whether it was in. `dropped`: it vanished (reason 1) rather than quit
+    /// (reason 0).
+    func leave(_ uid: UInt, channel: String, dropped: Bool) -> Bool {
+        let others = state.withLock { state -> [UInt]? in
+            guard let members = state.channels[channel], members[uid] != nil else { return nil }
+            state.channels[channel]?[uid] = nil
+            if state.channels[channel]?.isEmpty == true { state.channels[channel] = nil }
+            return members.keys.filter { $0 != uid }.sorted()
         }
-        guard let (channel, others) = left else { return nil }
+        guard let others else { return false }
         for other in others {
             engineOf(other)?.emit(.remoteLeft(channel: channel, uid: uid, reason: dropped ? 1 : 0))
         }
-        return channel
+        return true
     }
 
     /// After someone joined or changed what it publishes/subscribes: schedule the first frames now due.

@@ -44,6 +44,7 @@ extension CallStateMachine {
                     + config.invalidExtensionKeys.joined(separator: ", "), code: .invalidArgument)
         }
         setPrepareConfig(config)
+        preJoined = nil
         return [.leaveRTC(remoteUid: nil), setState(.prepared, .none), .completeRequest(nil)]
     }
 
@@ -56,7 +57,9 @@ extension CallStateMachine {
         guard remoteUserId <= UserID.maximum else {
             return refuse("user id \(remoteUserId) is larger than the wire's \(UserID.maximum)", code: .invalidArgument)
         }
-        let room = roomForNewCall(callId: callId, userId: userId)
+        let preJoinedRoom = takePreJoinedRoom()
+        let callId = preJoinedRoom?.callId ?? callId
+        let room = preJoinedRoom?.room ?? roomForNewCall(callId: callId, userId: userId)
         var message = message(.call(type), callId: callId, now: now) {
             $0.remoteUserId = remoteUserId
             $0.fromRoomId = room
@@ -74,7 +77,7 @@ extension CallStateMachine {
         let reason: CallStateReason = type == .video ? .localVideoCall : .localAudioCall
         actions.insert(setState(.calling, reason, info: info), at: 1)
         actions.insert(.notifyEvent(type == .video ? .localVideoCall : .localAudioCall, reason: nil), at: 2)
-        actions += joinCallRoom()
+        actions += preJoinedRoom.map { startCallInPreJoinedRoom($0) } ?? joinCallRoom()
         return actions
     }
 
@@ -156,6 +159,6 @@ extension CallStateMachine {
         }
         config.rtcToken = token
         setPrepareConfig(config)
-        return call?.joinedRTC == true ? [.renewRTCToken(token)] : []
+        return call?.joinedRTC == true || preJoined != nil ? [.renewRTCToken(token)] : []
     }
 }

@@ -22,6 +22,8 @@ package struct CallStateMachine: Sendable {
     /// What we learnt of each peer: true if it acknowledges (speaks our reliability extension), false if its
     /// messages come without the mark (wire format 1.0 only). Bounded.
     var peerCapabilities = PeerCapabilities()
+    /// The room joined at prepare for the next call placed (`PrepareConfig.preJoinsCallRoom`).
+    var preJoined: PreJoinedRoom?
 
     package init() {}
 
@@ -53,6 +55,7 @@ package struct CallStateMachine: Sendable {
         case .timerFired(let timer): return timerFired(timer, now: now)
         case .earlyJoinDecided(let callId, let allowed): return earlyJoinDecided(callId, allowed: allowed)
         case .rtcTokenFetched(let callId, let outcome): return rtcTokenFetched(callId, outcome, now: now)
+        case .preJoin(let callId): return preJoin(callId: callId)
         }
     }
 
@@ -118,6 +121,7 @@ package struct CallStateMachine: Sendable {
     mutating func rtcTokenFetched(
         _ callId: String, _ outcome: Result<String, CallAPIError>, now: Int64
     ) -> [CallAction] {
+        if call == nil { return preJoinTokenFetched(callId, outcome) }
         guard var call, call.callId == callId, call.awaitingToken, let userId else { return [] }
         call.awaitingToken = false
         self.call = call
@@ -208,10 +212,11 @@ package struct CallStateMachine: Sendable {
     }
 
     mutating func startCall(_ newCall: CurrentCall) -> [CallAction] {
+        let leave = newCall.isCaller ? [] : leavePreJoinedRoom()
         call = newCall
         call?.lastHeardAt = newCall.startedAt
-        guard let timeout = prepareConfig?.callTimeoutMillisecond, timeout > 0 else { return [] }
-        return [.startRingTimer(callId: newCall.callId, millis: Int64(clamping: timeout))]
+        guard let timeout = prepareConfig?.callTimeoutMillisecond, timeout > 0 else { return leave }
+        return leave + [.startRingTimer(callId: newCall.callId, millis: Int64(clamping: timeout))]
     }
 
     /// Seen (and remembers) a message: a repeat is handled once.
@@ -226,6 +231,7 @@ package struct CallStateMachine: Sendable {
         self.reliability = reliability
         if userId == nil {
             prepareConfig = nil
+            preJoined = nil
             outstanding = [:]
         }
     }

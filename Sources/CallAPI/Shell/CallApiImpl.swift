@@ -22,6 +22,8 @@ public final class CallApiImpl: CallApiProtocol, ISignalClientListener {
         var streams: [UUID: AsyncStream<CallStateChange>.Continuation] = [:]
         var ringTimer: (any CallTimer)?
         var timers: [CallTimerID: any CallTimer] = [:]
+        /// CallAPI's own listener of the engine's events, while initialized.
+        var rtcListener: RTCEventListenerToken?
     }
 
     /// What one handled input needs to perform its actions.
@@ -118,6 +120,11 @@ public final class CallApiImpl: CallApiProtocol, ISignalClientListener {
 
     public func getCallId() -> String { core.withLock { $0.machine.callId } }
 
+    /// The current call's RTC channel, or `""` outside a call. Known from ``CallEvent/joinRTCStart`` on:
+    /// an app listens to the call's channel by adding, at that event,
+    /// `rtcEngine.addEventListener(channel: api.getRoomId()) { ... }` (see ``CallRTCEngine``).
+    public func getRoomId() -> String { core.withLock { $0.machine.call?.room ?? "" } }
+
     // MARK: - ISignalClientListener
 
     public func onMessageReceive(message: String) {
@@ -170,6 +177,9 @@ public final class CallApiImpl: CallApiProtocol, ISignalClientListener {
             if !wasInitialized && isInitialized { core.config = next.config }
             let config = core.config
             if wasInitialized && !isInitialized { core.config = nil }
+            if core.machine.wantsPreJoin, let callId = config?.makeCallId() {
+                core.queue.append(Pending(input: .preJoin(callId: callId)))
+            }
             return Step(
                 actions: actions, completion: next.completion, config: config,
                 listeners: core.listeners.alive, streams: Array(core.streams.values),
@@ -205,13 +215,17 @@ public final class CallApiImpl: CallApiProtocol, ISignalClientListener {
             }
         case .completeRequest(let error):
             step.completion?(error)
-        case .joinRTC(let join):
+        case .joinRTC(let join), .publishInJoinedRTC(let join):
             if join.media.publishCamera {
                 engine?.setLocalCanvas(join.localView?.view)
                 engine?.startPreview()
             }
             if let remote = join.remoteView { engine?.setRemoteCanvas(remote.view, uid: join.remoteUid) }
-            engine?.joinChannel(join.channel, token: join.token, uid: join.uid, media: join.media)
+            if case .joinRTC = action {
+                engine?.joinChannel(join.channel, token: join.token, uid: join.uid, media: join.media)
+            } else {
+                engine?.updateMedia(join.media)
+            }
         case .fetchRTCToken(let callId, let channel, let uid):
             guard let provider = core.withLock({ $0.machine.prepareConfig?.rtcTokenProvider }) else {
                 submit(
@@ -296,12 +310,17 @@ public final class CallApiImpl: CallApiProtocol, ISignalClientListener {
     }
 
     private func attach(to config: CallConfig) {
-        config.rtcEngine.setEventHandler { [weak self] event in self?.submit(.rtc(event)) }
+        let token = config.rtcEngine.addEventListener { [weak self] event in self?.submit(.rtc(event)) }
+        core.withLock { $0.rtcListener = token }
         config.signalClient.addListener(listener: self)
     }
 
     private func detach(from config: CallConfig) {
-        config.rtcEngine.setEventHandler(nil)
+        let token = core.withLock { core in
+            defer { core.rtcListener = nil }
+            return core.rtcListener
+        }
+        if let token { config.rtcEngine.removeEventListener(token) }
         config.signalClient.removeListener(listener: self)
         let timers = core.withLock { core in
             defer {
