@@ -15,12 +15,15 @@ extension WebRTCEngineTests {
         let network = InMemorySignalNetwork(clock: clock)
         let apis = [CallApiImpl(), CallApiImpl()]
         let engines = [WebRTCEngine(transport: hub, label: "caller"), WebRTCEngine(transport: hub, label: "callee")]
-        let callerEvents = EventRecorder(engines[0])
         for (index, api) in apis.enumerated() {
             let uid = UInt(index + 1)
             api.initialize(
                 config: CallConfig(
                     userId: uid, rtcEngine: engines[index], signalClient: network.client(userId: uid), clock: clock))
+        }
+        // Added after CallAPI's own listener, so it hears the pre-join's localJoined only once CallAPI has it.
+        let callerEvents = EventRecorder(engines[0])
+        for (index, api) in apis.enumerated() {
             try await api.prepareForCall(
                 prepareConfig: PrepareConfig(
                     rtcToken: "t", localView: TestCanvas(), remoteView: TestCanvas(), callTimeoutMillisecond: 30_000,
