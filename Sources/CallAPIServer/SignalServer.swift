@@ -2,7 +2,6 @@ import CallAPISignalProtocol
 import Hummingbird
 import HummingbirdCore
 import HummingbirdTLS
-import HummingbirdWebSocket
 import Logging
 import NIOCore
 import NIOSSL
@@ -26,6 +25,7 @@ public final class SignalServer: Service, Sendable {
     private let logger: Logger
     private let boundPort = BoundPort()
     private let pendingHeads = ConnectionGuard.PendingCount()
+    private let flushers = LoopFlushers()
 
     /// A server for `configuration`; throws if a key or certificate cannot be read.
     public init(
@@ -45,8 +45,9 @@ public final class SignalServer: Service, Sendable {
         }
         self.webhook = webhook
         channels = ChannelHub(
-            limits: ChannelLimits(settings: configuration.channels, hub: configuration.limits), authority: authority,
-            clock: clock, metrics: metrics, webhook: webhook, logger: logger)
+            limits: ChannelLimits(settings: configuration.channels, hub: configuration.limits),
+            maxMessageBytes: SignalHub.hardLimit(for: configuration.limits), authority: authority, clock: clock,
+            metrics: metrics, webhook: webhook, logger: logger)
     }
 
     /// The port the server listens on, once it does (useful with port 0).
@@ -56,18 +57,18 @@ public final class SignalServer: Service, Sendable {
 
     /// Runs the timeouts and expiry checks now (tests that drive a manual clock call this).
     public func tick() async {
-        await hub.tick()
-        await channels.tick()
+        hub.tick()
+        channels.tick()
     }
 
     /// The uids in an RTC channel, sorted.
     public func channelMembers(_ channel: String) async -> [UInt] {
-        await channels.members(of: channel)
+        channels.members(of: channel)
     }
 
     /// Users online now.
     public var onlineUsers: [String] {
-        get async { await hub.onlineUsers }
+        get async { hub.onlineUsers }
     }
 
     /// The Prometheus text exposition of the server's metrics.
@@ -109,8 +110,8 @@ public final class SignalServer: Service, Sendable {
                 group.addTask {
                     while !Task.isCancelled {
                         try? await Task.sleep(for: .milliseconds(interval))
-                        await hub.tick()
-                        await channels.tick()
+                        hub.tick()
+                        channels.tick()
                     }
                     return .ticker
                 }
@@ -122,10 +123,10 @@ public final class SignalServer: Service, Sendable {
                     return .shutdown
                 }
                 logger.notice("shutting down: telling clients and draining connections")
-                await hub.shutdown()
-                await channels.shutdown()
+                hub.shutdown()
+                channels.shutdown()
                 let deadline = ContinuousClock.now + .seconds(configuration.drainSeconds)
-                while await hub.openConnectionCount + channels.openSocketCount > 0, ContinuousClock.now < deadline {
+                while hub.openConnectionCount + channels.openSocketCount > 0, ContinuousClock.now < deadline {
                     try? await Task.sleep(for: .milliseconds(20))
                 }
                 if let webhook {
@@ -151,7 +152,7 @@ public final class SignalServer: Service, Sendable {
         let metrics = metrics
         router.get("/healthz") { _, _ -> Response in
             let body =
-                "{\"status\":\"ok\",\"sessions\":\(await hub.sessionCount),\"usersOnline\":\(await hub.onlineUsers.count)}"
+                "{\"status\":\"ok\",\"sessions\":\(hub.sessionCount),\"usersOnline\":\(hub.onlineUsers.count)}"
             return Response(
                 status: .ok, headers: [.contentType: "application/json"],
                 body: .init(byteBuffer: ByteBuffer(string: body)))
@@ -174,35 +175,22 @@ public final class SignalServer: Service, Sendable {
             .register(on: router)
 
         let limits = configuration.limits
-        let hardLimit = SessionConnection.hardLimit(for: limits)
-        let wsRouter = Router(context: BasicWebSocketRequestContext.self)
-        wsRouter.ws(RouterPath(stringLiteral: SignalProtocol.webSocketPath)) { inbound, outbound, _ in
-            try await SessionConnection.run(
-                inbound: inbound, outbound: outbound, hub: hub, metrics: metrics, maxMessageBytes: hardLimit)
-        }
-        let channels = channels
-        wsRouter.ws(RouterPath(stringLiteral: ChannelProtocol.webSocketPath)) { inbound, outbound, _ in
-            try await ChannelConnection.run(
-                inbound: inbound, outbound: outbound, hub: channels, maxMessageBytes: hardLimit)
-        }
-        let wsConfiguration = HTTP1WebSocketUpgradeChannel.Configuration(
-            // Keep-alive HTTP connections that go quiet are closed (the connection guard covers the first head).
-            http1: HTTP1Channel.Configuration(
-                idleTimeout: .milliseconds(limits.requestTimeoutMillis * 3),
-                httpDecoderConfiguration: .init(
-                    maxHeaderFieldSize: RequestHeadScan.maxHeadBytes, maxHeaderListSize: RequestHeadScan.maxHeadBytes)),
-            ws: WebSocketServerConfiguration(
-                maxFrameSize: hardLimit, autoPing: .enabled(timePeriod: .seconds(30)), closeTimeout: .seconds(2),
-                // RFC 6455 §8.1: a text message that is not UTF-8 closes the connection with 1007.
-                validateUTF8: true))
         // Every connection starts behind a guard: a deadline and a cap for its request head, then the masking
-        // check for WebSocket frames (see ConnectionGuard).
-        let webSocketResponder = wsRouter.buildResponder()
+        // check for WebSocket frames (see ConnectionGuard). The two WebSocket endpoints run on our own pipeline
+        // (WebSocketUpgradeChannel); Hummingbird serves the rest.
+        let endpoints: [String: any SessionEndpoint] = [
+            SignalProtocol.webSocketPath: hub, ChannelProtocol.webSocketPath: channels,
+        ]
         let pending = pendingHeads
+        let flushers = flushers
         var server = HTTPServerBuilder { responder in
             GuardedChildChannel(
-                base: HTTP1WebSocketUpgradeChannel(
-                    responder: responder, webSocketResponder: webSocketResponder, configuration: wsConfiguration),
+                base: WebSocketUpgradeChannel(
+                    responder: responder, endpoints: endpoints, flushers: flushers,
+                    maxFrameBytes: SignalHub.hardLimit(for: limits),
+                    // Keep-alive HTTP connections that go quiet are closed (the guard covers the first head).
+                    httpIdleTimeout: .milliseconds(limits.requestTimeoutMillis * 3),
+                    maxHeadBytes: RequestHeadScan.maxHeadBytes),
                 pending: pending, maxPending: limits.maxUnauthenticated,
                 headTimeout: .milliseconds(limits.requestTimeoutMillis))
         }

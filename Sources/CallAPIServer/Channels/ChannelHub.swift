@@ -1,39 +1,38 @@
 import CallAPISignalProtocol
 import Logging
-
-/// What a channel connection's writer task writes next.
-enum ChannelOutbound: Sendable {
-    /// A frame's text.
-    case text(String)
-    /// Close the socket.
-    case close(code: UInt16)
-}
+import NIOConcurrencyHelpers
+import NIOCore
 
 /// The channels' shell: runs ``ChannelState`` and performs its actions (writes, closes, token checks, webhook,
 /// metrics, logs).
-actor ChannelHub {
-    private var state: ChannelState
+///
+/// Like ``SignalHub``, it runs on the event loop that read the frame, under a lock, and queues what it sends on
+/// the receivers' ``WebSocketConnection``s.
+final class ChannelHub: SessionEndpoint {
+    private struct Core {
+        var state: ChannelState
+        var connections: [SessionID: WebSocketConnection] = [:]
+        var nextConnectionNumber: UInt64 = 1
+    }
+
+    private let core: NIOLockedValueBox<Core>
     private let authority: TokenAuthority
     private let clock: any SignalServerClock
     private let metrics: ServerMetrics
     private let webhook: WebhookNotifier?
     private let logger: Logger
-    private var outboxes: [SessionID: ConnectionOutbox] = [:]
-    /// Frames the writers wrote, fed to the state before each event.
-    nonisolated let writes = WriteTally()
-
-    /// A connection's outbox, and how to stop the connection at once (a slow consumer's writer is stuck).
-    private struct ConnectionOutbox {
-        var continuation: AsyncStream<ChannelOutbound>.Continuation
-        var abort: @Sendable () -> Void
-    }
-    private var nextConnectionNumber: UInt64 = 1
+    /// Frames the connections wrote, fed to the state before each event.
+    let writes = WriteTally()
+    let limits: ChannelLimits
+    let maxMessageBytes: Int
 
     init(
-        limits: ChannelLimits, authority: TokenAuthority, clock: any SignalServerClock, metrics: ServerMetrics,
-        webhook: WebhookNotifier?, logger: Logger
+        limits: ChannelLimits, maxMessageBytes: Int, authority: TokenAuthority, clock: any SignalServerClock,
+        metrics: ServerMetrics, webhook: WebhookNotifier?, logger: Logger
     ) {
-        state = ChannelState(limits: limits)
+        core = NIOLockedValueBox(Core(state: ChannelState(limits: limits)))
+        self.limits = limits
+        self.maxMessageBytes = maxMessageBytes
         self.authority = authority
         self.clock = clock
         self.metrics = metrics
@@ -41,22 +40,31 @@ actor ChannelHub {
         self.logger = logger
     }
 
-    var limits: ChannelLimits { state.limits }
-    /// Sockets still open (until their connection task ends, after any close).
-    var openSocketCount: Int { outboxes.count }
+    /// Sockets still open (until they close, after any close frame).
+    var openSocketCount: Int { core.withLockedValue { $0.connections.count } }
 
     /// The uids in `channel`, sorted.
-    func members(of channel: String) -> [UInt] { state.members(of: channel) }
+    func members(of channel: String) -> [UInt] { core.withLockedValue { $0.state.members(of: channel) } }
 
-    /// Registers a new connection; its writer reads the returned stream (bounded by the state's outbox limits)
-    /// and counts what it writes in ``writes``; `abort` ends the connection without waiting for its writer.
-    func open(abort: @escaping @Sendable () -> Void) -> (SessionID, AsyncStream<ChannelOutbound>) {
-        let id = SessionID(nextConnectionNumber)
-        nextConnectionNumber += 1
-        let (stream, continuation) = AsyncStream.makeStream(of: ChannelOutbound.self)
-        outboxes[id] = ConnectionOutbox(continuation: continuation, abort: abort)
-        handle(.connected(id, now: clock.nowMillis()))
-        return (id, stream)
+    func open(channel: any Channel, flusher: LoopFlusher) -> WebSocketConnection {
+        let now = clock.nowMillis()
+        var opened: WebSocketConnection?
+        handle { core in
+            let id = SessionID(core.nextConnectionNumber)
+            core.nextConnectionNumber += 1
+            let connection = WebSocketConnection(
+                id: id, channel: channel, flusher: flusher, tally: writes, metrics: nil)
+            core.connections[id] = connection
+            opened = connection
+            return .connected(id, now: now)
+        }
+        // Set by the closure above, which always runs.
+        return opened!
+    }
+
+    func received(text: String, on id: SessionID, at instant: ContinuousClock.Instant) -> Bool {
+        received(Self.decode(text, maxFrameBytes: limits.maxFrameBytes), on: id)
+        return true
     }
 
     /// A received text, read and checked against the frame limit.
@@ -76,7 +84,7 @@ actor ChannelHub {
         }
     }
 
-    /// A text message arrived on `id`, decoded by the connection with ``decode(_:maxFrameBytes:)``.
+    /// A text message arrived on `id`, decoded with ``decode(_:maxFrameBytes:)``.
     func received(_ message: DecodedMessage, on id: SessionID) {
         let now = clock.nowMillis()
         switch message {
@@ -86,15 +94,16 @@ actor ChannelHub {
         }
     }
 
-    /// A binary message arrived on `id`.
     func receivedBinary(on id: SessionID) {
         handle(.binary(id, now: clock.nowMillis()))
     }
 
-    /// The connection closed.
-    func disconnected(_ id: SessionID) {
-        handle(.disconnected(id, now: clock.nowMillis()))
-        outboxes.removeValue(forKey: id)?.continuation.finish()
+    func closed(_ id: SessionID) {
+        let now = clock.nowMillis()
+        handle { core in
+            core.connections.removeValue(forKey: id)
+            return .disconnected(id, now: now)
+        }
     }
 
     /// Kicks `uid` out of `channel` and bars it for `barSeconds` (0: no bar).
@@ -122,55 +131,66 @@ actor ChannelHub {
 
     @discardableResult
     private func handle(_ event: ChannelEvent) -> [ChannelAction] {
-        for (id, frames) in writes.drain() {
-            _ = state.handle(.written(id, frames: frames))
+        handle { _ in event }
+    }
+
+    /// Under the lock: `prepare` registers what the event needs and names it, the state handles it and its
+    /// actions are performed in order. Token checks start, and the webhook is told, once the lock is released.
+    @discardableResult
+    private func handle(_ prepare: (inout Core) -> ChannelEvent) -> [ChannelAction] {
+        let actions = core.withLockedValue { core -> [ChannelAction] in
+            for (id, frames) in writes.drain() {
+                _ = core.state.handle(.written(id, frames: frames))
+            }
+            let event = prepare(&core)
+            let actions = core.state.handle(event)
+            for action in actions {
+                perform(action, in: core)
+            }
+            metrics.updateChannels(
+                open: core.state.channelCount, members: core.state.memberCount, queuedFrames: core.state.queuedFrames,
+                queuedBytes: core.state.queuedBytes)
+            return actions
         }
-        let actions = state.handle(event)
         for action in actions {
-            perform(action)
+            switch action {
+            case .verifyToken(let id, let token, let purpose):
+                let authority = authority
+                Task {
+                    let result = await authority.checkChannelToken(token)
+                    handle(.tokenChecked(id, purpose: purpose, result: result, now: clock.nowMillis()))
+                }
+            case .report(let notice):
+                report(notice)
+            default:
+                break
+            }
         }
-        metrics.updateChannels(
-            open: state.channelCount, members: state.memberCount, queuedFrames: state.queuedFrames,
-            queuedBytes: state.queuedBytes)
         return actions
     }
 
-    private func perform(_ action: ChannelAction) {
+    private func perform(_ action: ChannelAction, in core: Core) {
         switch action {
         case .send(let id, let frame):
-            observe(frame, connection: id)
-            outboxes[id]?.continuation.yield(.text(ChannelFrameCoding.encode(frame)))
+            observe(frame, connection: id, state: core.state)
+            core.connections[id]?.send(text: ChannelFrameCoding.encode(frame))
         case .close(let id, let code):
             metrics.channelClosed(code: code)
-            guard let outbox = outboxes[id] else { return }
+            guard let connection = core.connections[id] else { return }
             if code == ChannelErrorCode.slowConsumer.closeCode {
-                // Its writer is stuck behind the backlog: end the connection instead of queueing a close.
+                // Its socket is stuck behind the backlog: end the connection instead of queueing a close.
                 logger.warning("slow consumer closed", metadata: ["connection": "\(id)"])
-                outbox.abort()
+                connection.abort()
             } else {
-                outbox.continuation.yield(.close(code: code))
+                connection.close(code: code, reason: nil)
                 // As for sessions: a client that does not read is ended after a grace period.
-                let abort = outbox.abort
-                Task {
-                    try? await Task.sleep(for: SignalHub.closeGrace)
-                    abort()
-                }
+                let channel = connection.channel
+                channel.eventLoop.scheduleTask(in: SignalHub.closeGrace) { channel.close(promise: nil) }
             }
-        case .verifyToken(let id, let token, let purpose):
-            let authority = authority
-            Task {
-                let result = await authority.checkChannelToken(token)
-                self.tokenChecked(id, purpose: purpose, result: result)
-            }
-        case .report(let notice):
-            report(notice)
-        case .kickAnswered:
+        case .verifyToken, .report, .kickAnswered:
+            // After the lock is released (see handle).
             break
         }
-    }
-
-    private func tokenChecked(_ id: SessionID, purpose: ChannelTokenPurpose, result: ChannelTokenCheck) {
-        handle(.tokenChecked(id, purpose: purpose, result: result, now: clock.nowMillis()))
     }
 
     private func report(_ notice: ChannelNotice) {
@@ -191,7 +211,7 @@ actor ChannelHub {
         webhook?.post(notice)
     }
 
-    private func observe(_ frame: ChannelServerFrame, connection id: SessionID) {
+    private func observe(_ frame: ChannelServerFrame, connection id: SessionID, state: ChannelState) {
         let who: Logger.Metadata = {
             guard let member = state.member(id) else { return ["connection": "\(id)"] }
             return ["connection": "\(id)", "channel": "\(member.channel)", "uid": "\(member.uid)"]

@@ -45,7 +45,7 @@ struct ChannelAdminEndpoint: Sendable {
         router.get("/v1/channels/:channel") { request, context -> Members in
             try authorization.check(request, endpoint: "the channel endpoint")
             let channel = try channelParameter(context)
-            return Members(channel: channel, members: await hub.members(of: channel))
+            return Members(channel: channel, members: hub.members(of: channel))
         }
         router.post("/v1/channels/:channel/kick") { request, context -> KickAnswer in
             try authorization.check(request, endpoint: "the channel endpoint")
@@ -68,7 +68,7 @@ struct ChannelAdminEndpoint: Sendable {
             if let reason = body.reason, reason.count > Self.maxReasonLength {
                 throw HTTPError(.badRequest, message: "\"reason\" must be at most \(Self.maxReasonLength) characters")
             }
-            let (kicked, barredUntil) = await hub.kick(
+            let (kicked, barredUntil) = hub.kick(
                 channel: channel, uid: body.uid, barSeconds: barSeconds, reason: body.reason)
             return KickAnswer(kicked: kicked, barredUntil: barredUntil)
         }

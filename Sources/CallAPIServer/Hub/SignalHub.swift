@@ -1,80 +1,91 @@
 import CallAPISignalProtocol
 import Logging
-
-/// What a session's writer task writes next.
-enum Outbound: Sendable {
-    /// A frame's text; `relayStartedAt` is when the relayed message arrived from its sender.
-    case text(String, relayStartedAt: ContinuousClock.Instant?)
-    /// Close the socket.
-    case close(code: UInt16, reason: SignalErrorCode)
-}
+import NIOConcurrencyHelpers
+import NIOCore
 
 /// The hub's shell: runs ``HubState`` and performs its actions (writes, closes, token checks, metrics, logs).
-actor SignalHub {
-    private var state: HubState
+///
+/// It runs on the event loop of the connection whose frame arrived, under a lock: the state stays one pure value,
+/// and what it sends is queued straight on the receivers' ``WebSocketConnection``s, which their own loops write
+/// once per tick. Only token checks leave the loop (the authority is an actor).
+final class SignalHub: SessionEndpoint {
+    /// The state and the open connections, guarded together: a send is queued in the order the state decided it.
+    private struct Core {
+        var state: HubState
+        var connections: [SessionID: WebSocketConnection] = [:]
+        var nextSessionNumber: UInt64 = 1
+    }
+
+    private let core: NIOLockedValueBox<Core>
     private let authority: TokenAuthority
     private let clock: any SignalServerClock
     private let metrics: ServerMetrics
     private let logger: Logger
-    private var outboxes: [SessionID: SessionOutbox] = [:]
-    /// Frames the writers wrote, fed to the state before each event.
-    nonisolated let writes = WriteTally()
+    /// Frames the connections wrote, fed to the state before each event.
+    let writes = WriteTally()
+    let limits: HubLimits
+    let maxMessageBytes: Int
 
-    /// A session's outbox, and how to stop its connection at once (a slow consumer's writer is stuck).
-    private struct SessionOutbox {
-        var continuation: AsyncStream<Outbound>.Continuation
-        var abort: @Sendable () -> Void
-    }
-    private var nextSessionNumber: UInt64 = 1
-    /// How long a closed session's writer may take to write what is queued and the close frame.
-    static let closeGrace: Duration = .seconds(5)
-    /// Tasks checking tokens, awaited on shutdown.
-    private var pendingChecks = 0
+    /// How long a closed session may take to write what is queued and the close frame.
+    static let closeGrace: TimeAmount = .seconds(5)
 
     init(
         limits: HubLimits, authority: TokenAuthority, clock: any SignalServerClock, metrics: ServerMetrics,
         logger: Logger
     ) {
-        state = HubState(limits: limits)
+        core = NIOLockedValueBox(Core(state: HubState(limits: limits)))
+        self.limits = limits
+        maxMessageBytes = Self.hardLimit(for: limits)
         self.authority = authority
         self.clock = clock
         self.metrics = metrics
         self.logger = logger
     }
 
-    var limits: HubLimits { state.limits }
-    var onlineUsers: [String] { state.onlineUsers }
-    var sessionCount: Int { state.sessionCount }
-    /// Connections whose reader has not ended yet. A closed session leaves the state at once, but its connection
-    /// stays open until its writer has written the close and the client has gone; shutdown drains these.
-    var openConnectionCount: Int { outboxes.count }
+    /// Messages larger than this close the socket (1009) instead of getting a `too_large` answer.
+    static func hardLimit(for limits: HubLimits) -> Int { max(limits.maxFrameBytes * 4, 1 << 20) }
 
-    /// Registers a new connection; its writer reads the returned stream (bounded by the state's outbox limits)
-    /// and counts what it writes in ``writes``; `abort` ends the connection without waiting for its writer.
-    func open(abort: @escaping @Sendable () -> Void) -> (SessionID, AsyncStream<Outbound>) {
-        let id = SessionID(nextSessionNumber)
-        nextSessionNumber += 1
-        let (stream, continuation) = AsyncStream.makeStream(of: Outbound.self)
-        outboxes[id] = SessionOutbox(continuation: continuation, abort: abort)
-        logger.debug("connection opened", metadata: ["session": "\(id)"])
-        handle(.connected(id, now: clock.nowMillis()))
-        return (id, stream)
+    var onlineUsers: [String] { core.withLockedValue { $0.state.onlineUsers } }
+    var sessionCount: Int { core.withLockedValue { $0.state.sessionCount } }
+    /// Connections still open. A closed session leaves the state at once, but its connection stays open until it
+    /// has written the close and the client has gone; shutdown drains these.
+    var openConnectionCount: Int { core.withLockedValue { $0.connections.count } }
+
+    func open(channel: any Channel, flusher: LoopFlusher) -> WebSocketConnection {
+        let now = clock.nowMillis()
+        var opened: WebSocketConnection?
+        handle { core in
+            let id = SessionID(core.nextSessionNumber)
+            core.nextSessionNumber += 1
+            let connection = WebSocketConnection(
+                id: id, channel: channel, flusher: flusher, tally: writes, metrics: metrics)
+            core.connections[id] = connection
+            opened = connection
+            logger.debug("connection opened", metadata: ["session": "\(id)"])
+            return .connected(id, now: now)
+        }
+        // Set by the closure above, which always runs.
+        return opened!
     }
 
-    /// A text message arrived on `id`, decoded by the connection (off the hub's actor) as ``decode(_:)`` does.
-    /// Returns whether the session is still open: once the hub has closed it, its reader stops reading.
+    func received(text: String, on id: SessionID, at instant: ContinuousClock.Instant) -> Bool {
+        // Parsed before taking the lock, so that connections on other loops parse at the same time.
+        received(Self.decode(text, maxFrameBytes: limits.maxFrameBytes), on: id, at: instant)
+    }
+
+    /// A text message arrived on `id`, decoded as ``decode(_:maxFrameBytes:)`` does. Returns whether the session is
+    /// still open: once the hub has closed it, its connection reads no further.
     @discardableResult
     func received(_ message: DecodedMessage, on id: SessionID, at instant: ContinuousClock.Instant) -> Bool {
         let now = clock.nowMillis()
-        switch message {
-        case .oversized(let bytes, let requestId, let isSend):
-            handle(.oversized(id, bytes: bytes, requestId: requestId, isSend: isSend, now: now))
-        case .frame(let frame):
-            handle(.frame(id, frame, now: now), relayStartedAt: instant)
-        case .undecodable(let error):
-            handle(.undecodable(id, error, now: now))
-        }
-        return state.sessions[id] != nil
+        let event: HubEvent =
+            switch message {
+            case .oversized(let bytes, let requestId, let isSend):
+                .oversized(id, bytes: bytes, requestId: requestId, isSend: isSend, now: now)
+            case .frame(let frame): .frame(id, frame, now: now)
+            case .undecodable(let error): .undecodable(id, error, now: now)
+            }
+        return handle(relayStartedAt: instant, { _ in event }, answer: { $0.state.sessions[id] != nil })
     }
 
     /// A received text, read and checked against the frame limit.
@@ -98,15 +109,16 @@ actor SignalHub {
         }
     }
 
-    /// A binary message arrived on `id`.
     func receivedBinary(on id: SessionID) {
         handle(.binary(id, now: clock.nowMillis()))
     }
 
-    /// The connection closed.
-    func disconnected(_ id: SessionID) {
-        handle(.disconnected(id, now: clock.nowMillis()))
-        outboxes.removeValue(forKey: id)?.continuation.finish()
+    func closed(_ id: SessionID) {
+        let now = clock.nowMillis()
+        handle { core in
+            core.connections.removeValue(forKey: id)
+            return .disconnected(id, now: now)
+        }
         logger.debug("connection closed", metadata: ["session": "\(id)"])
     }
 
@@ -120,63 +132,93 @@ actor SignalHub {
         handle(.shutdown(now: clock.nowMillis()))
     }
 
-    private func handle(_ event: HubEvent, relayStartedAt: ContinuousClock.Instant? = nil) {
-        for (id, frames) in writes.drain() {
-            _ = state.handle(.written(id, frames: frames))
-        }
-        let actions = state.handle(event)
-        for action in actions {
-            perform(action, relayStartedAt: relayStartedAt)
-        }
-        metrics.update(
-            sessions: state.sessionCount, usersOnline: state.onlineUserCount, held: state.heldCount,
-            heldBytes: state.heldBytes, queuedFrames: state.queuedFrames, queuedBytes: state.queuedBytes)
+    private func handle(_ event: HubEvent) {
+        handle { _ in event }
     }
 
-    private func perform(_ action: HubAction, relayStartedAt: ContinuousClock.Instant?) {
+    private func handle(_ prepare: (inout Core) -> HubEvent) {
+        handle(prepare, answer: { _ in () })
+    }
+
+    /// Under the lock: `prepare` registers what the event needs and names it, the state handles it, its actions
+    /// are performed in order, and `answer` reads the outcome. Token checks start once the lock is released.
+    private func handle<Answer>(
+        relayStartedAt: ContinuousClock.Instant? = nil, _ prepare: (inout Core) -> HubEvent,
+        answer: (Core) -> Answer
+    ) -> Answer {
+        let (answer, checks) = core.withLockedValue { core -> (Answer, [TokenCheckRequest]) in
+            for (id, frames) in writes.drain() {
+                _ = core.state.handle(.written(id, frames: frames))
+            }
+            let event = prepare(&core)
+            var checks: [TokenCheckRequest] = []
+            for action in core.state.handle(event) {
+                if let check = perform(action, in: core, relayStartedAt: relayStartedAt) { checks.append(check) }
+            }
+            metrics.update(
+                sessions: core.state.sessionCount, usersOnline: core.state.onlineUserCount,
+                held: core.state.heldCount, heldBytes: core.state.heldBytes, queuedFrames: core.state.queuedFrames,
+                queuedBytes: core.state.queuedBytes)
+            return (answer(core), checks)
+        }
+        for check in checks { start(check) }
+        return answer
+    }
+
+    private struct TokenCheckRequest {
+        var id: SessionID
+        var requestId: Int?
+        var token: String
+        var purpose: TokenPurpose
+    }
+
+    private func perform(
+        _ action: HubAction, in core: Core, relayStartedAt: ContinuousClock.Instant?
+    ) -> TokenCheckRequest? {
         switch action {
         case .send(let id, let frame):
-            guard let outbox = outboxes[id] else { return }
+            guard let connection = core.connections[id] else { return nil }
             var startedAt: ContinuousClock.Instant?
-            observe(frame, session: id)
+            observe(frame, session: id, state: core.state)
             if case .message(let message) = frame, message.held != true {
                 startedAt = relayStartedAt
                 metrics.messageRelayed()
             }
-            outbox.continuation.yield(.text(FrameCoding.encode(frame), relayStartedAt: startedAt))
+            connection.send(text: FrameCoding.encode(frame), relayStartedAt: startedAt)
         case .close(let id, let code, let reason):
             metrics.closed(reason)
             logger.info(
                 "closing session", metadata: ["session": "\(id)", "reason": "\(reason.rawValue)", "code": "\(code)"])
-            guard let outbox = outboxes[id] else { return }
+            guard let connection = core.connections[id] else { return nil }
             if reason == .slowConsumer {
-                // Its writer is stuck behind the backlog: end the connection instead of queueing a close.
+                // Its socket is stuck behind the backlog: end the connection instead of queueing a close.
                 logger.warning("slow consumer closed", metadata: ["session": "\(id)"])
-                outbox.abort()
+                connection.abort()
             } else {
-                outbox.continuation.yield(.close(code: code, reason: reason))
+                connection.close(code: code, reason: reason.rawValue)
                 // A client that does not read would keep its socket forever with the close queued behind what
                 // it does not read: after a grace period the connection is ended anyway (a no-op if it is gone).
-                let abort = outbox.abort
-                Task {
-                    try? await Task.sleep(for: SignalHub.closeGrace)
-                    abort()
-                }
+                let channel = connection.channel
+                channel.eventLoop.scheduleTask(in: Self.closeGrace) { channel.close(promise: nil) }
             }
         case .verifyToken(let id, let requestId, let token, let purpose):
-            let authority = authority
-            Task {
-                let result = await authority.checkLoginToken(token)
-                self.tokenChecked(id, requestId: requestId, purpose: purpose, result: result)
-            }
+            return TokenCheckRequest(id: id, requestId: requestId, token: token, purpose: purpose)
+        }
+        return nil
+    }
+
+    private func start(_ check: TokenCheckRequest) {
+        let authority = authority
+        Task {
+            let result = await authority.checkLoginToken(check.token)
+            handle(
+                .tokenChecked(
+                    check.id, requestId: check.requestId, purpose: check.purpose, result: result,
+                    now: clock.nowMillis()))
         }
     }
 
-    private func tokenChecked(_ id: SessionID, requestId: Int?, purpose: TokenPurpose, result: TokenCheck) {
-        handle(.tokenChecked(id, requestId: requestId, purpose: purpose, result: result, now: clock.nowMillis()))
-    }
-
-    private func observe(_ frame: ServerFrame, session id: SessionID) {
+    private func observe(_ frame: ServerFrame, session id: SessionID, state: HubState) {
         switch frame {
         case .answer(let answer):
             metrics.answer(answer)

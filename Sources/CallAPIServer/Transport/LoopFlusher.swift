@@ -1,0 +1,91 @@
+import NIOConcurrencyHelpers
+import NIOCore
+
+/// One event loop's writer: writes and flushes the connections with pending frames once per loop tick, and pings
+/// the loop's idle connections from one shared sweep.
+///
+/// `schedule` may be called from any thread: the first connection scheduled in a tick enqueues one task on the
+/// loop, which then writes every connection scheduled meanwhile (from this loop's reads or any other's). So
+/// frames relayed during one batch of reads leave in one write per receiver, and cross-loop delivery costs one
+/// task per loop and tick, not one per frame.
+final class LoopFlusher: Sendable {
+    let eventLoop: any EventLoop
+    private let queued = NIOLockedValueBox(Queued())
+    private let sweep: NIOLoopBoundBox<Sweep>
+
+    private struct Queued {
+        var connections: [WebSocketConnection] = []
+        var scheduled = false
+    }
+
+    /// The loop's open WebSocket handlers, which the sweep visits (touched on the loop only).
+    private struct Sweep {
+        var handlers: [ObjectIdentifier: WebSocketSessionHandler] = [:]
+        var task: RepeatedTask?
+    }
+
+    /// How often idle connections are pinged; one that has not answered by the next sweep is closed.
+    static let pingInterval: TimeAmount = .seconds(30)
+
+    init(eventLoop: any EventLoop) {
+        self.eventLoop = eventLoop
+        sweep = NIOLoopBoundBox(Sweep(), eventLoop: eventLoop)
+    }
+
+    /// Writes `connection`'s pending frames in this loop tick (or the next, from another thread).
+    func schedule(_ connection: WebSocketConnection) {
+        let first = queued.withLockedValue { queued -> Bool in
+            queued.connections.append(connection)
+            guard !queued.scheduled else { return false }
+            queued.scheduled = true
+            return true
+        }
+        if first { eventLoop.execute { self.flush() } }
+    }
+
+    private func flush() {
+        let connections = queued.withLockedValue { queued -> [WebSocketConnection] in
+            queued.scheduled = false
+            defer { queued.connections.removeAll(keepingCapacity: true) }
+            return queued.connections
+        }
+        for connection in connections {
+            connection.writePending()
+        }
+    }
+
+    /// Adds an open handler to the ping sweep (on the loop).
+    func register(_ handler: WebSocketSessionHandler) {
+        sweep.value.handlers[ObjectIdentifier(handler)] = handler
+        guard sweep.value.task == nil else { return }
+        sweep.value.task = eventLoop.scheduleRepeatedTask(
+            initialDelay: Self.pingInterval, delay: Self.pingInterval
+        ) { [sweep] _ in
+            for handler in sweep.value.handlers.values { handler.sweep() }
+        }
+    }
+
+    /// Takes a closed handler out of the sweep (on the loop); the sweep stops when no handler is left.
+    func unregister(_ handler: WebSocketSessionHandler) {
+        sweep.value.handlers.removeValue(forKey: ObjectIdentifier(handler))
+        if sweep.value.handlers.isEmpty {
+            sweep.value.task?.cancel()
+            sweep.value.task = nil
+        }
+    }
+}
+
+/// A server's ``LoopFlusher``s, one per event loop, made on first use.
+final class LoopFlushers: Sendable {
+    private let flushers = NIOLockedValueBox<[ObjectIdentifier: LoopFlusher]>([:])
+
+    func flusher(for eventLoop: any EventLoop) -> LoopFlusher {
+        flushers.withLockedValue { flushers in
+            let key = ObjectIdentifier(eventLoop)
+            if let flusher = flushers[key] { return flusher }
+            let flusher = LoopFlusher(eventLoop: eventLoop)
+            flushers[key] = flusher
+            return flusher
+        }
+    }
+}

@@ -1,0 +1,133 @@
+import NIOConcurrencyHelpers
+import NIOCore
+
+/// One WebSocket connection as the hubs see it: where frames for it are queued, from any thread.
+///
+/// Frames are encoded straight into one pending buffer per connection; the connection's event loop writes that
+/// buffer once per loop tick (see ``LoopFlusher``), so a burst of frames costs one write and one flush, and a
+/// frame relayed from another loop costs no task of its own. What reached the socket is counted in the hub's
+/// ``WriteTally`` when the write completes, which is what the state machines' outbox limits are checked against.
+final class WebSocketConnection: Sendable {
+    let id: SessionID
+    let channel: any Channel
+    private let flusher: LoopFlusher
+    private let tally: WriteTally
+    private let metrics: ServerMetrics?
+    private let pending = NIOLockedValueBox(Pending())
+    /// Where encoded frames are written (the ``RawFrameWriter``'s context), while the connection is open.
+    private let writer: NIOLoopBoundBox<ChannelHandlerContext?>
+
+    /// What waits for the next loop tick.
+    private struct Pending {
+        var buffer: ByteBuffer?
+        var frames = 0
+        /// When the oldest relayed message among them arrived (for the relay latency metric).
+        var relayStartedAt: ContinuousClock.Instant?
+        var relayed = 0
+        /// A close frame follows the frames; nothing is queued after it.
+        var closing = false
+        var scheduled = false
+    }
+
+    /// `metrics` gets the relay latency of relayed messages (the signaling endpoint's).
+    init(id: SessionID, channel: any Channel, flusher: LoopFlusher, tally: WriteTally, metrics: ServerMetrics?) {
+        self.id = id
+        self.channel = channel
+        self.flusher = flusher
+        self.tally = tally
+        self.metrics = metrics
+        writer = NIOLoopBoundBox(nil, eventLoop: channel.eventLoop)
+    }
+
+    /// Starts writing through `context` (on the loop).
+    func attach(_ context: ChannelHandlerContext) { writer.value = context }
+
+    /// Stops writing: the socket closed (on the loop).
+    func detach() { writer.value = nil }
+
+    /// Queues a text frame; `relayStartedAt` when it relays a message that arrived then.
+    func send(text: String, relayStartedAt: ContinuousClock.Instant? = nil) {
+        let schedule = pending.withLockedValue { pending -> Bool in
+            guard !pending.closing else { return false }
+            var buffer = pending.buffer ?? channel.allocator.buffer(capacity: text.utf8.count + 10)
+            WebSocketServerFrame.writeText(text, into: &buffer)
+            pending.buffer = buffer
+            pending.frames += 1
+            if let relayStartedAt {
+                pending.relayed += 1
+                if pending.relayStartedAt == nil { pending.relayStartedAt = relayStartedAt }
+            }
+            return Self.markScheduled(&pending)
+        }
+        if schedule { flusher.schedule(self) }
+    }
+
+    /// Queues a close frame after what is queued; the connection closes once the client answers it, or after
+    /// `WebSocketSessionHandler.closeTimeout`.
+    func close(code: UInt16, reason: String?) {
+        let schedule = pending.withLockedValue { pending -> Bool in
+            guard !pending.closing else { return false }
+            var buffer = pending.buffer ?? channel.allocator.buffer(capacity: 4 + (reason?.utf8.count ?? 0))
+            WebSocketServerFrame.writeClose(code: code, reason: reason, into: &buffer)
+            pending.buffer = buffer
+            pending.closing = true
+            return Self.markScheduled(&pending)
+        }
+        if schedule { flusher.schedule(self) }
+    }
+
+    /// Queues a ping or pong (not counted as a frame: the outbox limits count the hub's frames only).
+    func sendControl(opcode: UInt8, payload: ByteBuffer) {
+        let schedule = pending.withLockedValue { pending -> Bool in
+            guard !pending.closing else { return false }
+            var buffer = pending.buffer ?? channel.allocator.buffer(capacity: payload.readableBytes + 2)
+            WebSocketServerFrame.writeControl(opcode: opcode, payload: payload, into: &buffer)
+            pending.buffer = buffer
+            return Self.markScheduled(&pending)
+        }
+        if schedule { flusher.schedule(self) }
+    }
+
+    /// Ends the connection now, without a close frame (a slow consumer, or one that never answered a close).
+    func abort() {
+        // Never synchronously: the caller may hold the hub's lock, which the channel's close would take again.
+        channel.eventLoop.execute { [channel] in channel.close(promise: nil) }
+    }
+
+    private static func markScheduled(_ pending: inout Pending) -> Bool {
+        guard !pending.scheduled else { return false }
+        pending.scheduled = true
+        return true
+    }
+
+    /// Writes what is pending and flushes (on the connection's event loop, from ``LoopFlusher``).
+    func writePending() {
+        channel.eventLoop.assertInEventLoop()
+        let taken = pending.withLockedValue { pending -> Pending in
+            let taken = pending
+            pending.buffer = nil
+            pending.frames = 0
+            pending.relayed = 0
+            pending.relayStartedAt = nil
+            pending.scheduled = false
+            return taken
+        }
+        guard let buffer = taken.buffer, let context = writer.value else { return }
+        let promise = channel.eventLoop.makePromise(of: Void.self)
+        context.writeAndFlush(NIOAny(buffer), promise: promise)
+        let (id, tally, metrics, frames) = (self.id, self.tally, self.metrics, taken.frames)
+        let relay = taken.relayStartedAt.map { ($0, taken.relayed) }
+        promise.futureResult.whenSuccess {
+            if frames > 0 { tally.wrote(id, frames: frames) }
+            if let (startedAt, count) = relay, let metrics {
+                let latency = ContinuousClock.now - startedAt
+                for _ in 0..<count { metrics.relayLatency(latency) }
+            }
+        }
+        if taken.closing {
+            // Once the close frame is on the wire: the handler closes the socket, or waits for the client's answer.
+            let channel = channel
+            promise.futureResult.whenComplete { _ in WebSocketSessionHandler.closeSent(on: channel) }
+        }
+    }
+}

@@ -1,0 +1,49 @@
+import NIOCore
+
+/// Server-to-client WebSocket frames (RFC 6455 §5.2), written straight into an outgoing buffer: unmasked, unfragmented.
+enum WebSocketServerFrame {
+    static let textOpcode: UInt8 = 0x1
+    static let closeOpcode: UInt8 = 0x8
+    static let pingOpcode: UInt8 = 0x9
+    static let pongOpcode: UInt8 = 0xA
+
+    /// Appends a text frame holding `text`.
+    static func writeText(_ text: String, into buffer: inout ByteBuffer) {
+        var text = text
+        text.withUTF8 { bytes in
+            writeHeader(opcode: textOpcode, length: bytes.count, into: &buffer)
+            buffer.writeBytes(bytes)
+        }
+    }
+
+    /// Appends a close frame with `code` and an optional reason (cut to fit a control frame's 125 bytes).
+    static func writeClose(code: UInt16, reason: String?, into buffer: inout ByteBuffer) {
+        let reason = Array((reason ?? "").utf8.prefix(123))
+        writeHeader(opcode: closeOpcode, length: 2 + reason.count, into: &buffer)
+        buffer.writeInteger(code)
+        buffer.writeBytes(reason)
+    }
+
+    /// Appends a control frame (ping or pong) carrying `payload` (at most 125 bytes).
+    static func writeControl(opcode: UInt8, payload: ByteBuffer, into buffer: inout ByteBuffer) {
+        var payload = payload
+        let length = min(payload.readableBytes, 125)
+        writeHeader(opcode: opcode, length: length, into: &buffer)
+        buffer.writeImmutableBuffer(payload.readSlice(length: length) ?? ByteBuffer())
+    }
+
+    private static func writeHeader(opcode: UInt8, length: Int, into buffer: inout ByteBuffer) {
+        buffer.reserveCapacity(minimumWritableBytes: length + 10)
+        buffer.writeInteger(0x80 | opcode)
+        switch length {
+        case 0...125:
+            buffer.writeInteger(UInt8(length))
+        case 126...0xFFFF:
+            buffer.writeInteger(UInt8(126))
+            buffer.writeInteger(UInt16(length))
+        default:
+            buffer.writeInteger(UInt8(127))
+            buffer.writeInteger(UInt64(length))
+        }
+    }
+}
