@@ -129,6 +129,9 @@ public final class SignalServer: Service, Sendable {
                 while hub.openConnectionCount + channels.openSocketCount > 0, ContinuousClock.now < deadline {
                     try? await Task.sleep(for: .milliseconds(20))
                 }
+                // No connection outlives the server (the event loops do: they are shared).
+                hub.abortRemaining()
+                channels.abortRemaining()
                 if let webhook {
                     webhook.finish()
                     await webhook.waitUntilDone(seconds: configuration.drainSeconds)

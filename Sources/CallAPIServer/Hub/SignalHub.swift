@@ -127,6 +127,11 @@ final class SignalHub: SessionEndpoint {
         handle(.tick(now: clock.nowMillis()))
     }
 
+    /// Ends every connection still open (shutdown, once the drain time is over).
+    func abortRemaining() {
+        for connection in core.withLockedValue({ Array($0.connections.values) }) { connection.abort() }
+    }
+
     /// Tells every session the server is going away and closes them.
     func shutdown() {
         handle(.shutdown(now: clock.nowMillis()))

@@ -126,7 +126,18 @@ final class WebSocketSessionHandler: ChannelInboundHandler {
         }
     }
 
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        // Connections allow half closure (for HTTP): a client that shuts its side down has gone.
+        if let event = event as? NIOCore.ChannelEvent, event == .inputClosed {
+            context.close(promise: nil)
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        // After a decoding error, every read reports it again: the close under way handles it.
+        if error is ByteToMessageDecoderError { return }
         switch error as? NIOWebSocketError {
         case .invalidFrameLength: fail(code: 1009, reason: "message too large")
         case .some: fail(code: 1002, reason: "protocol error")
@@ -138,8 +149,8 @@ final class WebSocketSessionHandler: ChannelInboundHandler {
     private func fail(code: UInt16, reason: String) {
         ignoring = true
         fragments = nil
-        // The client's answer is not awaited: the socket closes once the close frame is written.
-        closeReceived = true
+        // The socket closes when the client answers, or after the close timeout: closing it at once, with the
+        // client's data still unread, would reset the connection and lose the close frame on the way.
         guard let connection else { return }
         connection.close(code: code, reason: reason)
     }
