@@ -11,8 +11,7 @@ import NIOCore
 final class ChannelHub: SessionEndpoint {
     private struct Core {
         var state: ChannelState
-        var connections: [SessionID: WebSocketConnection] = [:]
-        var nextConnectionNumber: UInt64 = 1
+        var connections = ConnectionRegistry()
     }
 
     private let core: NIOLockedValueBox<Core>
@@ -50,13 +49,9 @@ final class ChannelHub: SessionEndpoint {
         let now = clock.nowMillis()
         var opened: WebSocketConnection?
         handle { core in
-            let id = SessionID(core.nextConnectionNumber)
-            core.nextConnectionNumber += 1
-            let connection = WebSocketConnection(
-                id: id, channel: channel, flusher: flusher, tally: writes, metrics: nil)
-            core.connections[id] = connection
+            let connection = core.connections.open(channel: channel, flusher: flusher, tally: writes, metrics: nil)
             opened = connection
-            return .connected(id, now: now)
+            return .connected(connection.id, now: now)
         }
         // Set by the closure above, which always runs.
         return opened!
@@ -101,7 +96,7 @@ final class ChannelHub: SessionEndpoint {
     func closed(_ id: SessionID) {
         let now = clock.nowMillis()
         handle { core in
-            core.connections.removeValue(forKey: id)
+            core.connections.remove(id)
             return .disconnected(id, now: now)
         }
     }
@@ -126,7 +121,7 @@ final class ChannelHub: SessionEndpoint {
 
     /// Ends every connection still open (shutdown, once the drain time is over).
     func abortRemaining() {
-        for connection in core.withLockedValue({ Array($0.connections.values) }) { connection.abort() }
+        for connection in core.withLockedValue({ Array($0.connections.connections.values) }) { connection.abort() }
     }
 
     /// Tells every member the server is going away and closes them.

@@ -12,8 +12,7 @@ final class SignalHub: SessionEndpoint {
     /// The state and the open connections, guarded together: a send is queued in the order the state decided it.
     private struct Core {
         var state: HubState
-        var connections: [SessionID: WebSocketConnection] = [:]
-        var nextSessionNumber: UInt64 = 1
+        var connections = ConnectionRegistry()
     }
 
     private let core: NIOLockedValueBox<Core>
@@ -55,14 +54,11 @@ final class SignalHub: SessionEndpoint {
         let now = clock.nowMillis()
         var opened: WebSocketConnection?
         handle { core in
-            let id = SessionID(core.nextSessionNumber)
-            core.nextSessionNumber += 1
-            let connection = WebSocketConnection(
-                id: id, channel: channel, flusher: flusher, tally: writes, metrics: metrics)
-            core.connections[id] = connection
+            let connection = core.connections.open(
+                channel: channel, flusher: flusher, tally: writes, metrics: metrics)
             opened = connection
-            logger.debug("connection opened", metadata: ["session": "\(id)"])
-            return .connected(id, now: now)
+            logger.debug("connection opened", metadata: ["session": "\(connection.id)"])
+            return .connected(connection.id, now: now)
         }
         // Set by the closure above, which always runs.
         return opened!
@@ -116,7 +112,7 @@ final class SignalHub: SessionEndpoint {
     func closed(_ id: SessionID) {
         let now = clock.nowMillis()
         handle { core in
-            core.connections.removeValue(forKey: id)
+            core.connections.remove(id)
             return .disconnected(id, now: now)
         }
         logger.debug("connection closed", metadata: ["session": "\(id)"])
@@ -129,7 +125,7 @@ final class SignalHub: SessionEndpoint {
 
     /// Ends every connection still open (shutdown, once the drain time is over).
     func abortRemaining() {
-        for connection in core.withLockedValue({ Array($0.connections.values) }) { connection.abort() }
+        for connection in core.withLockedValue({ Array($0.connections.connections.values) }) { connection.abort() }
     }
 
     /// Tells every session the server is going away and closes them.

@@ -1,0 +1,29 @@
+import NIOCore
+
+/// A hub's open WebSocket connections by id, and the ids it hands out: what both hubs keep beside their state
+/// machine, under the same lock.
+struct ConnectionRegistry {
+    private(set) var connections: [SessionID: WebSocketConnection] = [:]
+    private var nextNumber: UInt64 = 1
+
+    /// Registers a connection on `channel` under a new id.
+    mutating func open(
+        channel: any Channel, flusher: LoopFlusher, tally: WriteTally, metrics: ServerMetrics?
+    ) -> WebSocketConnection {
+        let id = SessionID(nextNumber)
+        nextNumber += 1
+        let connection = WebSocketConnection(
+            id: id, channel: channel, flusher: flusher, tally: tally, metrics: metrics)
+        connections[id] = connection
+        return connection
+    }
+
+    /// Forgets a closed connection.
+    mutating func remove(_ id: SessionID) {
+        connections.removeValue(forKey: id)
+    }
+
+    subscript(id: SessionID) -> WebSocketConnection? { connections[id] }
+
+    var count: Int { connections.count }
+}
