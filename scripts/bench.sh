@@ -142,6 +142,34 @@ if $have_synapse; then
 fi
 names+=(connections machine allocations media media-audio)
 run connections 120 connections --count "$connections"
+# Server memory per idle logged-in connection measured the same way for ours and Mosquitto (scripts/idle_memory.py:
+# the same count, RSS from /proc before and after): ours in a fresh `callapi-bench serve` with an admin key for tokens.
+idle_count=${BENCH_IDLE_CONNECTIONS:-2000}
+idle_port=$(free_port)
+idle_key=$(python3 -c 'import secrets; print(secrets.token_hex(16))')
+"$bin" serve --port "$idle_port" --secret "$ours_secret" --admin-key "$idle_key" --log-level error \
+    >"$work/idle-ours.out" 2>&1 &
+idle_pid=$!
+started+=("$idle_pid")
+names+=(idle-memory)
+if wait_for 10 python3 -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$idle_port/healthz', timeout=2)"; then
+    echo "bench: idle-memory" >&2
+    timeout 300 python3 scripts/idle_memory.py ours "$idle_pid" "$idle_port" "$idle_key" "$idle_count" \
+        >"$work/idle-memory" 2>"$work/idle-memory.log" || echo "### idle memory (ours) failed" >"$work/idle-memory"
+fi
+kill "$idle_pid" 2>/dev/null || true
+if $have_mosquitto; then
+    names+=(idle-memory-mosquitto)
+    # A fresh broker, so the relay runs' state is not in its baseline.
+    if info=$(scripts/services/start-mosquitto.sh "$work/mosquitto-idle"); then
+        read -r idle_mqtt_port idle_mqtt_pid <<<"$info"
+        started+=("$idle_mqtt_pid")
+        timeout 300 python3 scripts/idle_memory.py mosquitto "$idle_mqtt_pid" "$idle_mqtt_port" "$idle_count" \
+            >"$work/idle-memory-mosquitto" 2>"$work/idle-memory-mosquitto.log" ||
+            echo "### idle memory (mosquitto) failed" >"$work/idle-memory-mosquitto"
+        kill "$idle_mqtt_pid" 2>/dev/null || true
+    fi
+fi
 run machine 60 machine --calls 200000
 echo "bench: allocations" >&2
 timeout --kill-after=10 120 "$scratch/$config/callapi-allocs" --calls 20000 >"$work/allocations" \

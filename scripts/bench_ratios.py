@@ -91,16 +91,27 @@ def main():
     rows += calls_rows(report(work, "calls-ours-synapse-load"), report(work, "calls-synapse"), "ours vs Synapse")
     if not rows:
         print("No peer runs to compare.")
-        return
-    print(
-        "Latency ratios are peer ÷ ours (above 1× = the peer is slower, below 1× = ours is slower); "
-        "throughput is ours ÷ peer."
-    )
-    print()
-    print("| workload | comparison | p50 µs ours / peer | p50 ratio | p99 µs ours / peer | p99 ratio | throughput ours / peer |")
-    print("|---|---|---|---|---|---|---|")
-    for row in rows:
-        print(row)
+    else:
+        print(
+            "Latency ratios are peer ÷ ours (above 1× = the peer is slower, below 1× = ours is slower); "
+            "throughput is ours ÷ peer."
+        )
+        print()
+        print("| workload | comparison | p50 µs ours / peer | p50 ratio | p99 µs ours / peer | p99 ratio | throughput ours / peer |")
+        print("|---|---|---|---|---|---|---|")
+        for row in rows:
+            print(row)
+    ours, mosquitto = report(work, "idle-memory"), report(work, "idle-memory-mosquitto")
+    if ours and mosquitto:
+        print()
+        print("| idle logged-in connection | ours | Mosquitto | ours ÷ Mosquitto | target |")
+        print("|---|---|---|---|---|")
+        mine, theirs = ours["serverBytesPerConnection"], mosquitto["serverBytesPerConnection"]
+        verdict = "met" if mine <= 8192 else "not met"
+        print(
+            f"| server bytes per connection ({ours['count']:,}) | {mine:,} | {theirs:,} | {ratio(mine, theirs)} "
+            f"| ≤ 8 KB: {verdict} |"
+        )
 
 
 if __name__ == "__main__":
