@@ -2,7 +2,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 
 /// One event loop's writer: writes and flushes the connections with pending frames once per loop tick, and pings
-/// the loop's idle connections from one shared sweep.
+/// the loop's connections from one shared sweep (no timer or task per connection).
 ///
 /// `schedule` may be called from any thread: the first connection scheduled in a tick enqueues one task on the
 /// loop, which then writes every connection scheduled meanwhile (from this loop's reads or any other's). So
@@ -24,7 +24,8 @@ final class LoopFlusher: Sendable {
         var task: RepeatedTask?
     }
 
-    /// How often idle connections are pinged; one that has not answered by the next sweep is closed.
+    /// How often every connection is pinged; one that has neither answered nor sent anything by the next sweep
+    /// is closed.
     static let pingInterval: TimeAmount = .seconds(30)
 
     init(eventLoop: any EventLoop) {

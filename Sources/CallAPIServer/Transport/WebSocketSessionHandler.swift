@@ -25,7 +25,7 @@ final class WebSocketSessionHandler: ChannelInboundHandler {
     private var closeReceived = false
     private var closeSent = false
     private var closeDeadline: Scheduled<Void>?
-    /// Whether anything arrived since the last ping sweep, and whether a ping is unanswered.
+    /// Whether anything arrived since the last ping, and whether that ping is unanswered.
     private var active = true
     private var awaitingPong = false
     private var context: ChannelHandlerContext?
@@ -175,18 +175,16 @@ final class WebSocketSessionHandler: ChannelInboundHandler {
         }
     }
 
-    /// Called by the loop's ping sweep: pings a connection that was quiet since the last sweep, closes one that
-    /// did not answer the last ping.
+    /// Called by the loop's ping sweep (every ``LoopFlusher/pingInterval``, docs/protocol.md "Liveness"): pings
+    /// the connection, or closes it if it neither answered the last ping nor sent anything since.
     func sweep() {
         guard let connection, !closeSent else { return }
-        if awaitingPong {
+        if awaitingPong, !active {
             context?.close(promise: nil)
             return
         }
-        if !active {
-            awaitingPong = true
-            connection.sendControl(opcode: WebSocketServerFrame.pingOpcode, payload: ByteBuffer())
-        }
+        awaitingPong = true
         active = false
+        connection.sendControl(opcode: WebSocketServerFrame.pingOpcode, payload: ByteBuffer())
     }
 }
