@@ -22,9 +22,12 @@ public final class SignalServer: Service, Sendable {
     private let hub: SignalHub
     private let channels: ChannelHub
     private let webhook: WebhookNotifier?
+    /// The call ledger (docs/ledger.md), unless it is turned off.
+    let ledger: CallLedger?
     private let metrics: ServerMetrics
     private let logger: Logger
     private let boundPort = BoundPort()
+    private let clock: any SignalServerClock
     private let pendingHeads = ConnectionGuard.PendingCount()
 
     /// A server for `configuration`; throws if a key or certificate cannot be read.
@@ -38,8 +41,14 @@ public final class SignalServer: Service, Sendable {
         let metrics = ServerMetrics()
         metrics.publish(limits: configuration.limits.published + configuration.channels.published)
         self.metrics = metrics
+        let ledger =
+            configuration.ledger.enabled
+            ? try await CallLedger.open(settings: configuration.ledger, metrics: metrics, logger: logger) : nil
+        self.ledger = ledger
+        self.clock = clock
         hub = SignalHub(
-            limits: configuration.limits, authority: authority, clock: clock, metrics: metrics, logger: logger)
+            limits: configuration.limits, authority: authority, clock: clock, metrics: metrics, logger: logger,
+            ledger: ledger)
         let webhook = configuration.channels.webhook.map {
             WebhookNotifier(settings: $0, metrics: metrics, logger: logger)
         }
@@ -83,7 +92,7 @@ public final class SignalServer: Service, Sendable {
     public func run() async throws {
         let app = try makeApplication()
         let http = ServiceGroup(configuration: .init(services: [app], logger: logger))
-        enum Part { case http, ticker, shutdown, webhook }
+        enum Part { case http, ticker, shutdown, webhook, ledger, retention }
         try await withThrowingTaskGroup(of: Part.self) { group in
             group.addTask {
                 // Detached, so the HTTP server does not see this service's graceful shutdown (a task local) and
@@ -103,6 +112,21 @@ public final class SignalServer: Service, Sendable {
                     return .webhook
                 }
             }
+            if let ledger {
+                group.addTask {
+                    await ledger.run()
+                    return .ledger
+                }
+                let clock = clock
+                group.addTask {
+                    // Retention: at start, then hourly.
+                    while !Task.isCancelled {
+                        await ledger.applyRetention(now: clock.nowMillis())
+                        try? await Task.sleep(for: .seconds(3600))
+                    }
+                    return .retention
+                }
+            }
             if let interval = configuration.tickIntervalMillis {
                 let hub = hub
                 let channels = channels
@@ -115,7 +139,7 @@ public final class SignalServer: Service, Sendable {
                     return .ticker
                 }
             }
-            group.addTask { [hub, channels, webhook, logger, configuration] in
+            group.addTask { [hub, channels, webhook, ledger, logger, configuration] in
                 do {
                     try await gracefulShutdown()
                 } catch {
@@ -131,6 +155,11 @@ public final class SignalServer: Service, Sendable {
                 if let webhook {
                     webhook.finish()
                     await webhook.waitUntilDone(seconds: configuration.drainSeconds)
+                }
+                if let ledger {
+                    // Calls still in progress stay unrecorded; what ended is written before the server stops.
+                    ledger.finish()
+                    await ledger.waitUntilDone()
                 }
                 await http.triggerGracefulShutdown()
                 return .shutdown

@@ -9,4 +9,6 @@ public enum HubAction: Sendable, Equatable {
     /// Close the session's socket with `code` (a `closing` frame has been sent before). The hub has already
     /// forgotten the session.
     case close(SessionID, code: UInt16, reason: SignalErrorCode)
+    /// A `send` was handled (only when ``HubState/reportsRelays``): for the call ledger.
+    case relayed(RelayedSend)
 }

@@ -16,6 +16,9 @@ public enum HubEvent: Sendable {
     case tokenChecked(SessionID, requestId: Int?, purpose: TokenPurpose, result: TokenCheck, now: Int64)
     /// The session's writer wrote `frames` more frames to its socket (the oldest queued ones).
     case written(SessionID, frames: Int)
+    /// The call ledger answers the session's `send` on its target's behalf with `body` (a busy reject) instead of
+    /// relaying it.
+    case answeredOnBehalf(SessionID, ClientFrame.Send, body: String, now: Int64)
     /// The connection closed.
     case disconnected(SessionID, now: Int64)
     /// Time passed: expire tokens, held messages, idle and unauthenticated sessions.

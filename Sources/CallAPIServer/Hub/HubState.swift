@@ -59,8 +59,12 @@ public struct HubState: Sendable {
     private var nextMessageNumber: UInt64 = 1
     private(set) var isShuttingDown = false
 
-    public init(limits: HubLimits) {
+    /// Whether ``relay`` reports each `send` it handled (``HubAction/relayed(_:)``), for the call ledger.
+    public let reportsRelays: Bool
+
+    public init(limits: HubLimits, reportsRelays: Bool = false) {
         self.limits = limits
+        self.reportsRelays = reportsRelays
     }
 
     /// Users with at least one logged-in session, sorted.
@@ -114,6 +118,8 @@ public struct HubState: Sendable {
             return []  // handled in `handle`
         case .disconnected(let id, _):
             return remove(id)
+        case .answeredOnBehalf(let id, let send, let body, let now):
+            return answerOnBehalf(id, send, body: body, now: now)
         case .tick(let now):
             return tick(now: now)
         case .shutdown:
@@ -298,6 +304,7 @@ public struct HubState: Sendable {
     private mutating func relay(_ send: ClientFrame.Send, from id: SessionID, user: String, now: Int64) -> [HubAction] {
         func fail(_ reason: SignalErrorCode, _ message: String) -> [HubAction] {
             [.send(id, .answer(.init(id: send.id, result: .failed, reason: reason, message: message)))]
+                + report(send, from: id, user: user, reason == .peerOffline ? .offline : .failed(reason.rawValue))
         }
         guard SignalProtocol.isValidUserId(send.to) else {
             return fail(.invalidTarget, "\"to\" must be 1-64 characters of A-Z a-z 0-9 . _ -")
@@ -336,7 +343,7 @@ public struct HubState: Sendable {
                     .send(
                         id,
                         .answer(.init(id: send.id, result: .delivered, messageId: messageId, sessions: reached.count)))
-                ]
+                ] + report(send, from: id, user: user, .delivered(reached))
         }
         guard ttl > 0 else {
             return fail(.peerOffline, "user \(send.to) is offline")
@@ -366,6 +373,38 @@ public struct HubState: Sendable {
         heldBytes += bodyBytes
         heldBySender[user] = fromSender + 1
         return [.send(id, .answer(.init(id: send.id, result: .queued, messageId: messageId, ttl: appliedTTL)))]
+            + report(send, from: id, user: user, .queued)
+    }
+
+    /// The ledger's view of a `send` the hub handled (nothing unless ``reportsRelays``).
+    private func report(_ send: ClientFrame.Send, from id: SessionID, user: String, _ result: RelayResult)
+        -> [HubAction]
+    {
+        guard reportsRelays else { return [] }
+        return [.relayed(RelayedSend(from: user, fromSession: id, to: send.to, body: send.body, result: result))]
+    }
+
+    /// Answers `send` from the session `id` with `body` from its target, without relaying it (the ledger's busy
+    /// answer): the sender's send is answered delivered, `body` goes to the sender's sessions as a message from
+    /// `send.to`.
+    private mutating func answerOnBehalf(_ id: SessionID, _ send: ClientFrame.Send, body: String, now: Int64)
+        -> [HubAction]
+    {
+        if let refusal = admit(id, now: now, requestId: send.id, isSend: true) { return refusal }
+        guard let user = sessions[id]?.login?.userId else {
+            return refuse(id, requestId: send.id, isSend: true, .notLoggedIn, "log in first")
+        }
+        let messageId = makeMessageId()
+        let message = ServerFrame.message(.init(from: send.to, body: body, sentAt: now, messageId: messageId))
+        var actions: [HubAction] = [
+            .send(id, .answer(.init(id: send.id, result: .delivered, messageId: makeMessageId(), sessions: 1)))
+        ]
+        actions += toUser(user, message)
+        if reportsRelays {
+            actions.append(
+                .relayed(RelayedSend(from: user, fromSession: id, to: send.to, body: send.body, result: .answeredBusy)))
+        }
+        return actions
     }
 
     private mutating func makeMessageId() -> String {

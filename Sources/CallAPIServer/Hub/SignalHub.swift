@@ -16,6 +16,8 @@ actor SignalHub {
     private let clock: any SignalServerClock
     private let metrics: ServerMetrics
     private let logger: Logger
+    /// The call ledger, fed every `send` the hub handles and every session that closes.
+    private let ledger: CallLedger?
     private var outboxes: [SessionID: SessionOutbox] = [:]
     /// Frames the writers wrote, fed to the state before each event.
     nonisolated let writes = WriteTally()
@@ -33,9 +35,10 @@ actor SignalHub {
 
     init(
         limits: HubLimits, authority: TokenAuthority, clock: any SignalServerClock, metrics: ServerMetrics,
-        logger: Logger
+        logger: Logger, ledger: CallLedger? = nil
     ) {
-        state = HubState(limits: limits)
+        state = HubState(limits: limits, reportsRelays: ledger != nil)
+        self.ledger = ledger
         self.authority = authority
         self.clock = clock
         self.metrics = metrics
@@ -105,14 +108,18 @@ actor SignalHub {
 
     /// The connection closed.
     func disconnected(_ id: SessionID) {
-        handle(.disconnected(id, now: clock.nowMillis()))
+        let now = clock.nowMillis()
+        handle(.disconnected(id, now: now))
+        ledger?.handle(.sessionClosed(id), now: now)
         outboxes.removeValue(forKey: id)?.continuation.finish()
         logger.debug("connection closed", metadata: ["session": "\(id)"])
     }
 
     /// Runs the time-based checks now.
     func tick() {
-        handle(.tick(now: clock.nowMillis()))
+        let now = clock.nowMillis()
+        handle(.tick(now: now))
+        ledger?.handle(.tick, now: now)
     }
 
     /// Tells every session the server is going away and closes them.
@@ -124,7 +131,7 @@ actor SignalHub {
         for (id, frames) in writes.drain() {
             _ = state.handle(.written(id, frames: frames))
         }
-        let actions = state.handle(event)
+        let actions = state.handle(answeredBusy(event) ?? event)
         for action in actions {
             perform(action, relayStartedAt: relayStartedAt)
         }
@@ -133,8 +140,18 @@ actor SignalHub {
             heldBytes: state.heldBytes, queuedFrames: state.queuedFrames, queuedBytes: state.queuedBytes)
     }
 
+    /// The ledger's busy answer in place of relaying a call to a user who is in another call (when it answers busy).
+    private func answeredBusy(_ event: HubEvent) -> HubEvent? {
+        guard let ledger, case .frame(let id, .send(let send), let now) = event, let user = state.userId(of: id),
+            let body = ledger.busyAnswer(to: RelayedSendRequest(from: user, to: send.to, body: send.body), now: now)
+        else { return nil }
+        return .answeredOnBehalf(id, send, body: body, now: now)
+    }
+
     private func perform(_ action: HubAction, relayStartedAt: ContinuousClock.Instant?) {
         switch action {
+        case .relayed(let send):
+            ledger?.handle(.relayed(send), now: clock.nowMillis())
         case .send(let id, let frame):
             guard let outbox = outboxes[id] else { return }
             var startedAt: ContinuousClock.Instant?
