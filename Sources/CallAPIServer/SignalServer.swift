@@ -69,6 +69,18 @@ public final class SignalServer: Service, Sendable {
         await channels.tick()
     }
 
+    /// A page of a user's calls from the call ledger (every call that had ended when asked is in it).
+    public func calls(_ query: CallQuery) async throws -> CallPage {
+        guard let ledger else { throw LedgerStoreError("the call ledger is off on this server") }
+        return try await ledger.calls(query)
+    }
+
+    /// Deletes ledger calls past the retention now (the server also does it hourly); returns how many.
+    @discardableResult
+    public func applyLedgerRetention() async -> Int {
+        await ledger?.applyRetention(now: clock.nowMillis()) ?? 0
+    }
+
     /// The uids in an RTC channel, sorted.
     public func channelMembers(_ channel: String) async -> [UInt] {
         await channels.members(of: channel)

@@ -54,7 +54,20 @@ package final class PostgresLedgerStore: LedgerStore {
         queries = SQLLedgerQueries(runner: Runner(connection: connection, logger: logger))
     }
 
-    package func migrate() async throws { try await queries.migrate() }
+    package func migrate() async throws {
+        // Servers sharing a database may start together: one migrates at a time (a session-level advisory lock).
+        _ = try await queries.runner.run("SELECT pg_advisory_lock(\(Self.migrationLock))", [])
+        do {
+            try await queries.migrate()
+        } catch {
+            _ = try? await queries.runner.run("SELECT pg_advisory_unlock(\(Self.migrationLock))", [])
+            throw error
+        }
+        _ = try await queries.runner.run("SELECT pg_advisory_unlock(\(Self.migrationLock))", [])
+    }
+
+    /// The advisory lock key of migrations ("callapi" in ASCII, as a number).
+    static let migrationLock: Int64 = 0x63_616C_6C61_7069
     package func save(_ records: [CallRecord]) async throws { try await queries.save(records) }
     package func calls(_ query: CallQuery) async throws -> CallPage { try await queries.calls(query) }
     package func deleteCalls(endedBefore cutoff: Int64) async throws -> Int {
@@ -88,7 +101,8 @@ package final class PostgresLedgerStore: LedgerStore {
                     } else if [.int2, .int4, .int8].contains(cell.dataType) {
                         values[cell.columnName] = .integer(try cell.decode(Int64.self))
                     } else {
-                        values[cell.columnName] = .text(try cell.decode(String.self))
+                        // Text columns; anything else (void from pg_advisory_lock) reads as null.
+                        values[cell.columnName] = (try? cell.decode(String.self)).map(SQLValue.text) ?? .null
                     }
                 }
                 result.append(values)
