@@ -303,8 +303,9 @@ public struct HubState: Sendable {
 
     private mutating func relay(_ send: ClientFrame.Send, from id: SessionID, user: String, now: Int64) -> [HubAction] {
         func fail(_ reason: SignalErrorCode, _ message: String) -> [HubAction] {
-            [.send(id, .answer(.init(id: send.id, result: .failed, reason: reason, message: message)))]
-                + report(send, from: id, user: user, reason == .peerOffline ? .offline : .failed(reason.rawValue))
+            // The ledger hears of a send before its sender does, so a sender that asks it next finds the call.
+            report(send, from: id, user: user, reason == .peerOffline ? .offline : .failed(reason.rawValue))
+                + [.send(id, .answer(.init(id: send.id, result: .failed, reason: reason, message: message)))]
         }
         guard SignalProtocol.isValidUserId(send.to) else {
             return fail(.invalidTarget, "\"to\" must be 1-64 characters of A-Z a-z 0-9 . _ -")
@@ -339,11 +340,12 @@ public struct HubState: Sendable {
                         "every session of user \(send.to) was too slow reading its socket and was disconnected")
             }
             return reached.map { .send($0, message) } + dropped
+                + report(send, from: id, user: user, .delivered(reached))
                 + [
                     .send(
                         id,
                         .answer(.init(id: send.id, result: .delivered, messageId: messageId, sessions: reached.count)))
-                ] + report(send, from: id, user: user, .delivered(reached))
+                ]
         }
         guard ttl > 0 else {
             return fail(.peerOffline, "user \(send.to) is offline")
@@ -372,8 +374,8 @@ public struct HubState: Sendable {
         heldCount += 1
         heldBytes += bodyBytes
         heldBySender[user] = fromSender + 1
-        return [.send(id, .answer(.init(id: send.id, result: .queued, messageId: messageId, ttl: appliedTTL)))]
-            + report(send, from: id, user: user, .queued)
+        return report(send, from: id, user: user, .queued)
+            + [.send(id, .answer(.init(id: send.id, result: .queued, messageId: messageId, ttl: appliedTTL)))]
     }
 
     /// The ledger's view of a `send` the hub handled (nothing unless ``reportsRelays``).
@@ -396,15 +398,9 @@ public struct HubState: Sendable {
         }
         let messageId = makeMessageId()
         let message = ServerFrame.message(.init(from: send.to, body: body, sentAt: now, messageId: messageId))
-        var actions: [HubAction] = [
-            .send(id, .answer(.init(id: send.id, result: .delivered, messageId: makeMessageId(), sessions: 1)))
-        ]
-        actions += toUser(user, message)
-        if reportsRelays {
-            actions.append(
-                .relayed(RelayedSend(from: user, fromSession: id, to: send.to, body: send.body, result: .answeredBusy)))
-        }
-        return actions
+        return report(send, from: id, user: user, .answeredBusy)
+            + [.send(id, .answer(.init(id: send.id, result: .delivered, messageId: makeMessageId(), sessions: 1)))]
+            + toUser(user, message)
     }
 
     private mutating func makeMessageId() -> String {

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import PostgresNIO
 import Testing
 
 @testable import CallAPIServer
@@ -24,13 +25,38 @@ enum LedgerBackend: String, CustomStringConvertible, Sendable {
         }
     }
 
-    /// A store of its own (SQLite in memory; PostgreSQL shared, so tests use users of their own).
-    func openStore() async throws -> any LedgerStore {
+    /// A store of its own (SQLite in memory; PostgreSQL shared, so tests use users of their own), or with
+    /// `fresh`, a new PostgreSQL database (for retention, which deletes every old call in its database).
+    func openStore(fresh: Bool = false) async throws -> any LedgerStore {
         switch self {
         case .sqlite: try await SQLiteLedgerStore.open(path: nil)
         case .postgres:
-            try await PostgresLedgerStore.open(url: Self.postgresURL ?? "", logger: Logger(label: "test.ledger"))
+            try await PostgresLedgerStore.open(
+                url: fresh ? try await Self.freshPostgresURL() : Self.postgresURL ?? "",
+                logger: Logger(label: "test.ledger"))
         }
+    }
+
+    /// The server setting for a database of its own (a new one for PostgreSQL).
+    func freshDatabase() async throws -> LedgerSettings.Database {
+        switch self {
+        case .sqlite: .memory
+        case .postgres: .postgres(url: try await Self.freshPostgresURL())
+        }
+    }
+
+    /// Creates a new database on the test server and returns its URL.
+    static func freshPostgresURL() async throws -> String {
+        let base = postgresURL ?? ""
+        let name = "ledger_\(uniqueUser())"
+        let connection = try await PostgresConnection.connect(
+            configuration: try PostgresLedgerStore.configuration(url: base), id: 1, logger: Logger(label: "test.ledger")
+        )
+        try await connection.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), logger: Logger(label: "test"))
+        try await connection.close()
+        var components = URLComponents(string: base)
+        components?.path = "/" + name
+        return components?.string ?? base
     }
 }
 

@@ -20,6 +20,9 @@ enum LedgerStoreScenarios {
         let store = try await backend.openStore()
         #expect(try await store.schemaVersion() == LedgerSchema.currentVersion)
         try await store.migrate()
+        let fresh = try await backend.openStore(fresh: true)
+        #expect(try await fresh.schemaVersion() == LedgerSchema.currentVersion)
+        try await fresh.close()
         #expect(try await store.schemaVersion() == LedgerSchema.currentVersion)
         try await store.close()
     }
@@ -73,9 +76,8 @@ enum LedgerStoreScenarios {
     }
 
     static func retentionDeletesOnlyCallsThatEndedBeforeTheCutoff(_ backend: LedgerBackend) async throws {
-        let store = try await backend.openStore()
+        let store = try await backend.openStore(fresh: true)
         let user = uniqueUser()
-        // Times far in the past, so a shared database's other calls are never older than the cutoff.
         try await store.save([
             record("\(user)-old", caller: user, callee: "1", startedAt: 10_000),
             record("\(user)-new", caller: user, callee: "1", startedAt: 20_000),
