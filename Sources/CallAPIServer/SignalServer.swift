@@ -213,6 +213,8 @@ public final class SignalServer: Service, Sendable {
         ).register(on: router)
         ChannelAdminEndpoint(hub: channels, authorization: AdminAuthorization(adminKey: configuration.adminKey))
             .register(on: router)
+        CallHistoryEndpoint(ledger: ledger, authorization: AdminAuthorization(adminKey: configuration.adminKey))
+            .register(on: router)
 
         let limits = configuration.limits
         let hardLimit = SessionConnection.hardLimit(for: limits)

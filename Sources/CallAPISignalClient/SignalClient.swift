@@ -132,6 +132,26 @@ public final class SignalClient: ISignalClient {
         }
     }
 
+    // MARK: - Call history
+
+    /// A page of this user's calls from the server's call ledger, newest first (docs/ledger.md).
+    ///
+    /// - Parameters:
+    ///   - missedOnly: only calls this user missed as callee (missed, cancelled while ringing, busy).
+    ///   - since: only calls started at or after this time (ms since 1970, server clock).
+    ///   - limit: at most this many, 1 to 200.
+    ///   - cursor: ``CallHistoryPage/nextCursor`` of the previous page.
+    public func callHistory(missedOnly: Bool = false, since: Int64? = nil, limit: Int = 50, cursor: String? = nil)
+        async throws -> CallHistoryPage
+    {
+        let request = ClientFrame.CallsRequest(
+            missed: missedOnly ? true : nil, since: since, limit: limit, cursor: cursor)
+        let page = try await withCheckedThrowingContinuation { waiter in
+            commands.yield { await $0.calls(request) { waiter.resume(with: $0) } }
+        }
+        return CallHistoryPage(calls: page.calls, nextCursor: page.nextCursor)
+    }
+
     // MARK: - ISignalClient
 
     public func sendMessage(userId: String, message: String, completion: (@Sendable ((any Error)?) -> Void)?) {

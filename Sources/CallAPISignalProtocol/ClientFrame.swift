@@ -16,6 +16,8 @@ public enum ClientFrame: Sendable, Equatable {
     case ping(Request)
     /// End the session; the server answers `closing` and closes the socket.
     case logout(Request)
+    /// Ask the call ledger for this user's calls; the server answers `calls` or `error`.
+    case calls(CallsRequest)
 
     /// The `type` string on the wire.
     public var type: String {
@@ -28,6 +30,7 @@ public enum ClientFrame: Sendable, Equatable {
         case .unsubscribe: "unsubscribe"
         case .ping: "ping"
         case .logout: "logout"
+        case .calls: "calls"
         }
     }
 
@@ -38,6 +41,7 @@ public enum ClientFrame: Sendable, Equatable {
         case .send(let f): f.id
         case .renew(let f): f.id
         case .users(let f), .subscribe(let f), .unsubscribe(let f), .ping(let f), .logout(let f): f.id
+        case .calls(let f): f.id
         }
     }
 

@@ -52,6 +52,7 @@ public enum FrameCoding {
             case "unsubscribe": .unsubscribe(try decodePayload(data))
             case "ping": .ping(try decodePayload(data))
             case "logout": .logout(try decodePayload(data))
+            case "calls": .calls(try decodePayload(data))
             default: nil
             }
         }
@@ -78,6 +79,7 @@ public enum FrameCoding {
             case "pong": .pong(try decodePayload(data))
             case "error": .error(try decodePayload(data))
             case "closing": .closing(try decodePayload(data))
+            case "calls": .calls(try decodePayload(data))
             default: nil
             }
         }
@@ -95,6 +97,7 @@ public enum FrameCoding {
         case .login(let p): encodeTagged(frame.type, p)
         case .send(let p): encodeTagged(frame.type, p)
         case .renew(let p): encodeTagged(frame.type, p)
+        case .calls(let p): encodeTagged(frame.type, p)
         case .users(let p), .subscribe(let p), .unsubscribe(let p), .ping(let p), .logout(let p):
             encodeTagged(frame.type, p)
         }
@@ -120,6 +123,7 @@ public enum FrameCoding {
         case .pong(let p): encodeTagged(frame.type, p)
         case .error(let p): encodeTagged(frame.type, p)
         case .closing(let p): encodeTagged(frame.type, p)
+        case .calls(let p): encodeTagged(frame.type, p)
         }
     }
 

@@ -22,6 +22,8 @@ public enum ServerFrame: Sendable, Equatable {
     case error(ErrorFrame)
     /// The server is about to close the socket, and why.
     case closing(Closing)
+    /// A page of the user's calls (answer to `calls`).
+    case calls(CallsPage)
 
     /// The `type` string on the wire.
     public var type: String {
@@ -37,6 +39,7 @@ public enum ServerFrame: Sendable, Equatable {
         case .pong: "pong"
         case .error: "error"
         case .closing: "closing"
+        case .calls: "calls"
         }
     }
 

@@ -79,6 +79,23 @@ struct ServeCommand: AsyncParsableCommand {
     var webhookURL: String?
     @Option(name: .customLong("webhook-secret"), help: "HMAC-SHA256 key for the X-CallAPI-Signature header.")
     var webhookSecret: String?
+    @Option(help: "Keep the call ledger: 1/true or 0/false (default on).") var ledger: String?
+    @Option(name: .customLong("data-dir"), help: "Folder of the server's files (default: the current folder).")
+    var dataDir: String?
+    @Option(
+        name: .customLong("ledger-database"),
+        help:
+            "Ledger database: an SQLite file, or postgres://user@host:port/db (default DATA_DIR/callapi-ledger.sqlite)."
+    )
+    var ledgerDatabase: String?
+    @Option(name: .customLong("ledger-retention-days"), help: "Days ended calls are kept (default 90; 0: forever).")
+    var ledgerRetentionDays: String?
+    @Flag(name: .customLong("answer-busy"), help: "Answer calls to users in a call with busy on their behalf.")
+    var answerBusy = false
+    @Option(
+        name: .customLong("ledger-liveness"),
+        help: "Seconds after a call's last session closed that it ends as dropped (default 30).")
+    var ledgerLiveness: String?
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error (default info).")
     var logLevel: String?
 
@@ -94,6 +111,9 @@ struct ServeCommand: AsyncParsableCommand {
             "max-held-per-sender": maxHeldPerSender, "max-held-bytes": maxHeldBytes,
             "max-outbox-frames": maxOutboxFrames, "max-outbox-bytes": maxOutboxBytes, "max-refusals": maxRefusals,
             "max-unauthenticated": maxUnauthenticated, "request-timeout": requestTimeout,
+            "ledger": ledger, "data-dir": dataDir, "ledger-database": ledgerDatabase,
+            "ledger-retention-days": ledgerRetentionDays, "answer-busy": answerBusy ? "1" : nil,
+            "ledger-liveness": ledgerLiveness,
         ]
         let configuration: SignalServerConfiguration
         do {

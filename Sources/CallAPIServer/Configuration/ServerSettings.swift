@@ -44,6 +44,16 @@ public enum ServerSettings {
         ("allow-any-channel-tokens", "accept RTC tokens for any channel (chn \"*\"): 1 or true (default off)"),
         ("webhook-url", "URL that channel events (userJoined, userLeft) are POSTed to (default: none)"),
         ("webhook-secret", "HMAC-SHA256 key of the X-CallAPI-Signature header of webhook posts"),
+        ("ledger", "keep the call ledger (history, missed calls): 1 or true, 0 or false (default on)"),
+        ("data-dir", "folder of the server's files: the ledger's SQLite database (default: the current folder)"),
+        (
+            "ledger-database",
+            "the ledger's database: an SQLite file path, or postgres://user[:password]@host[:port]/db "
+                + "(default DATA_DIR/callapi-ledger.sqlite)"
+        ),
+        ("ledger-retention-days", "days ended calls are kept (default 90; 0 keeps them forever)"),
+        ("answer-busy", "answer calls to users in a call with busy on their behalf: 1 or true (default off)"),
+        ("ledger-liveness", "seconds after a call's last session closed that it ends as dropped (default 30)"),
     ]
 
     /// The admin key used with the development secret when none is configured.
@@ -165,6 +175,41 @@ public enum ServerSettings {
             break
         }
         configuration.channels = channels
+        configuration.ledger = try ledgerSettings(value: value, int: int)
         return configuration
+    }
+
+    /// The ledger's settings: on by default, in an SQLite file under the data folder.
+    private static func ledgerSettings(
+        value: (String) -> String?, int: (String, ClosedRange<Int>) throws -> Int?
+    ) throws -> LedgerSettings {
+        func bool(_ name: String) throws -> Bool? {
+            guard let text = value(name) else { return nil }
+            switch text.lowercased() {
+            case "1", "true", "yes", "on": return true
+            case "0", "false", "no", "off": return false
+            default: throw InvalidSetting(name: name, problem: "\"\(text)\" is not 1/0 or true/false")
+            }
+        }
+        var ledger = LedgerSettings()
+        ledger.enabled = try bool("ledger") ?? true
+        let dataDir = value("data-dir") ?? "."
+        switch value("ledger-database") {
+        case let url? where url.hasPrefix("postgres://") || url.hasPrefix("postgresql://"):
+            ledger.database = .postgres(url: url)
+        case let path?:
+            guard !path.contains("://") else {
+                throw InvalidSetting(
+                    name: "ledger-database", problem: "give a file path or a postgres:// URL, not \(path)")
+            }
+            ledger.database = .sqlite(path: path)
+        case nil:
+            ledger.database = .sqlite(
+                path: dataDir.hasSuffix("/") ? dataDir + "callapi-ledger.sqlite" : dataDir + "/callapi-ledger.sqlite")
+        }
+        if let days = try int("ledger-retention-days", 0...36_500) { ledger.retentionDays = days == 0 ? nil : days }
+        ledger.answersBusy = try bool("answer-busy") ?? false
+        if let seconds = try int("ledger-liveness", 1...86_400) { ledger.livenessSeconds = seconds }
+        return ledger
     }
 }

@@ -11,4 +11,6 @@ public enum HubAction: Sendable, Equatable {
     case close(SessionID, code: UInt16, reason: SignalErrorCode)
     /// A `send` was handled (only when ``HubState/reportsRelays``): for the call ledger.
     case relayed(RelayedSend)
+    /// Read the call ledger for the session's user, then report ``HubEvent/ledgerAnswered(_:_:)``.
+    case queryCalls(SessionID, userId: String, ClientFrame.CallsRequest)
 }

@@ -19,6 +19,8 @@ public enum HubEvent: Sendable {
     /// The call ledger answers the session's `send` on its target's behalf with `body` (a busy reject) instead of
     /// relaying it.
     case answeredOnBehalf(SessionID, ClientFrame.Send, body: String, now: Int64)
+    /// The call ledger's answer to a session's `calls` request (``HubAction/queryCalls(_:userId:_:)``).
+    case ledgerAnswered(SessionID, ServerFrame)
     /// The connection closed.
     case disconnected(SessionID, now: Int64)
     /// Time passed: expire tokens, held messages, idle and unauthenticated sessions.

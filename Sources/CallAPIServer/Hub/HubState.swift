@@ -120,6 +120,9 @@ public struct HubState: Sendable {
             return remove(id)
         case .answeredOnBehalf(let id, let send, let body, let now):
             return answerOnBehalf(id, send, body: body, now: now)
+        case .ledgerAnswered(let id, let frame):
+            // The session may have gone while the ledger was read.
+            return sessions[id] == nil ? [] : [.send(id, frame)]
         case .tick(let now):
             return tick(now: now)
         case .shutdown:
@@ -221,6 +224,12 @@ public struct HubState: Sendable {
             return [.send(id, .pong(.init(id: request.id, serverTime: now)))]
         case .logout:
             return close(id, .loggedOut, "logged out")
+        case .calls(let request):
+            guard reportsRelays else {
+                return refuse(
+                    id, requestId: request.id, isSend: false, .invalidFrame, "the call ledger is off on this server")
+            }
+            return [.queryCalls(id, userId: login.userId, request)]
         }
     }
 

@@ -152,6 +152,12 @@ actor SignalHub {
         switch action {
         case .relayed(let send):
             ledger?.handle(.relayed(send), now: clock.nowMillis())
+        case .queryCalls(let id, let userId, let request):
+            guard let ledger else { return }
+            Task {
+                let frame = await ledger.answer(request, userId: userId)
+                self.ledgerAnswered(id, frame)
+            }
         case .send(let id, let frame):
             guard let outbox = outboxes[id] else { return }
             var startedAt: ContinuousClock.Instant?
@@ -187,6 +193,10 @@ actor SignalHub {
                 self.tokenChecked(id, requestId: requestId, purpose: purpose, result: result)
             }
         }
+    }
+
+    private func ledgerAnswered(_ id: SessionID, _ frame: ServerFrame) {
+        handle(.ledgerAnswered(id, frame))
     }
 
     private func tokenChecked(_ id: SessionID, requestId: Int?, purpose: TokenPurpose, result: TokenCheck) {

@@ -1,3 +1,4 @@
+import CallAPISignalProtocol
 import Logging
 import NIOConcurrencyHelpers
 
@@ -90,6 +91,34 @@ final class CallLedger: Sendable {
     func calls(_ query: CallQuery) async throws -> CallPage {
         await progress.waitUntilWritten(queued.withLockedValue { $0 })
         return try await store.calls(query)
+    }
+
+    /// The answer to a session's `calls` request: a page, or an error frame that says what was wrong.
+    func answer(_ request: ClientFrame.CallsRequest, userId: String) async -> ServerFrame {
+        var cursor: CallCursor?
+        if let text = request.cursor {
+            guard let value = CallCursor(text) else {
+                return .error(
+                    .init(id: request.id, code: .invalidFrame, message: "\"cursor\" is not one this server gave"))
+            }
+            cursor = value
+        }
+        let limit = request.limit ?? 50
+        guard (1...CallQuery.maxLimit).contains(limit) else {
+            return .error(
+                .init(id: request.id, code: .invalidFrame, message: "\"limit\" must be 1 to \(CallQuery.maxLimit)"))
+        }
+        let query =
+            request.missed == true
+            ? CallQuery.missed(userId: userId, since: request.since, limit: limit, cursor: cursor)
+            : CallQuery(userId: userId, since: request.since, limit: limit, cursor: cursor)
+        do {
+            let page = try await calls(query)
+            return .calls(.init(id: request.id, calls: page.calls, nextCursor: page.nextCursor?.description))
+        } catch {
+            logger.error("call ledger: a calls request failed: \(error)")
+            return .error(.init(id: request.id, code: .internalError, message: "the call ledger could not be read"))
+        }
     }
 
     /// Deletes calls past the retention (if one is set); returns how many.

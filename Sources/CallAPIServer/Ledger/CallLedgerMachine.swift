@@ -1,3 +1,5 @@
+import CallAPISignalProtocol
+
 /// The call ledger as a pure state machine: it reads the call messages the hub relays (docs/spec/wire-format.md)
 /// and keeps each call in progress until it ends, then hands its ``CallRecord`` to the shell to save.
 ///

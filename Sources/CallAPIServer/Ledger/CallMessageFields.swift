@@ -1,3 +1,5 @@
+import CallAPISignalProtocol
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else

@@ -1,3 +1,5 @@
+import CallAPISignalProtocol
+
 /// Which of a user's calls to list: newest first (by start), `limit` at a time, continuing after `cursor`.
 public struct CallQuery: Sendable, Equatable {
     /// Whose calls (as caller or callee).

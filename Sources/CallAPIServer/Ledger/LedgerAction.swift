@@ -1,3 +1,5 @@
+import CallAPISignalProtocol
+
 /// What the ledger asks its shell to do, in order.
 package enum LedgerAction: Sendable, Equatable {
     /// A call ended: save its record.

@@ -1,3 +1,5 @@
+import CallAPISignalProtocol
+
 /// Something the ledger learns from the hub. The time comes with ``CallLedgerMachine/handle(_:now:)``.
 package enum LedgerInput: Sendable, Equatable {
     /// The hub handled a user's `send` (a call message or anything else; the ledger reads only call messages).

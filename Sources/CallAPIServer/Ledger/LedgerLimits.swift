@@ -1,3 +1,5 @@
+import CallAPISignalProtocol
+
 /// Bounds and windows of ``CallLedgerMachine``.
 package struct LedgerLimits: Sendable, Equatable {
     /// Calls in progress kept in memory; a new call over the limit ends the oldest (`failed`, `ledgerFull`).

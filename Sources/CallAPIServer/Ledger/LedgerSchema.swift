@@ -1,3 +1,5 @@
+import CallAPISignalProtocol
+
 /// The ledger's tables, the same for SQLite and PostgreSQL (docs/ledger.md). Each migration runs once, in order;
 /// `schema_version` holds the versions applied.
 enum LedgerSchema {

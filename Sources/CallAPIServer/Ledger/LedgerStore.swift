@@ -1,3 +1,5 @@
+import CallAPISignalProtocol
+
 /// Where ended calls are kept: SQLite (``SQLiteLedgerStore``) or PostgreSQL (``PostgresLedgerStore``), one schema
 /// (``LedgerSchema``).
 package protocol LedgerStore: Sendable {

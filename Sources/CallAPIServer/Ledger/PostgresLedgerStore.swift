@@ -1,3 +1,4 @@
+import CallAPISignalProtocol
 import Logging
 import PostgresNIO
 

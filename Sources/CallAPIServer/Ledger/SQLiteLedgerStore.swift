@@ -1,3 +1,4 @@
+import CallAPISignalProtocol
 import SQLiteNIO
 
 /// The embedded ledger database (SQLite, vendored by sqlite-nio): a file, or memory for tests.

@@ -8,6 +8,8 @@ enum ConnectionEvent: Sendable, Equatable {
     case send(ticket: Int, to: String, body: String, ttl: Int, now: Int64)
     /// `users` (`subscribe: false`) or `subscribe` (`true`).
     case presence(ticket: Int, subscribe: Bool, now: Int64)
+    /// A page of the user's calls from the server's call ledger.
+    case calls(ticket: Int, ClientFrame.CallsRequest, now: Int64)
     case socketOpened(socket: Int, now: Int64)
     case socketClosed(socket: Int, cause: String, now: Int64, jitter: Double)
     case frame(socket: Int, ServerFrame, now: Int64)
@@ -22,6 +24,7 @@ enum ConnectionAction: Sendable, Equatable {
     case completeSend(ticket: Int, Result<SendOutcome, SignalClientError>)
     case completeRenew(ticket: Int, Result<Int64, SignalClientError>)
     case completePresence(ticket: Int, Result<[String], SignalClientError>)
+    case completeCalls(ticket: Int, Result<ServerFrame.CallsPage, SignalClientError>)
     case state(SignalConnectionState)
     case deliver(ServerFrame.Message)
     case presenceChanged(ServerFrame.PresenceChanged)
@@ -57,6 +60,7 @@ struct ConnectionMachine: Sendable {
         case send(ticket: Int)
         case renew(ticket: Int)
         case presence(ticket: Int)
+        case calls(ticket: Int)
     }
 
     /// A send waiting for a connection.
@@ -165,6 +169,21 @@ struct ConnectionMachine: Sendable {
             return write(socket, pending: .presence(ticket: ticket), now: now) {
                 subscribe ? .subscribe(.init(id: $0)) : .users(.init(id: $0))
             }
+        case .calls(let ticket, let request, let now):
+            guard case .connected(let socket) = phase else {
+                let error: SignalClientError =
+                    switch phase {
+                    case .idle: .notLoggedIn
+                    case .stopped(let reason): .stopped(reason)
+                    default: .timedOut("not connected right now; ask again once connected")
+                    }
+                return [.completeCalls(ticket: ticket, .failure(error))]
+            }
+            return write(socket, pending: .calls(ticket: ticket), now: now) {
+                var request = request
+                request.id = $0
+                return .calls(request)
+            }
         case .socketOpened(let socket, let now):
             guard case .connecting(let attempt, socket, _) = phase, let token else { return [] }
             phase = .authenticating(attempt: attempt, socket: socket, since: now)
@@ -250,6 +269,7 @@ struct ConnectionMachine: Sendable {
         case .send(let ticket): .completeSend(ticket: ticket, .failure(error))
         case .renew(let ticket): .completeRenew(ticket: ticket, .failure(error))
         case .presence(let ticket): .completePresence(ticket: ticket, .failure(error))
+        case .calls(let ticket): .completeCalls(ticket: ticket, .failure(error))
         }
     }
 
@@ -317,6 +337,11 @@ struct ConnectionMachine: Sendable {
             return []
         case .pong:
             return []
+        case .calls(let page):
+            guard let id = page.id, let entry = inFlight.removeValue(forKey: id),
+                case .calls(let ticket) = entry.pending
+            else { return [] }
+            return [.completeCalls(ticket: ticket, .success(page))]
         }
     }
 

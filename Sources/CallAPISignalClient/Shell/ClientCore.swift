@@ -15,6 +15,7 @@ actor ClientCore: ClientSocketDelegate {
     private var sendCompletions: [Int: @Sendable (Result<SendOutcome, SignalClientError>) -> Void] = [:]
     private var renewCompletions: [Int: @Sendable (Result<Int64, SignalClientError>) -> Void] = [:]
     private var presenceCompletions: [Int: @Sendable (Result<[String], SignalClientError>) -> Void] = [:]
+    private var callsCompletions: [Int: @Sendable (Result<ServerFrame.CallsPage, SignalClientError>) -> Void] = [:]
     private var loginWaiters: [CheckedContinuation<Void, any Error>] = []
     private var messageListeners: [WeakListener] = []
     private var connectionListeners: [WeakConnectionListener] = []
@@ -90,6 +91,15 @@ actor ClientCore: ClientSocketDelegate {
         let ticket = takeTicket()
         presenceCompletions[ticket] = completion
         handle(.presence(ticket: ticket, subscribe: subscribe, now: now()))
+    }
+
+    func calls(
+        _ request: ClientFrame.CallsRequest,
+        completion: @escaping @Sendable (Result<ServerFrame.CallsPage, SignalClientError>) -> Void
+    ) {
+        let ticket = takeTicket()
+        callsCompletions[ticket] = completion
+        handle(.calls(ticket: ticket, request, now: now()))
     }
 
     func addListener(_ listener: any ISignalClientListener) {
@@ -206,6 +216,8 @@ actor ClientCore: ClientSocketDelegate {
             renewCompletions.removeValue(forKey: ticket)?(result)
         case .completePresence(let ticket, let result):
             presenceCompletions.removeValue(forKey: ticket)?(result)
+        case .completeCalls(let ticket, let result):
+            callsCompletions.removeValue(forKey: ticket)?(result)
         case .state(let state):
             changeState(to: state)
         case .deliver(let message):
