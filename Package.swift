@@ -97,6 +97,7 @@ let package = Package(
                 "CallAPITesting",
                 "CallAPIServer",
                 "CallAPISignalClient",
+                "CallAPISignalProtocol",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
