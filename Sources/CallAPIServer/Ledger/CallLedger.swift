@@ -135,14 +135,11 @@ final class CallLedger: Sendable {
         }
     }
 
-    /// Writes ended calls until ``finish()``, then the rest; each batch is retried a few times before it is
-    /// logged and counted as lost.
+    /// Writes ended calls, in order, until ``finish()``, then the rest; each write is retried a few times before it
+    /// is logged and counted as lost.
     func run() async {
-        var batch: [CallRecord] = []
-        var iterator = writes.makeAsyncIterator()
-        while let first = await iterator.next() {
-            batch = [first]
-            await write(batch)
+        for await record in writes {
+            await write([record])
         }
         try? await store.close()
         await progress.markDone()

@@ -27,7 +27,8 @@ struct CallMessageFields: Sendable, Equatable {
     /// Reads `body`; `nil` when it is not a version-1.0 call message with a `callId` and an action the ledger
     /// knows (other traffic between users is not the ledger's business).
     static func parse(_ body: String) -> CallMessageFields? {
-        guard body.first == "{",
+        // A cheap look first: most traffic between users is not a call message and is never parsed.
+        guard body.first == "{", body.contains("\"callId\""),
             let raw = try? JSONDecoder().decode(Raw.self, from: Data(body.utf8)),
             raw.message_version == "1.0", let callId = raw.callId, !callId.isEmpty, callId.utf8.count <= 128,
             let code = raw.message_action

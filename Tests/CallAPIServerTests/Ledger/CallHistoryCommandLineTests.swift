@@ -21,7 +21,7 @@ struct CallHistoryCommandLineTests {
 
     @Test func callsCommandPrintsAUsersHistoryNewestFirst() async throws {
         let server = try await TestServer.start()
-        let first = try await cancelledCall(on: server, caller: "1001", callee: "1002")
+        _ = try await cancelledCall(on: server, caller: "1001", callee: "1002")
         let second = LedgerCall(server: server, caller: "1002", callee: "1001")
         let offline = try await server.loggedIn("1002")
         try await second.call(on: offline)  // 1001 is offline: missed
@@ -42,7 +42,6 @@ struct CallHistoryCommandLineTests {
         ])
         try await refused.expect("401")
         #expect(try await refused.finish() != 0)
-        _ = first
         offline.close()
         try await server.stop()
     }
