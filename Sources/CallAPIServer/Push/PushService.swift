@@ -32,9 +32,14 @@ final class PushService: Sendable {
         (stream, commands) = AsyncStream.makeStream(of: Command.self)
     }
 
-    /// Queues a hub action (called on the hub's actor; returns at once, order kept).
+    /// Queues a hub action (called on the hub's actor; returns at once, order kept). A registry change is saved
+    /// at once instead, so that a shutdown right after it cannot lose it (the file is small and changes rarely).
     func perform(_ action: PushAction) {
-        commands.yield(.action(action))
+        if case .saveDevices(let registry) = action {
+            save(registry)
+        } else {
+            commands.yield(.action(action))
+        }
     }
 
     /// Ends ``run(hub:)`` once what is queued has been handled (pushes in flight are abandoned).
@@ -63,9 +68,8 @@ final class PushService: Sendable {
                     }
                 case .action(.cancel(let callId, let userId)):
                     actions = dispatch.handle(.cancel(callId: callId, userId: userId, now: now))
-                case .action(.saveDevices(let registry)):
-                    save(registry)
-                    actions = []
+                case .action(.saveDevices):
+                    actions = []  // saved in `perform`
                 case .finished(let id, let outcome):
                     actions = dispatch.handle(.finished(id, outcome, now: now))
                 case .tick:
@@ -123,6 +127,7 @@ final class PushService: Sendable {
     private func save(_ registry: DeviceRegistry) {
         guard let store else { return }
         do {
+            // The hub calls this on its actor, one change at a time: saves never overlap.
             try store.save(registry)
         } catch {
             logger.error("device registry not saved", metadata: ["error": "\(error)"])

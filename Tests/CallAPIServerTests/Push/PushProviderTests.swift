@@ -126,6 +126,21 @@ import Testing
         await kit.stop()
     }
 
+    @Test func anExpiredProviderTokenIsReplacedAndThePushRetried() async throws {
+        let kit = try await PushTestKit.start()
+        let client = try kit.httpClient()
+        // The provider's clock lags APNs's by 61 minutes: APNs finds every token it signs expired.
+        let lagging = TestClock(kit.clock.nowMillis() - 61 * 60_000)
+        let provider = try await APNsProvider(settings: kit.apns, client: client, clock: lagging)
+        let job = Self.job(PushTestKit.apnsDevice(), clock: kit.clock)
+        #expect(await provider.send(job) == .retry("403 ExpiredProviderToken", afterMillis: nil))
+        #expect(await provider.send(job) == .retry("403 ExpiredProviderToken", afterMillis: nil))
+        // Each refusal dropped the token: the retry signed a new one.
+        #expect(await provider.providerToken.signedCount == 2)
+        try await client.shutdown()
+        await kit.stop()
+    }
+
     @Test func fcmExchangesOnceSendsAHighPriorityDataMessageWithTheRemainingRingTimeAsTTL() async throws {
         let kit = try await PushTestKit.start()
         let client = try kit.httpClient()
