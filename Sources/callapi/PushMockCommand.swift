@@ -45,7 +45,7 @@ struct PushMockCommand: AsyncParsableCommand {
             try Data(text.utf8).write(to: directory.appendingPathComponent(name))
         }
         let path = directory.path
-        print(
+        Self.emit(
             """
             callapi push-mock: listening on \(server.baseURL) (HTTP/2, TLS)
             run the server with:
@@ -58,11 +58,16 @@ struct PushMockCommand: AsyncParsableCommand {
         while true {
             let pushes = await mock.waitForPushes(printed + 1)
             for push in pushes.dropFirst(printed) {
-                print(
+                Self.emit(
                     "push \(push.provider.rawValue) \(push.status)\(push.reason.isEmpty ? "" : " " + push.reason) "
                         + "type=\(push.headers["apns-push-type"] ?? "data") \(push.body)")
             }
             printed = pushes.count
         }
+    }
+
+    /// Writes a line at once, even into a pipe (unlike buffered `print`): a script reads the pushes as they come.
+    static func emit(_ line: String) {
+        FileHandle.standardOutput.write(Data((line + "\n").utf8))
     }
 }
