@@ -22,6 +22,7 @@ public final class SignalServer: Service, Sendable {
     private let hub: SignalHub
     private let channels: ChannelHub
     private let webhook: WebhookNotifier?
+    private let push: PushSetup
     private let metrics: ServerMetrics
     private let logger: Logger
     private let boundPort = BoundPort()
@@ -38,8 +39,11 @@ public final class SignalServer: Service, Sendable {
         let metrics = ServerMetrics()
         metrics.publish(limits: configuration.limits.published + configuration.channels.published)
         self.metrics = metrics
+        let push = try await PushSetup.make(configuration.push, clock: clock, metrics: metrics, logger: logger)
+        self.push = push
         hub = SignalHub(
-            limits: configuration.limits, authority: authority, clock: clock, metrics: metrics, logger: logger)
+            limits: configuration.limits, authority: authority, clock: clock, metrics: metrics, logger: logger,
+            pushPolicy: configuration.push.policy, devices: push.registry, push: push.service)
         let webhook = configuration.channels.webhook.map {
             WebhookNotifier(settings: $0, metrics: metrics, logger: logger)
         }
@@ -83,7 +87,7 @@ public final class SignalServer: Service, Sendable {
     public func run() async throws {
         let app = try makeApplication()
         let http = ServiceGroup(configuration: .init(services: [app], logger: logger))
-        enum Part { case http, ticker, shutdown, webhook }
+        enum Part { case http, ticker, shutdown, webhook, push }
         try await withThrowingTaskGroup(of: Part.self) { group in
             group.addTask {
                 // Detached, so the HTTP server does not see this service's graceful shutdown (a task local) and
@@ -102,6 +106,10 @@ public final class SignalServer: Service, Sendable {
                     await webhook.run()
                     return .webhook
                 }
+            }
+            group.addTask { [push, hub] in
+                await push.service.run(hub: hub)
+                return .push
             }
             if let interval = configuration.tickIntervalMillis {
                 let hub = hub
@@ -142,6 +150,8 @@ public final class SignalServer: Service, Sendable {
                 }
             }
         }
+        push.service.finish()
+        try? await push.client?.shutdown()
         logger.notice("server stopped")
     }
 
@@ -171,6 +181,8 @@ public final class SignalServer: Service, Sendable {
             authority: authority, adminKey: configuration.adminKey, maxTTLSeconds: configuration.maxIssuedTTLSeconds
         ).register(on: router)
         ChannelAdminEndpoint(hub: channels, authorization: AdminAuthorization(adminKey: configuration.adminKey))
+            .register(on: router)
+        DeviceAdminEndpoint(hub: hub, authorization: AdminAuthorization(adminKey: configuration.adminKey))
             .register(on: router)
 
         let limits = configuration.limits

@@ -16,6 +16,12 @@ public enum ClientFrame: Sendable, Equatable {
     case ping(Request)
     /// End the session; the server answers `closing` and closes the socket.
     case logout(Request)
+    /// Register (or replace) this user's device for call pushes; the server answers `devices`.
+    case registerDevice(RegisterDevice)
+    /// Ask for this user's registered devices; the server answers `devices`.
+    case devices(Request)
+    /// Remove one of this user's devices; the server answers `devices`.
+    case removeDevice(RemoveDevice)
 
     /// The `type` string on the wire.
     public var type: String {
@@ -28,6 +34,9 @@ public enum ClientFrame: Sendable, Equatable {
         case .unsubscribe: "unsubscribe"
         case .ping: "ping"
         case .logout: "logout"
+        case .registerDevice: "register_device"
+        case .devices: "devices"
+        case .removeDevice: "remove_device"
         }
     }
 
@@ -37,7 +46,10 @@ public enum ClientFrame: Sendable, Equatable {
         case .login(let f): f.id
         case .send(let f): f.id
         case .renew(let f): f.id
-        case .users(let f), .subscribe(let f), .unsubscribe(let f), .ping(let f), .logout(let f): f.id
+        case .users(let f), .subscribe(let f), .unsubscribe(let f), .ping(let f), .logout(let f), .devices(let f):
+            f.id
+        case .registerDevice(let f): f.id
+        case .removeDevice(let f): f.id
         }
     }
 
@@ -64,11 +76,14 @@ public enum ClientFrame: Sendable, Equatable {
         public var body: String
         /// Seconds the server may hold the message while `to` is offline; absent or 0 means fail at once.
         public var ttl: Int?
-        public init(id: Int, to: String, body: String, ttl: Int? = nil) {
+        /// Whether the message rings a call or withdraws one (see ``PushMark``); absent for other messages.
+        public var push: PushMark?
+        public init(id: Int, to: String, body: String, ttl: Int? = nil, push: PushMark? = nil) {
             self.id = id
             self.to = to
             self.body = body
             self.ttl = ttl
+            self.push = push
         }
     }
 
@@ -86,5 +101,25 @@ public enum ClientFrame: Sendable, Equatable {
     public struct Request: Codable, Sendable, Equatable {
         public var id: Int?
         public init(id: Int? = nil) { self.id = id }
+    }
+
+    /// `register_device`: push credentials of one of the user's devices.
+    public struct RegisterDevice: Codable, Sendable, Equatable {
+        public var id: Int?
+        public var device: PushDevice
+        public init(id: Int? = nil, device: PushDevice) {
+            self.id = id
+            self.device = device
+        }
+    }
+
+    /// `remove_device`: forget the user's device `deviceId`.
+    public struct RemoveDevice: Codable, Sendable, Equatable {
+        public var id: Int?
+        public var deviceId: String
+        public init(id: Int? = nil, deviceId: String) {
+            self.id = id
+            self.deviceId = deviceId
+        }
     }
 }

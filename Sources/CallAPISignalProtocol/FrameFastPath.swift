@@ -49,7 +49,7 @@ enum FrameFastPath {
     /// The text of `frame` when it is one of the fast frames, keys sorted as the general encoder sorts them.
     static func encode(_ frame: ClientFrame) -> String? {
         switch frame {
-        case .send(let send):
+        case .send(let send) where send.push == nil:
             var writer = FrameJSONWriter(capacity: send.body.utf8.count + send.to.utf8.count + 48)
             writer.member("body", send.body)
             writer.member("id", send.id)

@@ -9,4 +9,6 @@ public enum HubAction: Sendable, Equatable {
     /// Close the session's socket with `code` (a `closing` frame has been sent before). The hub has already
     /// forgotten the session.
     case close(SessionID, code: UInt16, reason: SignalErrorCode)
+    /// Push work: deliver a held call to a device, cancel a call's unsent pushes, save the device registry.
+    case push(PushAction)
 }
