@@ -20,7 +20,6 @@ public final class CallApiImpl: CallApiProtocol, ISignalClientListener {
         var draining = false
         var listeners = ListenerSet()
         var streams: [UUID: AsyncStream<CallStateChange>.Continuation] = [:]
-        var ringTimer: (any CallTimer)?
         var timers: [CallTimerID: any CallTimer] = [:]
     }
 
@@ -28,12 +27,10 @@ public final class CallApiImpl: CallApiProtocol, ISignalClientListener {
     private struct Step {
         var actions: [CallAction]
         var completion: (@Sendable (CallAPIError?) -> Void)?
+        /// The endpoint's config, or the one `initialize` brought (which `.attach` makes the endpoint's).
         var config: CallConfig?
         var listeners: [any CallApiListenerProtocol]
         var streams: [AsyncStream<CallStateChange>.Continuation]
-        /// Set when this input initialized (attach) or deinitialized (detach) the endpoint.
-        var attach: CallConfig?
-        var detach: CallConfig?
     }
 
     private let core = Locked(Core())
@@ -163,34 +160,32 @@ public final class CallApiImpl: CallApiProtocol, ISignalClientListener {
                 return nil
             }
             let next = core.queue.removeFirst()
-            let wasInitialized = core.machine.userId != nil
-            let clock = next.config?.clock ?? core.config?.clock ?? Self.fallbackClock
+            let config = core.config ?? next.config
+            let clock = config?.clock ?? Self.fallbackClock
             let actions = core.machine.handle(next.input, now: clock.nowMillis())
-            let isInitialized = core.machine.userId != nil
-            if !wasInitialized && isInitialized { core.config = next.config }
-            let config = core.config
-            if wasInitialized && !isInitialized { core.config = nil }
             return Step(
                 actions: actions, completion: next.completion, config: config,
-                listeners: core.listeners.alive, streams: Array(core.streams.values),
-                attach: !wasInitialized && isInitialized ? config : nil,
-                detach: wasInitialized && !isInitialized ? config : nil)
+                listeners: core.listeners.alive, streams: Array(core.streams.values))
         }
     }
 
     // MARK: - Performing actions
 
     private func perform(_ step: Step) {
-        if let config = step.attach { attach(to: config) }
         for action in step.actions {
             perform(action, step)
         }
-        if let config = step.detach { detach(from: config) }
     }
 
     private func perform(_ action: CallAction, _ step: Step) {
         let engine = step.config?.rtcEngine
         switch action {
+        case .attach:
+            guard let config = step.config else { return }
+            attach(to: config)
+        case .detach:
+            guard let config = step.config else { return }
+            detach(from: config)
         case .send(let message, let to, let completesRequest):
             guard let signal = step.config?.signalClient else { return }
             signal.sendMessage(userId: String(to), message: message.encoded()) { [weak self] error in
@@ -212,17 +207,11 @@ public final class CallApiImpl: CallApiProtocol, ISignalClientListener {
             }
             if let remote = join.remoteView { engine?.setRemoteCanvas(remote.view, uid: join.remoteUid) }
             engine?.joinChannel(join.channel, token: join.token, uid: join.uid, media: join.media)
-        case .fetchRTCToken(let callId, let channel, let uid):
-            guard let provider = core.withLock({ $0.machine.prepareConfig?.rtcTokenProvider }) else {
-                submit(
-                    .rtcTokenFetched(
-                        callId: callId, outcome: .failure(CallAPIError(.rtcTokenUnavailable, "no provider"))))
-                return
-            }
+        case .fetchRTCToken(let callId, let channel, let uid, let source):
             Task { [weak self] in
                 let outcome: Result<String, CallAPIError>
                 do {
-                    outcome = .success(try await provider(channel, uid))
+                    outcome = .success(try await source.provider(channel, uid))
                 } catch {
                     outcome = .failure(CallAPIError(.rtcTokenUnavailable, "the token provider failed: \(error)"))
                 }
@@ -237,21 +226,6 @@ public final class CallApiImpl: CallApiProtocol, ISignalClientListener {
             engine?.setRemotePlaybackVolume(volume, uid: uid)
         case .renewRTCToken(let token):
             engine?.renewToken(token)
-        case .startRingTimer(let callId, let millis):
-            let clock = step.config?.clock ?? Self.fallbackClock
-            let timer = clock.schedule(afterMillis: millis) { [weak self] in
-                self?.submit(.ringTimerFired(callId: callId))
-            }
-            let previous = core.withLock { core in
-                defer { core.ringTimer = timer }
-                return core.ringTimer
-            }
-            previous?.cancel()
-        case .stopRingTimer:
-            core.withLock { core in
-                defer { core.ringTimer = nil }
-                return core.ringTimer
-            }?.cancel()
         case .startTimer(let id, let millis):
             let clock = step.config?.clock ?? Self.fallbackClock
             let timer = clock.schedule(afterMillis: millis) { [weak self] in self?.submit(.timerFired(id)) }
@@ -296,6 +270,7 @@ public final class CallApiImpl: CallApiProtocol, ISignalClientListener {
     }
 
     private func attach(to config: CallConfig) {
+        core.withLock { $0.config = config }
         config.rtcEngine.setEventHandler { [weak self] event in self?.submit(.rtc(event)) }
         config.signalClient.addListener(listener: self)
     }
@@ -305,10 +280,10 @@ public final class CallApiImpl: CallApiProtocol, ISignalClientListener {
         config.signalClient.removeListener(listener: self)
         let timers = core.withLock { core in
             defer {
-                core.ringTimer = nil
+                core.config = nil
                 core.timers = [:]
             }
-            return Array(core.timers.values) + (core.ringTimer.map { [$0] } ?? [])
+            return Array(core.timers.values)
         }
         timers.forEach { $0.cancel() }
     }
