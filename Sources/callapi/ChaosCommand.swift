@@ -19,6 +19,7 @@ struct ChaosCommand: AsyncParsableCommand {
     @Option(help: "Probability of duplicating a message.") var dup = 0.1
     @Option(help: "Probability of reordering a message.") var reorder = 0.2
     @Option(help: "Endpoints per scenario (2 or more).") var endpoints = 3
+    @Option(help: "Legacy endpoints per scenario (deployed iOS and Web clients' behaviour, in turn).") var legacy = 0
     @Option(help: "Parallel workers (default: the number of cores).") var workers = ProcessInfo.processInfo
         .activeProcessorCount
     @Flag(help: "Print every failing scenario's trace (default: the first).") var allTraces = false
@@ -29,6 +30,7 @@ struct ChaosCommand: AsyncParsableCommand {
             throw ValidationError("--\(name) must be between 0 and 1")
         }
         guard endpoints >= 2 else { throw ValidationError("--endpoints must be at least 2") }
+        guard legacy >= 0 else { throw ValidationError("--legacy must not be negative") }
     }
 
     func run() async throws {
@@ -37,6 +39,7 @@ struct ChaosCommand: AsyncParsableCommand {
         configuration.duplication = dup
         configuration.reorder = reorder
         configuration.endpoints = endpoints
+        configuration.legacyEndpoints = legacy
         let runner = ChaosRunner(configuration: configuration)
         let start = Date()
         let (count, seed, workers) = (scenarios, self.seed, max(1, workers))

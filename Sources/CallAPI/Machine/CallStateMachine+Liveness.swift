@@ -42,12 +42,12 @@ extension CallStateMachine {
 
     /// The acknowledgement of a received message, when its sender wants one.
     mutating func acknowledgement(of message: CallMessage, from sender: UInt, now: Int64) -> [CallAction] {
-        guard message.reliable, delivery.settings.acknowledges, message.action != .ack, let endpoint else {
-            return []
-        }
+        guard message.reliable, delivery.settings.acknowledges, message.action != .ack, let id = message.messageId,
+            let endpoint
+        else { return [] }
         let inCall = call?.peer == sender
         let ack = self.message(.ack, callId: message.callId, from: endpoint, now: now) {
-            $0.ackMessageId = message.messageId
+            $0.ackMessageId = id
             $0.inCall = inCall
         }
         return [.send(ack, to: sender, completesRequest: false)]
@@ -80,7 +80,7 @@ extension CallStateMachine {
             call.armed.contains(.keepAlive(callId: callId))
         else { return [] }
         let keepAlive = message(.keepAlive, callId: callId, from: endpoint, now: now)
-        call.liveness.keepAliveIds = Array((call.liveness.keepAliveIds + [keepAlive.messageId]).suffix(8))
+        call.liveness.keepAliveIds = Array((call.liveness.keepAliveIds + [keepAlive.messageId ?? 0]).suffix(8))
         phase = .inCall(endpoint, call)
         return [
             .send(keepAlive, to: call.peer, completesRequest: false),

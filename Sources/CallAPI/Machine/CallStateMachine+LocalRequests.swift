@@ -4,6 +4,9 @@ extension CallStateMachine {
         guard case .uninitialized = phase else {
             return [.log(.warning, "initialize ignored: already initialized (state: \(state))")]
         }
+        guard userId <= UserID.maximum else {
+            return [.log(.error, "initialize ignored: user id \(userId) is larger than the wire's \(UserID.maximum)")]
+        }
         phase = .initialized(userId: userId)
         delivery.start(reliability)
         return [.attach, .log(.normal, "initialized as user \(userId)")]
@@ -66,6 +69,9 @@ extension CallStateMachine {
         case .prepared(let prepared): endpoint = prepared
         }
         guard remoteUserId != endpoint.userId else { return refuse("cannot call yourself", code: .invalidArgument) }
+        guard remoteUserId <= UserID.maximum else {
+            return refuse("user id \(remoteUserId) is larger than the wire's \(UserID.maximum)", code: .invalidArgument)
+        }
         let room = roomForNewCall(callId: callId, endpoint: endpoint)
         var message = message(.call(type), callId: callId, from: endpoint, now: now) {
             $0.remoteUserId = remoteUserId

@@ -2,37 +2,49 @@
 extension CallStateMachine {
     mutating func receive(_ text: String, sender vouched: SignalSender?, now: Int64) -> [CallAction] {
         guard let endpoint else { return [.log(.normal, "message ignored: not initialized")] }
-        let message: CallMessage
+        let decoded: CallMessage
         let fields: [String: JSONValue]
         do {
-            (message, fields) = try CallMessage.decode(text)
+            (decoded, fields) = try CallMessage.decode(text)
         } catch {
             return [.log(.normal, "message dropped: \(error)")]
         }
         // The channel's word on who sent it wins over the body's (shortfall 4).
-        var sender = message.fromUserId
+        var sender = decoded.fromUserId
         var actions: [CallAction] = []
         if let vouched {
-            guard let id = UInt(vouched.userId) else {
+            guard let id = UserID.canonical(vouched.userId) else {
                 return [
-                    .log(.warning, "message dropped: the channel's sender id \"\(vouched.userId)\" is not a user id")
+                    .log(
+                        .warning,
+                        "message dropped: the channel's sender id \"\(vouched.userId)\" is not a user id in canonical "
+                            + "decimal form")
                 ]
             }
-            if id != message.fromUserId {
+            if id != decoded.fromUserId {
                 actions.append(
-                    .log(.warning, "message from user \(id) claims fromUserId \(message.fromUserId); using \(id)"))
+                    .log(.warning, "message from user \(id) claims fromUserId \(decoded.fromUserId); using \(id)"))
             }
             sender = id
         }
         guard sender != endpoint.userId else {
             return actions + [.log(.warning, "message from this user to itself dropped")]
         }
+        let message = busyAnswerToCurrentCall(decoded, from: sender)
+        if message.callId != decoded.callId {
+            actions.append(
+                .log(
+                    .normal,
+                    "busy reject from user \(sender) carries its own call \(decoded.callId): taken as the answer to "
+                        + "\(message.callId)"))
+        }
         noteReceived(message, from: sender, now: now)
         if message.action == .ack {
             actions += receiveAck(message, from: sender, now: now)
         } else if isRepeat(message, sender: sender) {
             // Handling a message twice equals handling it once (shortfall 2); the sender still gets its ack.
-            actions.append(.log(.normal, "repeated message \(message.messageId) of call \(message.callId) ignored"))
+            let id = message.messageId.map(String.init) ?? "without messageId"
+            actions.append(.log(.normal, "repeated \(message.action) \(id) of call \(message.callId) ignored"))
             actions += acknowledgement(of: message, from: sender, now: now)
         } else {
             actions += handle(message, sender: sender, fields: fields, receivedAt: vouched?.receivedAtMillis, now: now)
@@ -40,6 +52,20 @@ extension CallStateMachine {
         }
         // A message may be the first sign that the call's peer keeps alive.
         return actions + armLivenessTimers()
+    }
+
+    /// The deployed clients stamp their busy reject with the callId of their own current call, not ours
+    /// (wire-format.md, the busy paragraph): a busy reject from the user this endpoint is calling is that
+    /// user's answer to the current call, whatever its callId. Only for senders without the reliability
+    /// mark: ours stamp the call they refuse, so a late busy of an earlier call cannot end this one.
+    private func busyAnswerToCurrentCall(_ message: CallMessage, from sender: UInt) -> CallMessage {
+        guard message.action == .reject, message.rejectByInternal, !message.reliable,
+            case .inCall(_, let call) = phase, call.stage == .ringing, call.role == .caller, call.peer == sender,
+            call.id != message.callId
+        else { return message }
+        var answer = message
+        answer.callId = call.id
+        return answer
     }
 
     private mutating func handle(
@@ -129,10 +155,11 @@ extension CallStateMachine {
     ) -> Int64? {
         let timeout = config.callTimeoutMillisecond
         guard timeout > 0 else { return nil }
-        let age = receivedAt.map { now - $0 } ?? (now - message.timestamp)
+        // Both times come from outside (a sender's clock, a channel's): saturate rather than trap.
+        let age = now.saturatingMinus(receivedAt ?? message.timestamp)
         let allowance =
             receivedAt == nil ? Self.senderClockSkewAllowanceMillis : Self.channelClockSkewAllowanceMillis
-        return age > Int64(clamping: timeout) + allowance ? age : nil
+        return age > Int64(clamping: timeout).saturatingPlus(allowance) ? age : nil
     }
 
     /// A new call rings here: report it, start its ring timer and ask the listeners whether to join now.

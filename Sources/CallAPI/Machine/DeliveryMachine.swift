@@ -2,7 +2,9 @@
 ///
 /// It keeps our reliably sent call messages until the peer acknowledges them, retries them with backoff
 /// within a bound, and learns which peers acknowledge at all. A peer whose messages lack the reliability
-/// mark speaks wire format 1.0 only and is never retried. It outlives a login so that what was learnt of
+/// mark speaks wire format 1.0 only; the deployed 1.0 clients do not de-duplicate, so a message is never sent
+/// twice to a peer not known to acknowledge (wire-format.md, "How the deployed clients treat repeats"),
+/// and a peer is only retried once it has shown it acknowledges. It outlives a login so that what was learnt of
 /// peers is kept; `stop()` forgets what was outstanding.
 package struct DeliveryMachine: Sendable {
     /// The settings given at initialize.
@@ -38,12 +40,12 @@ package struct DeliveryMachine: Sendable {
     /// We sent `message` to `peer` for the first time: retry it until acknowledged, when the peer may
     /// acknowledge it.
     mutating func sent(_ message: CallMessage, to peer: UInt, now: Int64) -> [CallAction] {
-        guard running, settings.acknowledges, message.action.isCallFlow, message.reliable,
-            outstanding[message.messageId] == nil, peers[peer] != false
+        guard running, settings.acknowledges, message.action.isCallFlow, message.reliable, peers[peer] == true,
+            let id = message.messageId, outstanding[id] == nil
         else { return [] }
-        outstanding[message.messageId] = OutstandingMessage(
+        outstanding[id] = OutstandingMessage(
             message: message, to: peer, firstSentAt: now, nextDelay: settings.firstRetryMillis)
-        return [.startTimer(.retry(messageId: message.messageId), millis: settings.firstRetryMillis)]
+        return [.startTimer(.retry(messageId: id), millis: settings.firstRetryMillis)]
     }
 
     /// Learns what a received message tells about its sender's client.
@@ -68,7 +70,7 @@ package struct DeliveryMachine: Sendable {
     mutating func retryDue(_ id: Int, stillUseful: Bool, now: Int64) -> [CallAction] {
         guard var entry = outstanding[id] else { return [] }
         let message = entry.message
-        guard stillUseful, peers[entry.to] != false, now - entry.firstSentAt < settings.retryBoundMillis else {
+        guard stillUseful, peers[entry.to] == true, now - entry.firstSentAt < settings.retryBoundMillis else {
             outstanding[id] = nil
             return [.log(.normal, "stopped retrying \(message.action) \(id) of call \(message.callId)")]
         }
@@ -83,5 +85,8 @@ package struct DeliveryMachine: Sendable {
     }
 
     /// Whether a failed send is a retry (its failure is logged, not reported again).
-    func isRetry(_ message: CallMessage) -> Bool { (outstanding[message.messageId]?.attempts ?? 0) > 0 }
+    func isRetry(_ message: CallMessage) -> Bool {
+        guard let id = message.messageId else { return false }
+        return (outstanding[id]?.attempts ?? 0) > 0
+    }
 }

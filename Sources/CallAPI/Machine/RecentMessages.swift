@@ -32,15 +32,13 @@ struct RecentMessages: Sendable, Equatable {
         }
     }
 
-    // Same sender, call and messageId; or same call and action. The callId is part of the first key because
-    // existing clients restart their messageId counter when the app restarts.
+    // Same sender, call and messageId; or same sender, call and action. The callId is part of the first key
+    // because existing clients restart their messageId counter when the app restarts. A message without a
+    // messageId (the Web client sends none) has only the second key.
     private static func keys(of message: CallMessage, sender: UInt) -> [Key] {
-        guard message.action.isCallFlow else {
-            return [Key(sender: sender, callId: message.callId, messageId: message.messageId, action: nil)]
-        }
-        return [
-            Key(sender: sender, callId: message.callId, messageId: message.messageId, action: nil),
-            Key(sender: sender, callId: message.callId, messageId: nil, action: message.action.rawValue),
-        ]
+        let byAction = Key(sender: sender, callId: message.callId, messageId: nil, action: message.action.rawValue)
+        guard let messageId = message.messageId else { return [byAction] }
+        let byId = Key(sender: sender, callId: message.callId, messageId: messageId, action: nil)
+        return message.action.isCallFlow ? [byId, byAction] : [byId]
     }
 }

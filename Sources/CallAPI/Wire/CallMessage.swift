@@ -7,7 +7,8 @@ public struct CallMessage: Sendable, Equatable {
 
     public var action: MessageAction
     public var timestamp: Int64
-    public var messageId: Int
+    /// The sender's message counter; `nil` when the sender sent none (the Web client never does).
+    public var messageId: Int?
     public var fromUserId: UInt
     public var callId: String
     public var fromUserExtension: [String: JSONValue]?
@@ -29,7 +30,7 @@ public struct CallMessage: Sendable, Equatable {
     public var inCall: Bool?
 
     public init(
-        action: MessageAction, timestamp: Int64, messageId: Int, fromUserId: UInt, callId: String,
+        action: MessageAction, timestamp: Int64, messageId: Int?, fromUserId: UInt, callId: String,
         fromUserExtension: [String: JSONValue]? = nil, remoteUserId: UInt? = nil, fromRoomId: String? = nil,
         cancelCallByInternal: Bool = false, rejectByInternal: Bool = false, rejectReason: String? = nil,
         hangupReason: String? = nil, reliable: Bool = false, ackMessageId: Int? = nil, inCall: Bool? = nil
@@ -58,7 +59,7 @@ public struct CallMessage: Sendable, Equatable {
         object["message_action"] = .int(action.rawValue)
         object["message_version"] = .string(Self.version)
         object["message_timestamp"] = .int(Int(timestamp))
-        object["messageId"] = .int(messageId)
+        if let messageId { object["messageId"] = .int(messageId) }
         object["fromUserId"] = .int(Int(fromUserId))
         object["callId"] = .string(callId)
         if let fromUserExtension { object["fromUserExtension"] = .object(fromUserExtension) }
@@ -103,8 +104,8 @@ public struct CallMessage: Sendable, Equatable {
         guard let rawAction = object["message_action"]?.intValue else { throw .missingField("message_action") }
         guard let action = MessageAction(rawValue: rawAction) else { throw .unknownAction(rawAction) }
         let callId = try field("callId", in: object) { $0.stringValue.flatMap { $0.isEmpty ? nil : $0 } }
-        let fromUserId = try field("fromUserId", in: object, userId)
-        let messageId = try field("messageId", in: object) { $0.intValue }
+        let fromUserId = try field("fromUserId", in: object, UserID.wire)
+        let messageId = try optionalField("messageId", in: object) { $0.intValue }
         let timestamp = try field("message_timestamp", in: object) { $0.intValue.map(Int64.init) }
         var message = CallMessage(
             action: action, timestamp: timestamp, messageId: messageId, fromUserId: fromUserId, callId: callId)
@@ -112,7 +113,7 @@ public struct CallMessage: Sendable, Equatable {
         message.reliable = try optionalField("reliability", in: object) { $0.intValue }.map { $0 >= 1 } ?? false
         switch action {
         case .videoCall, .audioCall:
-            message.remoteUserId = try field("remoteUserId", in: object, userId)
+            message.remoteUserId = try field("remoteUserId", in: object, UserID.wire)
             message.fromRoomId = try field("fromRoomId", in: object) {
                 $0.stringValue.flatMap { $0.isEmpty ? nil : $0 }
             }
@@ -130,10 +131,6 @@ public struct CallMessage: Sendable, Equatable {
             break
         }
         return (message, object)
-    }
-
-    private static func userId(_ value: JSONValue) -> UInt? {
-        value.intValue.flatMap { $0 >= 0 ? UInt($0) : nil }
     }
 
     private static func field<T>(

@@ -29,6 +29,10 @@ public struct ChaosConfiguration: Sendable {
     /// How long the network is left to settle, faults off, before the invariants are checked.
     public var settleMillis: Int64 = 60_000
     public var reliability = CallReliability.standard
+    /// Legacy endpoints (deployed-client stand-ins, flavours taken in turn from ``legacyFlavours``) added
+    /// after ours; ours call them and they call ours.
+    public var legacyEndpoints = 0
+    public var legacyFlavours: [LegacyFlavour] = LegacyFlavour.allCases
 
     public init() {}
 }
@@ -42,6 +46,8 @@ public struct ChaosOutcome: Sendable {
     public var trace: [String]
     public var messagesSent: Int
     public var callsConnected: Int
+    /// Calls in which a legacy endpoint reached connected.
+    public var legacyCallsConnected = 0
 
     /// The seed, the violations and the trace, for a failing run.
     public var report: String {

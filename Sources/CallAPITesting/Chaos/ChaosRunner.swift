@@ -25,13 +25,15 @@ public struct ChaosRunner: Sendable {
 }
 
 /// One scenario's world and bookkeeping.
-private final class ChaosScenario: Sendable {
+final class ChaosScenario: Sendable {
     let configuration: ChaosConfiguration
     let seed: UInt64
     let clock = ManualClock()
     let network: InMemorySignalNetwork
     let world: SimulatedRTCWorld
     let endpoints: [ChaosEndpoint]
+    /// Deployed-client stand-ins (ChaosScenario+Legacy.swift), users after ours.
+    let legacy: [LegacyCallEndpoint]
     let random: Locked<SeededRandom>
     let trace = Locked<[String]>([])
     let violations = Locked<[String]>([])
@@ -47,11 +49,12 @@ private final class ChaosScenario: Sendable {
         world = SimulatedRTCWorld(
             clock: clock, timing: .init(joinLatencyMillis: 30, firstFrameLatencyMillis: 60, frameRate: 0))
         endpoints = (1...UInt(max(2, configuration.endpoints))).map(ChaosEndpoint.init)
+        legacy = Self.makeLegacyEndpoints(configuration, network: network, world: world, after: UInt(endpoints.count))
     }
 
-    private func roll<T>(_ body: (inout SeededRandom) -> T) -> T { random.withLock { body(&$0) } }
-    private func log(_ line: String) { trace.withLock { $0.append("t=\(clock.nowMillis() - start) \(line)") } }
-    private func violation(_ what: String) { violations.withLock { $0.append(what) } }
+    func roll<T>(_ body: (inout SeededRandom) -> T) -> T { random.withLock { body(&$0) } }
+    func log(_ line: String) { trace.withLock { $0.append("t=\(clock.nowMillis() - start) \(line)") } }
+    func violation(_ what: String) { violations.withLock { $0.append(what) } }
     private var start: Int64 { 1_767_225_600_000 }
 
     func run() -> ChaosOutcome {
@@ -64,13 +67,15 @@ private final class ChaosScenario: Sendable {
         }
         settle()
         checkInvariants()
+        checkLegacyInvariants()
         let sent = network.sentMessages
         if !violations.withLock(\.isEmpty) {
             for envelope in sent.suffix(400) { describe(envelope) }
         }
         return ChaosOutcome(
             seed: seed, violations: violations.withLock { $0 }, trace: trace.withLock { $0 }, messagesSent: sent.count,
-            callsConnected: endpoints.compactMap(\.listener).map(\.current.connections).reduce(0, +))
+            callsConnected: endpoints.compactMap(\.listener).map(\.current.connections).reduce(0, +),
+            legacyCallsConnected: legacyCallsConnected)
     }
 
     // MARK: - Faults
@@ -153,11 +158,14 @@ private final class ChaosScenario: Sendable {
         roll { String($0.next(), radix: 16) }
     }
 
-    private func others(than user: UInt) -> [UInt] { endpoints.map(\.userId).filter { $0 != user } }
+    private func others(than user: UInt) -> [UInt] {
+        (endpoints.map(\.userId) + legacy.map(\.userId)).filter { $0 != user }
+    }
 
     // MARK: - Actions
 
     private func act() {
+        if actAsLegacy() { return }
         let endpoint = roll { endpoints.randomElement(using: &$0)! }
         if roll({ $0.chance(configuration.partition) }) {
             let (a, b) = roll { rng in
@@ -338,6 +346,10 @@ private final class ChaosScenario: Sendable {
                 violation("user \(me) still \(state) after settling")
             case .connected:
                 let snapshot = listener.current
+                if let peer = snapshot.peer, let other = legacy.first(where: { $0.userId == peer }) {
+                    checkConnected(me, room: snapshot.room, with: other)
+                    continue
+                }
                 guard let peer = snapshot.peer, let other = endpoints.first(where: { $0.userId == peer }),
                     let otherAPI = other.api
                 else {
@@ -363,7 +375,8 @@ private final class ChaosScenario: Sendable {
             }
         }
         for channel in world.occupiedChannels {
-            for member in world.members(of: channel) {
+            // A legacy endpoint left in a channel is its own (deployed clients') fault, checked apart.
+            for member in world.members(of: channel) where !legacy.contains(where: { $0.userId == member }) {
                 let endpoint = endpoints.first { $0.userId == member }
                 if endpoint?.api?.state != .connected || endpoint?.listener?.current.room != channel {
                     violation("user \(member) is still in RTC channel \(channel) outside a call")
@@ -386,7 +399,7 @@ private final class ChaosScenario: Sendable {
         trace.withLock {
             $0.append(
                 "msg t=\(envelope.sentAtMillis - start) \(envelope.from)→\(envelope.to) \(message.action) "
-                    + "#\(message.messageId) call \(message.callId.prefix(8))\(extra)")
+                    + "#\(message.messageId.map(String.init) ?? "-") call \(message.callId.prefix(8))\(extra)")
         }
     }
 }

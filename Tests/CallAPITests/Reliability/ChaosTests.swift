@@ -44,3 +44,21 @@ struct ChaosTests {
         }
     }
 }
+
+extension ChaosTests {
+    /// Deployed-client stand-ins in the mix: nothing reaches them twice, and every call ends on our side.
+    @Test func legacyEndpointsInTheMixGetNoRepeatsAndLeaveNoCallOfOursStuck() {
+        var configuration = ChaosConfiguration()
+        configuration.legacyEndpoints = 2
+        let runner = ChaosRunner(configuration: configuration)
+        var failures: [ChaosOutcome] = []
+        var legacyConnected = 0
+        for seed in UInt64(1)...1_000 {
+            let outcome = runner.run(seed: seed)
+            legacyConnected += outcome.legacyCallsConnected
+            if !outcome.violations.isEmpty { failures.append(outcome) }
+        }
+        #expect(failures.isEmpty, "\(failures.first?.report ?? "")")
+        #expect(legacyConnected > 100)
+    }
+}

@@ -2,105 +2,128 @@ import CallAPI
 import CallAPITesting
 import Testing
 
-/// Our endpoint against a client that speaks only wire format 1.0 (no acks, no keep-alives).
+/// Our endpoint against clients that speak only wire format 1.0 (no acks, no keep-alives), both flavours.
 @Suite("Interoperating with a wire-format-1.0 peer")
 struct LegacyPeerTests {
-    let clock = ManualClock()
-    let network: InMemorySignalNetwork
-    let world: SimulatedRTCWorld
-    let ours = CallApiImpl()
-    let listener = RecordingCallListener()
-    let legacy: LegacyCallPeer
-
-    init() {
-        network = InMemorySignalNetwork(clock: clock, latencyMillis: 20)
-        world = SimulatedRTCWorld(clock: clock, timing: .init(joinLatencyMillis: 30, firstFrameLatencyMillis: 40))
-        legacy = LegacyCallPeer(userId: 9, network: network, world: world)
-        ours.addListener(listener: listener)
-        ours.initialize(
-            config: CallConfig(
-                userId: 1, rtcEngine: world.engine(userId: 1), signalClient: network.client(userId: 1), clock: clock))
-        ours.prepareForCall(
-            prepareConfig: PrepareConfig(roomId: "room-1", callTimeoutMillisecond: 10_000), completion: nil)
+    @Test(arguments: LegacyFlavour.allCases)
+    func weCallItAcceptsAndWeHangUp(_ flavour: LegacyFlavour) {
+        let w = LegacyWorld(flavour)
+        w.ours.call(remoteUserId: 9, completion: nil)
+        w.clock.advance(byMillis: 600)
+        #expect(w.legacy.state.type == .calling)
+        w.legacy.accept()
+        w.clock.advance(byMillis: 500)
+        #expect(w.ours.state == .connected)
+        w.ours.hangup(remoteUserId: 9, reason: nil, completion: nil)
+        w.clock.advance(byMillis: 100)
+        #expect(w.legacy.state == .prepared)
+        #expect(w.listener.lastState?.reason == .localHangup)
+        #expect(w.legacyWasSpokenToInItsOwnTerms)
     }
 
-    private var unknownActionsSentToLegacy: [Int] {
-        legacy.current.received.filter { ![0, 1, 2, 3, 4, 10].contains($0) }
+    @Test(arguments: LegacyFlavour.allCases)
+    func itRejectsOurCall(_ flavour: LegacyFlavour) {
+        let w = LegacyWorld(flavour)
+        w.ours.call(remoteUserId: 9, completion: nil)
+        w.clock.advance(byMillis: 100)
+        w.legacy.reject()
+        w.clock.advance(byMillis: 100)
+        #expect(w.ours.state == .prepared)
+        #expect(w.listener.lastState?.reason == .remoteRejected)
+        #expect(w.legacyWasSpokenToInItsOwnTerms)
     }
 
-    @Test func weCallItAcceptsAndWeHangUp() {
-        ours.call(remoteUserId: 9, completion: nil)
-        clock.advance(byMillis: 600)
-        #expect(legacy.current.state == .calling)
-        legacy.accept()
-        clock.advance(byMillis: 500)
-        #expect(ours.state == .connected)
-        ours.hangup(remoteUserId: 9, reason: nil, completion: nil)
-        clock.advance(byMillis: 100)
-        #expect(legacy.current.state == .prepared)
-        #expect(listener.lastState?.reason == .localHangup)
-        #expect(unknownActionsSentToLegacy.isEmpty)
+    @Test(arguments: LegacyFlavour.allCases)
+    func weCancelOurCall(_ flavour: LegacyFlavour) {
+        let w = LegacyWorld(flavour)
+        w.ours.call(remoteUserId: 9, completion: nil)
+        w.clock.advance(byMillis: 100)
+        w.ours.cancelCall(completion: nil)
+        w.clock.advance(byMillis: 100)
+        #expect(w.legacy.state == .prepared)
+        #expect(w.listener.lastState?.reason == .localCancelled)
     }
 
-    @Test func itRejectsOurCall() {
-        ours.call(remoteUserId: 9, completion: nil)
-        clock.advance(byMillis: 100)
-        legacy.reject()
-        clock.advance(byMillis: 100)
-        #expect(ours.state == .prepared)
-        #expect(listener.lastState?.reason == .remoteRejected)
-        #expect(unknownActionsSentToLegacy.isEmpty)
+    @Test(arguments: LegacyFlavour.allCases)
+    func itCallsUsWeAcceptAndItHangsUp(_ flavour: LegacyFlavour) {
+        let w = LegacyWorld(flavour)
+        w.legacy.call(1)
+        w.clock.advance(byMillis: 100)
+        #expect(w.ours.state == .calling)
+        w.ours.accept(remoteUserId: 9, completion: nil)
+        w.clock.advance(byMillis: 500)
+        #expect(w.ours.state == .connected)
+        #expect(w.legacy.state.type == .connected)
+        w.legacy.hangup()
+        w.clock.advance(byMillis: 100)
+        #expect(w.ours.state == .prepared)
+        #expect(w.listener.lastState?.reason == .remoteHangup)
+        #expect(w.legacyWasSpokenToInItsOwnTerms)
     }
 
-    @Test func weCancelOurCall() {
-        ours.call(remoteUserId: 9, completion: nil)
-        clock.advance(byMillis: 100)
-        ours.cancelCall(completion: nil)
-        clock.advance(byMillis: 100)
-        #expect(legacy.current.state == .prepared)
-        #expect(listener.lastState?.reason == .localCancelled)
+    @Test(arguments: LegacyFlavour.allCases)
+    func itsLostHangupIsCleanedUpWhenItLeavesTheChannel(_ flavour: LegacyFlavour) {
+        let w = LegacyWorld(flavour)
+        w.legacy.call(1)
+        w.clock.advance(byMillis: 100)
+        w.ours.accept(remoteUserId: 9, completion: nil)
+        w.clock.advance(byMillis: 500)
+        #expect(w.ours.state == .connected)
+        w.network.inject(.drop, from: 9, to: 1)
+        w.legacy.hangup()
+        w.clock.advance(byMillis: 1_000)
+        #expect(w.ours.state == .connected)  // nothing arrived yet; only the RTC channel says it left
+        w.clock.advance(byMillis: CallReliability.standard.remoteLeftGraceMillis)
+        #expect(w.ours.state == .prepared)
+        #expect(w.listener.lastState?.reason == .peerLost)
+        #expect(w.world.engine(userId: 1).isReleased)
     }
 
-    @Test func itCallsUsWeAcceptAndItHangsUp() {
-        legacy.call(1)
-        clock.advance(byMillis: 100)
-        #expect(ours.state == .calling)
-        ours.accept(remoteUserId: 9, completion: nil)
-        clock.advance(byMillis: 500)
-        #expect(ours.state == .connected)
-        #expect(legacy.current.state == .connecting)
-        legacy.hangup()
-        clock.advance(byMillis: 100)
-        #expect(ours.state == .prepared)
-        #expect(listener.lastState?.reason == .remoteHangup)
-        #expect(unknownActionsSentToLegacy.isEmpty)
-    }
-
-    @Test func itsLostHangupIsCleanedUpWhenItLeavesTheChannel() {
-        legacy.call(1)
-        clock.advance(byMillis: 100)
-        ours.accept(remoteUserId: 9, completion: nil)
-        clock.advance(byMillis: 500)
-        #expect(ours.state == .connected)
-        network.inject(.drop, from: 9, to: 1)
-        legacy.hangup()
-        clock.advance(byMillis: 1_000)
-        #expect(ours.state == .connected)  // nothing arrived yet; only the RTC channel says it left
-        clock.advance(byMillis: CallReliability.standard.remoteLeftGraceMillis)
-        #expect(ours.state == .prepared)
-        #expect(listener.lastState?.reason == .peerLost)
-        #expect(world.engine(userId: 1).isReleased)
-    }
-
-    @Test func itsLostAcceptIsCleanedUpByTheRingTimer() {
-        ours.call(remoteUserId: 9, completion: nil)
-        clock.advance(byMillis: 100)
-        network.inject(.drop, from: 9, to: 1)
-        legacy.accept()
-        clock.advance(byMillis: 10_000)
-        #expect(ours.state == .prepared)
-        #expect(listener.lastState?.reason == .callingTimeout)
+    @Test(arguments: LegacyFlavour.allCases)
+    func itsLostAcceptIsCleanedUpByTheRingTimer(_ flavour: LegacyFlavour) {
+        let w = LegacyWorld(flavour)
+        w.ours.call(remoteUserId: 9, completion: nil)
+        w.clock.advance(byMillis: 100)
+        w.network.inject(.drop, from: 9, to: 1)
+        w.legacy.accept()
+        w.clock.advance(byMillis: 10_000)
+        #expect(w.ours.state == .prepared)
+        #expect(w.listener.lastState?.reason == .callingTimeout)
         // Our timeout cancel reaches it and ends its side too.
-        #expect(legacy.current.state == .prepared)
+        #expect(w.legacy.state == .prepared)
+        #expect(w.legacyWasSpokenToInItsOwnTerms)
+    }
+
+    /// A call message lost on its way to a peer not known to acknowledge is not sent again: a repeat would
+    /// ring the deployed clients again. The ring timer ends it.
+    @Test(arguments: LegacyFlavour.allCases)
+    func aLostCallToAPeerNotKnownToAcknowledgeIsNotRetried(_ flavour: LegacyFlavour) {
+        let w = LegacyWorld(flavour)
+        w.network.inject(.drop, from: 1, to: 9)
+        w.ours.call(remoteUserId: 9, completion: nil)
+        w.clock.advance(byMillis: 10_500)
+        #expect(w.network.sentMessages.filter { $0.from == 1 && $0.to == 9 }.count == 2)  // the call, the cancel
+        #expect(w.listener.lastState?.reason == .callingTimeout)
+        #expect(w.repeatsSentToLegacy.isEmpty)
+    }
+}
+
+extension LegacyPeerTests {
+    /// A call from a 1.0 peer rings as usual, and accepting it connects only once the first remote frame is in.
+    @Test(arguments: LegacyFlavour.allCases)
+    func itsCallRingsAndConnectsOnTheFirstFrame(_ flavour: LegacyFlavour) {
+        let w = LegacyWorld(flavour, firstFrameLatencyMillis: 2_000)
+        w.legacy.call(1)
+        w.clock.advance(byMillis: 100)
+        #expect(
+            w.listener.lastState.map { StateReason($0.state, $0.reason) } == StateReason(.calling, .remoteVideoCall))
+        w.ours.accept(remoteUserId: 9, completion: nil)
+        w.clock.advance(byMillis: 100)
+        #expect(w.ours.state == .connecting)
+        w.clock.advance(byMillis: 2_000)
+        #expect(w.ours.state == .connected)
+        #expect(w.listener.lastState?.reason == .recvRemoteFirstFrame)
+        #expect(w.legacy.state.type == .connected)
+        #expect(w.legacyWasSpokenToInItsOwnTerms)
     }
 }

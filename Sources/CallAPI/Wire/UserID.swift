@@ -1,0 +1,23 @@
+/// How user ids are read from what others send: in the body as JSON integers, from the signaling channel as
+/// decimal strings. One id has one spelling, so that no other text can stand for it.
+enum UserID {
+    /// The largest id the wire carries: ids are JSON integers, which this library reads as `Int`.
+    static let maximum = UInt(Int.max)
+
+    /// A `fromUserId` or `remoteUserId` from a message body: a non-negative integer.
+    static func wire(_ value: JSONValue) -> UInt? {
+        value.intValue.flatMap { $0 >= 0 ? UInt($0) : nil }
+    }
+
+    /// A sender id the signaling channel vouches for, accepted only in canonical decimal form: ASCII digits,
+    /// no sign, no spaces, no leading zero (except `"0"` itself), at most ``maximum``. `UInt(_:)` alone
+    /// would read `"01001"` and `"+1001"` as 1001, letting whoever holds a token for such a name act as 1001.
+    static func canonical(_ text: String) -> UInt? {
+        let digits = text.utf8
+        guard let first = digits.first, !(first == UInt8(ascii: "0") && digits.count > 1),
+            digits.count <= 19, digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
+        else { return nil }
+        guard let id = UInt(text), id <= maximum else { return nil }
+        return id
+    }
+}
