@@ -24,7 +24,8 @@ extension CallStateMachine {
             }
             sender = id
         }
-        guard sender != userId else { return actions + [.log(.warning, "message from this user to itself dropped")] }
+        guard sender != userId else { return actions + receiveFromOwnDevice(message, now: now) }
+        if let ignored = receiveFromOtherDevice(message, sender: sender, now: now) { return actions + ignored }
         noteReceived(message, from: sender, now: now)
         if message.action == .ack { return actions + receiveAck(message, from: sender, now: now) }
         // Handling a message twice equals handling it once (shortfall 2); the sender still gets its ack.
@@ -54,6 +55,7 @@ extension CallStateMachine {
                 .log(.normal, "\(message.action) for call \(message.callId) ignored: not the current call")
             ]
         }
+        if let settled = settledByCaller(message, info: info, now: now) { return actions + settled }
         switch message.action {
         case .cancelCall:
             let timedOut = message.cancelCallByInternal
@@ -65,11 +67,15 @@ extension CallStateMachine {
             guard state == .calling, call.isCaller else {
                 return actions + [.log(.normal, "accept ignored in \(state)")]
             }
-            updateCall { $0.remoteAccepted = true }
+            updateCall {
+                $0.remoteAccepted = true
+                $0.peerDevice = message.deviceId
+            }
             recordCost(CostMap.acceptCall, now: now)
             actions.append(setState(.connecting, .remoteAccepted, info: info))
             actions.append(.notifyEvent(.remoteAccepted, reason: nil))
             return actions + connectedCheck(reason: .remoteAccepted, now: now)
+                + settledNotice(call, answeredBy: message.deviceId, now: now)
         case .reject:
             let busy = message.rejectByInternal
             return actions
@@ -77,6 +83,7 @@ extension CallStateMachine {
                     .prepared, busy ? .remoteCallBusy : .remoteRejected,
                     event: busy ? .remoteCallBusy : .remoteRejected, endedBy: sender,
                     eventReason: message.rejectReason ?? "", info: info, now: now)
+                + (call.isCaller ? settledNotice(call, rejectedBy: message.deviceId, now: now) : [])
         case .hangup:
             return actions
                 + endCall(
@@ -140,7 +147,7 @@ extension CallStateMachine {
         var actions = startCall(
             CurrentCall(
                 callId: message.callId, peer: sender, room: room, type: type, isCaller: false, localAccepted: false,
-                remoteAccepted: true, startedAt: now))
+                remoteAccepted: true, startedAt: now, peerDevice: message.deviceId))
         actions.insert(setState(.calling, type == .video ? .remoteVideoCall : .remoteAudioCall, info: info), at: 0)
         actions.insert(.notifyEvent(type == .video ? .remoteVideoCall : .remoteAudioCall, reason: nil), at: 1)
         actions.append(.askCanJoinOnCalling(callId: message.callId, eventInfo: info))
@@ -191,7 +198,7 @@ extension CallStateMachine {
             CurrentCall(
                 callId: message.callId, peer: old.peer, room: room, type: type, isCaller: false, localAccepted: false,
                 remoteAccepted: true, firstFrameArrived: sameMedia && old.firstFrameArrived,
-                joinedRTC: wasJoined && old.room == room, startedAt: now))
+                joinedRTC: wasJoined && old.room == room, startedAt: now, peerDevice: message.deviceId))
         if wasJoined { actions += joinCallRoom() }
         return actions
     }

@@ -22,8 +22,13 @@ package struct CallStateMachine: Sendable {
     /// What we learnt of each peer: true if it acknowledges (speaks our reliability extension), false if its
     /// messages come without the mark (wire format 1.0 only). Bounded.
     var peerCapabilities = PeerCapabilities()
+    /// This device among the user's devices, stamped on every message sent (docs/multi-device.md); nil sends
+    /// messages without it, as the existing clients do.
+    package let deviceId: String?
 
-    package init() {}
+    package init(deviceId: String? = nil) {
+        self.deviceId = deviceId
+    }
 
     /// The current call's id, or `""` outside a call.
     package var callId: String { call?.callId ?? "" }
@@ -67,6 +72,7 @@ package struct CallStateMachine: Sendable {
             action: action, timestamp: now, messageId: lastMessageId, fromUserId: userId ?? 0, callId: callId,
             fromUserExtension: action.isCallFlow ? prepareConfig?.userExtensionJSON : nil,
             reliable: reliability.acknowledges)
+        message.deviceId = deviceId
         configure(&message)
         return message
     }

@@ -27,6 +27,10 @@ struct CurrentCall: Sendable, Equatable {
     var remoteLeftArmed = false
     /// Our recent keep-alives' message ids: an ack of one that says "not in a call" means the peer left.
     var keepAliveIds: [Int] = []
+    /// The peer user's device this call is with (docs/multi-device.md): for the callee, the caller's device
+    /// from the call message; for the caller, the device whose accept it took. Nil while the caller waits,
+    /// and with peers that send no device id.
+    var peerDevice: String?
 }
 
 /// Milliseconds from a call's start to each stage, first occurrence only.
