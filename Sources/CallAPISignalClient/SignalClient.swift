@@ -136,8 +136,9 @@ public final class SignalClient: ISignalClient {
 
     public func sendMessage(userId: String, message: String, completion: (@Sendable ((any Error)?) -> Void)?) {
         let ttl = configuration.messageTTLSeconds
+        let copy = configuration.copiesToOwnSessions
         commands.yield {
-            await $0.send(to: userId, body: message, ttl: ttl) { result in
+            await $0.send(to: userId, body: message, ttl: ttl, copy: copy) { result in
                 switch result {
                 case .success: completion?(nil)
                 case .failure(let error): completion?(error)

@@ -64,11 +64,15 @@ public enum ClientFrame: Sendable, Equatable {
         public var body: String
         /// Seconds the server may hold the message while `to` is offline; absent or 0 means fail at once.
         public var ttl: Int?
-        public init(id: Int, to: String, body: String, ttl: Int? = nil) {
+        /// `true`: the server also delivers the message to the sender's other sessions (its user's other
+        /// devices), as a `message` whose `to` names the user it was sent to. Only when `to` is online.
+        public var copy: Bool?
+        public init(id: Int, to: String, body: String, ttl: Int? = nil, copy: Bool? = nil) {
             self.id = id
             self.to = to
             self.body = body
             self.ttl = ttl
+            self.copy = copy
         }
     }
 

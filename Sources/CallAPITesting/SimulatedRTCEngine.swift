@@ -18,13 +18,18 @@ public final class SimulatedRTCEngine: CallRTCEngine {
     }
 
     public let userId: UInt
+    /// Which of its user's devices this engine is (0: the first).
+    public let device: Int
     private let state = Locked(State())
     private weak let world: SimulatedRTCWorld?
 
-    init(userId: UInt, world: SimulatedRTCWorld) {
+    init(userId: UInt, device: Int, world: SimulatedRTCWorld) {
         self.userId = userId
+        self.device = device
         self.world = world
     }
+
+    private var key: SimulatedRTCWorld.EngineKey { .init(uid: userId, device: device) }
 
     // MARK: - What the engine was asked
 
@@ -62,7 +67,7 @@ public final class SimulatedRTCEngine: CallRTCEngine {
             state.joins = joins
             state.leaves = leaves
         }
-        _ = world?.leave(userId, dropped: true)
+        _ = world?.leave(key, dropped: true)
     }
 
     func isCurrent(session: Int) -> Bool { state.withLock { $0.session == session && session != 0 } }
@@ -84,12 +89,12 @@ public final class SimulatedRTCEngine: CallRTCEngine {
             state.joins += 1
             state.session = session
         }
-        world.join(uid, channel: channel, media: media, session: session)
+        world.join(.init(uid: uid, device: device), channel: channel, media: media, session: session)
     }
 
     public func updateMedia(_ media: RTCMediaOptions) {
         state.withLock { $0.media = media }
-        world?.update(userId, media: media)
+        world?.update(key, media: media)
     }
 
     public func leaveChannel() {
@@ -102,7 +107,7 @@ public final class SimulatedRTCEngine: CallRTCEngine {
             if state.channel != nil { state.leaves += 1 }
             return state.channel != nil
         }
-        guard wasIn, let channel = world?.leave(userId, dropped: false) else { return }
+        guard wasIn, let channel = world?.leave(key, dropped: false) else { return }
         emit(.localLeft(channel: channel))
     }
 

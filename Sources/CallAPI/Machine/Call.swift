@@ -11,11 +11,18 @@ package struct Call: Sendable, Equatable {
     package var media = Media.notJoined
     package var costs = CostMap()
     package var liveness: PeerLiveness
+    /// The peer user's device this call is with (docs/multi-device.md): for the callee, the caller's device
+    /// from the call message; for the caller, the device whose accept it took. Nil while the caller waits,
+    /// and with peers that send no device id.
+    package var peerDevice: String?
     /// The call's liveness timers that are running (the ring timer is stopped by id wherever it may run).
     var armed: Set<CallTimerID> = []
 
-    init(id: String, peer: UInt, room: String, type: CallType, role: Role, startedAt: Int64, media: Media = .notJoined)
-    {
+    init(
+        id: String, peer: UInt, room: String, type: CallType, role: Role, startedAt: Int64,
+        media: Media = .notJoined, peerDevice: String? = nil
+    ) {
+        self.peerDevice = peerDevice
         self.id = id
         self.peer = peer
         self.room = room

@@ -27,9 +27,7 @@ extension CallStateMachine {
             }
             sender = id
         }
-        guard sender != endpoint.userId else {
-            return actions + [.log(.warning, "message from this user to itself dropped")]
-        }
+        guard sender != endpoint.userId else { return actions + receiveFromOwnDevice(decoded, now: now) }
         let message = busyAnswerToCurrentCall(decoded, from: sender)
         if message.callId != decoded.callId {
             actions.append(
@@ -38,6 +36,7 @@ extension CallStateMachine {
                     "busy reject from user \(sender) carries its own call \(decoded.callId): taken as the answer to "
                         + "\(message.callId)"))
         }
+        if let ignored = receiveFromOtherDevice(message, sender: sender, now: now) { return actions + ignored }
         noteReceived(message, from: sender, now: now)
         if message.action == .ack {
             actions += receiveAck(message, from: sender, now: now)
@@ -82,6 +81,7 @@ extension CallStateMachine {
         guard case .inCall(let endpoint, var call) = phase, call.id == message.callId, call.peer == sender else {
             return [.log(.normal, "\(message.action) for call \(message.callId) ignored: not the current call")]
         }
+        if let settled = settledByCaller(message, info: info, now: now) { return settled }
         switch message.action {
         case .cancelCall:
             let timedOut = message.cancelCallByInternal
@@ -93,18 +93,21 @@ extension CallStateMachine {
                 return [.log(.normal, "accept ignored in \(state)")]
             }
             call.stage = .connecting
+            call.peerDevice = message.deviceId
             call.recordCost(CostMap.acceptCall, now: now)
             phase = .inCall(endpoint, call)
             return [
                 .stateChanged(.connecting, .remoteAccepted, info: info), .notifyEvent(.remoteAccepted, reason: nil),
             ]
                 + connectedCheck(reason: .remoteAccepted, now: now)
+                + settledNotice(call, endpoint, answeredBy: message.deviceId, now: now)
         case .reject:
             let busy = message.rejectByInternal
             return endCall(
                 .prepared, busy ? .remoteCallBusy : .remoteRejected,
                 event: busy ? .remoteCallBusy : .remoteRejected, endedBy: sender,
                 eventReason: message.rejectReason ?? "", info: info, now: now)
+                + (call.isCaller ? settledNotice(call, endpoint, rejectedBy: message.deviceId, now: now) : [])
         case .hangup:
             return endCall(
                 .prepared, .remoteHangup, event: .remoteHangup, endedBy: sender,
@@ -174,7 +177,9 @@ extension CallStateMachine {
         _ message: CallMessage, sender: UInt, info: [String: JSONValue], _ endpoint: Endpoint, now: Int64
     ) -> [CallAction] {
         guard let type = message.action.callType, let room = message.fromRoomId else { return [] }
-        let call = Call(id: message.callId, peer: sender, room: room, type: type, role: .callee, startedAt: now)
+        let call = Call(
+            id: message.callId, peer: sender, room: room, type: type, role: .callee, startedAt: now,
+            peerDevice: message.deviceId)
         phase = .inCall(endpoint, call)
         return [
             .stateChanged(.calling, type == .video ? .remoteVideoCall : .remoteAudioCall, info: info),
@@ -225,7 +230,8 @@ extension CallStateMachine {
         let media: Call.Media =
             wasJoined && old.room == room ? .joined(firstFrame: sameMedia && old.media.firstFrameArrived) : .notJoined
         let call = Call(
-            id: message.callId, peer: old.peer, room: room, type: type, role: .callee, startedAt: now, media: media)
+            id: message.callId, peer: old.peer, room: room, type: type, role: .callee, startedAt: now, media: media,
+            peerDevice: message.deviceId)
         phase = .inCall(endpoint, call)
         return [.log(.normal, "user \(old.peer) called again: call \(message.callId) replaces \(old.id)")]
             + (wasJoined && old.room != room ? [.leaveRTC(remoteUid: old.peer)] : [])

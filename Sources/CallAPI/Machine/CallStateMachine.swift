@@ -22,8 +22,13 @@ package struct CallStateMachine: Sendable {
     // repeat of what it handled before.
     private var lastMessageId = 0
     private var recent = RecentMessages()
+    /// This device among the user's devices, stamped on every message sent (docs/multi-device.md); nil sends
+    /// messages without it, as the existing clients do.
+    package let deviceId: String?
 
-    package init() {}
+    package init(deviceId: String? = nil) {
+        self.deviceId = deviceId
+    }
 
     /// Handles one input at wall time `now` (milliseconds since 1970) and returns what to do.
     package mutating func handle(_ input: CallInput, now: Int64) -> [CallAction] {
@@ -102,6 +107,7 @@ package struct CallStateMachine: Sendable {
             action: action, timestamp: now, messageId: lastMessageId, fromUserId: endpoint.userId, callId: callId,
             fromUserExtension: action.isCallFlow ? endpoint.config.userExtensionJSON : nil,
             reliable: delivery.settings.acknowledges)
+        message.deviceId = deviceId
         configure(&message)
         return message
     }

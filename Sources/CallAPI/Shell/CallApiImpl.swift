@@ -14,7 +14,7 @@ public final class CallApiImpl: CallApiProtocol, ISignalClientListener {
     }
 
     private struct Core: Sendable {
-        var machine = CallStateMachine()
+        var machine: CallStateMachine
         var config: CallConfig?
         var queue: [Pending] = []
         var draining = false
@@ -33,12 +33,29 @@ public final class CallApiImpl: CallApiProtocol, ISignalClientListener {
         var streams: [AsyncStream<CallStateChange>.Continuation]
     }
 
-    private let core = Locked(Core())
+    private let core: Locked<Core>
     /// The bridges of main-actor listeners, which the weakly held listener set cannot keep alive itself.
     let mainActorBridges = Locked<[ObjectIdentifier: MainActorListenerBridge]>([:])
     private static let fallbackClock = SystemCallClock()
 
-    public init() {}
+    /// This instance's device id, sent with every call message so that a user logged in on several devices
+    /// can have a call answered on one of them while the others stop ringing (docs/multi-device.md).
+    public let deviceId: String
+
+    /// A new endpoint. `deviceId` names this device among the user's devices; by default a random one is made,
+    /// which is what apps want. A given id that is empty or longer than
+    /// ``CallMessage/maxDeviceIdLength`` bytes is replaced by a random one.
+    public init(deviceId: String? = nil) {
+        let valid = deviceId.flatMap { $0.isEmpty || $0.utf8.count > CallMessage.maxDeviceIdLength ? nil : $0 }
+        self.deviceId = valid ?? Self.makeDeviceId()
+        core = Locked(Core(machine: CallStateMachine(deviceId: self.deviceId)))
+    }
+
+    /// 16 random hexadecimal digits.
+    private static func makeDeviceId() -> String {
+        let digits = String(UInt64.random(in: .min ... .max), radix: 16)
+        return String(repeating: "0", count: 16 - digits.count) + digits
+    }
 
     /// The current state.
     public var state: CallStateType { core.withLock { $0.machine.state } }

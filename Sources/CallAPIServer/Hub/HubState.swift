@@ -262,7 +262,7 @@ public struct HubState: Sendable {
         let messageId = makeMessageId()
         if let targets = userSessions[send.to], !targets.isEmpty {
             let message = ServerFrame.message(.init(from: user, body: send.body, sentAt: now, messageId: messageId))
-            return targets.map { .send($0, message) }
+            return targets.map { .send($0, message) } + copies(of: send, from: id, user: user, messageId: messageId, now: now)
                 + [
                     .send(
                         id,
@@ -285,6 +285,17 @@ public struct HubState: Sendable {
                     expiresAt: now + Int64(appliedTTL) * 1000)
             ]
         return [.send(id, .answer(.init(id: send.id, result: .queued, messageId: messageId, ttl: appliedTTL)))]
+    }
+
+    /// A `send` with `copy` also goes to the sender's other sessions, so a user's other devices learn what
+    /// this one answered (docs/multi-device.md).
+    private func copies(
+        of send: ClientFrame.Send, from id: SessionID, user: String, messageId: String, now: Int64
+    ) -> [HubAction] {
+        guard send.copy == true else { return [] }
+        let copy = ServerFrame.message(
+            .init(from: user, body: send.body, sentAt: now, messageId: messageId, to: send.to))
+        return (userSessions[user] ?? []).filter { $0 != id }.map { .send($0, copy) }
     }
 
     private mutating func makeMessageId() -> String {

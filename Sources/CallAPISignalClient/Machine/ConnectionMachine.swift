@@ -5,7 +5,8 @@ enum ConnectionEvent: Sendable, Equatable {
     case login(token: String, now: Int64)
     case logout(now: Int64)
     case renew(ticket: Int, token: String, now: Int64)
-    case send(ticket: Int, to: String, body: String, ttl: Int, now: Int64)
+    /// `copy`: ask the server to copy the message to this user's other sessions too.
+    case send(ticket: Int, to: String, body: String, ttl: Int, copy: Bool = false, now: Int64)
     /// `users` (`subscribe: false`) or `subscribe` (`true`).
     case presence(ticket: Int, subscribe: Bool, now: Int64)
     case socketOpened(socket: Int, now: Int64)
@@ -65,6 +66,7 @@ struct ConnectionMachine: Sendable {
         var to: String
         var body: String
         var ttl: Int
+        var copy = false
         var queuedAt: Int64
     }
 
@@ -134,11 +136,11 @@ struct ConnectionMachine: Sendable {
                 return [.completeRenew(ticket: ticket, .success(expiresAt ?? 0))]
             }
             return write(socket, pending: .renew(ticket: ticket), now: now) { .renew(.init(id: $0, token: token)) }
-        case .send(let ticket, let to, let body, let ttl, let now):
+        case .send(let ticket, let to, let body, let ttl, let copy, let now):
             switch phase {
             case .connected(let socket):
                 return write(socket, pending: .send(ticket: ticket), now: now) {
-                    .send(.init(id: $0, to: to, body: body, ttl: ttl > 0 ? ttl : nil))
+                    .send(.init(id: $0, to: to, body: body, ttl: ttl > 0 ? ttl : nil, copy: copy ? true : nil))
                 }
             case .idle:
                 return [.completeSend(ticket: ticket, .failure(.notLoggedIn))]
@@ -148,7 +150,7 @@ struct ConnectionMachine: Sendable {
                 guard queue.count < settings.sendQueueLimit else {
                     return [.completeSend(ticket: ticket, .failure(.queueFull(settings.sendQueueLimit)))]
                 }
-                queue.append(Queued(ticket: ticket, to: to, body: body, ttl: ttl, queuedAt: now))
+                queue.append(Queued(ticket: ticket, to: to, body: body, ttl: ttl, copy: copy, queuedAt: now))
                 return []
             }
         case .presence(let ticket, let subscribe, let now):
@@ -272,7 +274,10 @@ struct ConnectionMachine: Sendable {
             queue = []
             for queued in waiting {
                 actions += write(socket, pending: .send(ticket: queued.ticket), now: now) {
-                    .send(.init(id: $0, to: queued.to, body: queued.body, ttl: queued.ttl > 0 ? queued.ttl : nil))
+                    .send(
+                        .init(
+                            id: $0, to: queued.to, body: queued.body, ttl: queued.ttl > 0 ? queued.ttl : nil,
+                            copy: queued.copy ? true : nil))
                 }
             }
             return actions

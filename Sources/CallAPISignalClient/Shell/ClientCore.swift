@@ -78,12 +78,12 @@ actor ClientCore: ClientSocketDelegate {
     }
 
     func send(
-        to userId: String, body: String, ttl: Int,
+        to userId: String, body: String, ttl: Int, copy: Bool = false,
         completion: @escaping @Sendable (Result<SendOutcome, SignalClientError>) -> Void
     ) {
         let ticket = takeTicket()
         sendCompletions[ticket] = completion
-        handle(.send(ticket: ticket, to: userId, body: body, ttl: ttl, now: now()))
+        handle(.send(ticket: ticket, to: userId, body: body, ttl: ttl, copy: copy, now: now()))
     }
 
     func presence(subscribe: Bool, completion: @escaping @Sendable (Result<[String], SignalClientError>) -> Void) {
