@@ -271,7 +271,7 @@ struct StateMachineReceivedMessageTests {
         #"{"message_action":4,"message_version":"1.0","message_timestamp":1,"messageId":1,"fromUserId":2,"callId":""}"#,
         #"{"message_action":4,"message_version":"1.0","message_timestamp":1,"messageId":1,"fromUserId":"2","callId":"call-own"}"#,
         #"{"message_action":4,"message_version":"1.0","message_timestamp":1,"messageId":1,"fromUserId":-2,"callId":"call-own"}"#,
-        #"{"message_action":4,"message_version":"1.0","message_timestamp":1,"fromUserId":2,"callId":"call-own"}"#,
+        // (Without "messageId" a message is acted on: the Web client never sends one. DeployedClientWireTests.)
         #"{"message_action":4,"message_version":"1.0","messageId":1,"fromUserId":2,"callId":"call-own"}"#,
         #"{"message_action":4,"message_version":"1.0","message_timestamp":1,"messageId":1,"fromUserId":2,"callId":"call-own","hangupReason":7}"#,
     ]

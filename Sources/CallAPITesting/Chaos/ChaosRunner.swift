@@ -179,7 +179,7 @@ final class ChaosScenario: Sendable {
     }
 
     private func others(than user: UInt) -> [UInt] {
-        (Array(Set(endpoints.map(\.userId))).sorted() + legacy.map(\.userId)).filter { $0 != user }
+        Array(Set(endpoints.map(\.userId))).sorted().filter { $0 != user }
     }
 
     private func devices(of user: UInt) -> [ChaosEndpoint] { endpoints.filter { $0.userId == user } }
@@ -240,7 +240,7 @@ final class ChaosScenario: Sendable {
         switch (api.state, snapshot.isCaller) {
         case (.prepared, _), (.failed, _), (.idle, _):
             if choice < 0.7 {
-                let target = roll { others(than: endpoint.userId).randomElement(using: &$0)! }
+                let target = roll { callTargets(than: endpoint.userId).randomElement(using: &$0)! }
                 let type: CallType = roll { $0.chance(0.5) } ? .video : .audio
                 request(endpoint, "call \(target) \(type)") {
                     $0.call(remoteUserId: target, callType: type, callExtension: [:], completion: $1)
