@@ -48,13 +48,16 @@ private final class ChaosScenario: Sendable {
     init(configuration: ChaosConfiguration, seed: UInt64) {
         self.configuration = configuration
         self.seed = seed
-        network = InMemorySignalNetwork(clock: clock, latencyMillis: configuration.latencyMillis)
-        world = SimulatedRTCWorld(
+        let network = InMemorySignalNetwork(clock: clock, latencyMillis: configuration.latencyMillis)
+        let world = SimulatedRTCWorld(
             clock: clock, timing: .init(joinLatencyMillis: 30, firstFrameLatencyMillis: 60, frameRate: 0))
         var rng = SeededRandom(seed: seed)
         var endpoints: [ChaosEndpoint] = []
         for user in 1...UInt(max(2, configuration.endpoints)) {
-            let devices = 1 + Int.random(in: 0..<max(1, configuration.maxDevicesPerUser), using: &rng)
+            // Drawn only with several devices allowed, so that single-device seeds replay as before.
+            let devices =
+                configuration.maxDevicesPerUser > 1
+                ? Int.random(in: 1...configuration.maxDevicesPerUser, using: &rng) : 1
             for device in 0..<devices {
                 endpoints.append(
                     ChaosEndpoint(
@@ -63,6 +66,8 @@ private final class ChaosScenario: Sendable {
                         engine: world.engine(userId: user, device: device)))
             }
         }
+        self.network = network
+        self.world = world
         self.endpoints = endpoints
         random = Locked(rng)
     }
@@ -205,7 +210,9 @@ private final class ChaosScenario: Sendable {
         if roll({ $0.chance(configuration.crash) }) {
             log("\(endpoint.name): crashes")
             endpoint.crash()
-            if devices(of: endpoint.userId).allSatisfy(\.isCrashed) { network.setOnline(false, userId: endpoint.userId) }
+            if devices(of: endpoint.userId).allSatisfy(\.isCrashed) {
+                network.setOnline(false, userId: endpoint.userId)
+            }
             endpoint.engine.crash()
             return
         }
@@ -356,7 +363,8 @@ private final class ChaosScenario: Sendable {
             for sibling in devices(of: endpoint.userId) where sibling !== endpoint {
                 guard let other = sibling.api, other.state.isInCall, other.getCallId() == callId else { continue }
                 violation(
-                    "\(sibling.name) still \(other.state) in call \(callId) \(since) ms after \(endpoint.name) connected in it")
+                    "\(sibling.name) still \(other.state) in call \(callId) \(since) ms after \(endpoint.name) connected in it"
+                )
             }
         }
         answeredAt.withLock { $0 = answered }
@@ -392,7 +400,9 @@ private final class ChaosScenario: Sendable {
                         && $0.listener?.current.room == snapshot.room
                 }
                 if peers.count != 1 {
-                    let seen = devices(of: peer).map { "\($0.name) \($0.api?.state ?? .idle) \($0.api?.getCallId() ?? "")" }
+                    let seen = devices(of: peer).map {
+                        "\($0.name) \($0.api?.state ?? .idle) \($0.api?.getCallId() ?? "")"
+                    }
                     violation(
                         "\(me) connected in call \(api.getCallId()) room \(snapshot.room ?? "?"), but "
                             + "\(peers.count) devices of user \(peer) are: \(seen.joined(separator: ", "))")
