@@ -194,7 +194,8 @@ public final class SimulatedRTCWorld: Sendable {
     }
 
     private func firstFrame(
-        _ key: FrameKey, to subscriber: EngineKey, session: Int, from publisher: EngineKey, session publisherSession: Int,
+        _ key: FrameKey, to subscriber: EngineKey, session: Int, from publisher: EngineKey,
+        session publisherSession: Int,
         in channel: String
     ) {
         let due = state.withLock { state -> Bool in

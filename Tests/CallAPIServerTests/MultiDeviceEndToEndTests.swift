@@ -123,9 +123,13 @@ import Testing
         let peer = try await server.loggedIn("1001")
         a.send(.send(.init(id: 1, to: "1001", body: "accepted here", copy: true)))
         let copy = try await b.frame { if case .message = $0 { true } else { false } }
-        #expect(copy == .message(.init(from: "1002", body: "accepted here", sentAt: sentAt(copy), messageId: "m-1", to: "1001")))
+        #expect(
+            copy
+                == .message(
+                    .init(from: "1002", body: "accepted here", sentAt: sentAt(copy), messageId: "m-1", to: "1001")))
         let original = try await peer.frame { if case .message = $0 { true } else { false } }
-        #expect(original == .message(.init(from: "1002", body: "accepted here", sentAt: sentAt(copy), messageId: "m-1")))
+        #expect(
+            original == .message(.init(from: "1002", body: "accepted here", sentAt: sentAt(copy), messageId: "m-1")))
         try await server.stop()
     }
 

@@ -39,7 +39,8 @@ struct MultiDeviceTests {
                 engine: world.engine(userId: user, device: index))
             device.api.addListener(listener: device.listener)
             device.api.initialize(
-                config: CallConfig(appId: "test", userId: user, rtcEngine: device.engine, signalClient: signal, clock: clock))
+                config: CallConfig(
+                    appId: "test", userId: user, rtcEngine: device.engine, signalClient: signal, clock: clock))
             var config = PrepareConfig()
             config.roomId = "room-\(user)"
             config.callTimeoutMillisecond = ringTimeoutMillis
@@ -153,5 +154,20 @@ struct MultiDeviceTests {
         #expect(call?.deviceId == "device-1-0")
         h.a.api.accept(remoteUserId: 1, completion: nil)
         #expect(h.sent(byDevice: 0, [.accept]).first?.deviceId == "device-2-0")
+    }
+
+    @Test func deviceIdsRoundTripAndABadOneIsRefusedWithAClearError() throws {
+        var notice = CallMessage(action: .cancelCall, timestamp: 1, messageId: 3, fromUserId: 1, callId: "c")
+        notice.deviceId = "phone"
+        notice.answeredByDevice = "tablet"
+        let decoded = try CallMessage.decode(notice.encoded()).message
+        #expect(decoded == notice)
+        let tooLong = String(repeating: "x", count: CallMessage.maxDeviceIdLength + 1)
+        for bad in ["\"\"", "7", "\"\(tooLong)\""] {
+            let text =
+                #"{"message_action":2,"message_version":"1.0","message_timestamp":1,"messageId":1,"fromUserId":1,"#
+                + #""callId":"c","deviceId":"# + bad + "}"
+            #expect(throws: WireError.invalidField("deviceId")) { try CallMessage.decode(text) }
+        }
     }
 }

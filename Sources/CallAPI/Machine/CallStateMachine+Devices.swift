@@ -48,11 +48,25 @@ extension CallStateMachine {
             ack.inCall = nil
             return ignored + receiveAck(ack, from: sender, now: now)
         }
-        // A losing device that still acts on the call missed the caller's notice: say it again.
+        // A losing device that still acts on the call (or keeps it alive: it may have connected, its accept having
+        // crossed the winner's) missed the caller's notice: say it again.
         let notice =
-            call.isCaller && message.deviceId != nil && message.action.isCallFlow
+            call.isCaller && message.deviceId != nil && (message.action.isCallFlow || message.action == .keepAlive)
             ? settledNotice(call, endpoint, answeredBy: bound, now: now) : []
-        return ignored + notice + acknowledgement(of: message, from: sender, now: now)
+        return ignored + notice + notInCallAcknowledgement(of: message, call, endpoint, now: now)
+    }
+
+    /// Acknowledges a message from a device this endpoint is in no call with, saying so: that device's keep-alive
+    /// check then ends its side even if every notice is lost.
+    private mutating func notInCallAcknowledgement(
+        of message: CallMessage, _ call: Call, _ endpoint: Endpoint, now: Int64
+    ) -> [CallAction] {
+        guard message.reliable, delivery.settings.acknowledges else { return [] }
+        let ack = self.message(.ack, callId: message.callId, from: endpoint, now: now) {
+            $0.ackMessageId = message.messageId
+            $0.inCall = false
+        }
+        return [.send(ack, to: call.peer, completesRequest: false)]
     }
 
     /// The caller's cancel that names the device which accepted or rejected: this device stops ringing with

@@ -47,8 +47,9 @@ public final class CallApiImpl: CallApiProtocol, ISignalClientListener {
     /// ``CallMessage/maxDeviceIdLength`` bytes is replaced by a random one.
     public init(deviceId: String? = nil) {
         let valid = deviceId.flatMap { $0.isEmpty || $0.utf8.count > CallMessage.maxDeviceIdLength ? nil : $0 }
-        self.deviceId = valid ?? Self.makeDeviceId()
-        core = Locked(Core(machine: CallStateMachine(deviceId: self.deviceId)))
+        let deviceId = valid ?? Self.makeDeviceId()
+        self.deviceId = deviceId
+        core = Locked(Core(machine: CallStateMachine(deviceId: deviceId)))
     }
 
     /// 16 random hexadecimal digits.

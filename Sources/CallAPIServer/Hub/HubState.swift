@@ -262,7 +262,8 @@ public struct HubState: Sendable {
         let messageId = makeMessageId()
         if let targets = userSessions[send.to], !targets.isEmpty {
             let message = ServerFrame.message(.init(from: user, body: send.body, sentAt: now, messageId: messageId))
-            return targets.map { .send($0, message) } + copies(of: send, from: id, user: user, messageId: messageId, now: now)
+            return targets.map { .send($0, message) }
+                + copies(of: send, from: id, user: user, messageId: messageId, now: now)
                 + [
                     .send(
                         id,

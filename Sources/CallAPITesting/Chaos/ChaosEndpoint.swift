@@ -109,7 +109,8 @@ final class ChaosListener: CallApiListenerProtocol {
                 let from = eventInfo["deviceId"] as? String
                 if let bound = s.peerDevice, from != bound {
                     violations.withLock {
-                        $0.append("\(label): \(stateReason) from device \(from ?? "?") ended a call answered on \(bound)")
+                        $0.append(
+                            "\(label): \(stateReason) from device \(from ?? "?") ended a call answered on \(bound)")
                     }
                 }
             default:

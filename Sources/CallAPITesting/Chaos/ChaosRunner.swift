@@ -50,13 +50,16 @@ final class ChaosScenario: Sendable {
     init(configuration: ChaosConfiguration, seed: UInt64) {
         self.configuration = configuration
         self.seed = seed
-        network = InMemorySignalNetwork(clock: clock, latencyMillis: configuration.latencyMillis)
-        world = SimulatedRTCWorld(
+        let network = InMemorySignalNetwork(clock: clock, latencyMillis: configuration.latencyMillis)
+        let world = SimulatedRTCWorld(
             clock: clock, timing: .init(joinLatencyMillis: 30, firstFrameLatencyMillis: 60, frameRate: 0))
         var rng = SeededRandom(seed: seed)
         var endpoints: [ChaosEndpoint] = []
         for user in 1...UInt(max(2, configuration.endpoints)) {
-            let devices = 1 + Int.random(in: 0..<max(1, configuration.maxDevicesPerUser), using: &rng)
+            // Drawn only with several devices allowed, so that single-device seeds replay as before.
+            let devices =
+                configuration.maxDevicesPerUser > 1
+                ? Int.random(in: 1...configuration.maxDevicesPerUser, using: &rng) : 1
             for device in 0..<devices {
                 endpoints.append(
                     ChaosEndpoint(
@@ -65,6 +68,8 @@ final class ChaosScenario: Sendable {
                         engine: world.engine(userId: user, device: device)))
             }
         }
+        self.network = network
+        self.world = world
         self.endpoints = endpoints
         random = Locked(rng)
         legacy = Self.makeLegacyEndpoints(
