@@ -9,8 +9,11 @@ let package = Package(
         .library(name: "CallAPITesting", targets: ["CallAPITesting"]),
         .library(name: "CallAPIServer", targets: ["CallAPIServer"]),
         .library(name: "CallAPISignalClient", targets: ["CallAPISignalClient"]),
+        .library(name: "CallAPISystemCall", targets: ["CallAPISystemCall"]),
+        .library(name: "CallAPISystemCallTesting", targets: ["CallAPISystemCallTesting"]),
+        .library(name: "CallAPIMQTT", targets: ["CallAPIMQTT"]),
+        .library(name: "CallAPIMatrix", targets: ["CallAPIMatrix"]),
         .executable(name: "callapi", targets: ["callapi"]),
-        .executable(name: "callapi-allocs", targets: ["callapi-allocs"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -24,24 +27,13 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.30.0"),
-        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.1.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.20.0"),
         .package(url: "https://github.com/apple/swift-crypto", "3.0.0"..<"5.0.0"),
-        .package(url: "https://github.com/ordo-one/malloc-interposer", from: "1.5.0"),
     ],
     targets: [
         // The client library: no dependencies beyond the toolchain.
         .target(name: "CallAPI"),
         .target(name: "CallAPITesting", dependencies: ["CallAPI"]),
-        // The state machine driven through full calls: timed by `callapi bench machine`, counted by `callapi-allocs`.
-        .target(name: "CallAPIMachineBench", dependencies: ["CallAPI"]),
-        // Its own executable, so the malloc interposer is never linked into `callapi`.
-        .executableTarget(
-            name: "callapi-allocs",
-            dependencies: [
-                "CallAPIMachineBench", .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
-            ]
-        ),
         // Wire protocol between the signaling server and its client (shared, dependency-free).
         .target(name: "CallAPISignalProtocol"),
         .target(
@@ -54,6 +46,7 @@ let package = Package(
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
@@ -75,28 +68,53 @@ let package = Package(
                 .product(name: "NIOWebSocket", package: "swift-nio"),
             ]
         ),
+        // Signaling adapters over third-party services (docs/adapters.md).
+        .target(
+            name: "CallAPIMQTT",
+            dependencies: [
+                "CallAPI", .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+        .target(
+            name: "CallAPIMatrix",
+            dependencies: [
+                "CallAPI",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
         .executableTarget(
             name: "callapi",
             dependencies: [
                 "CallAPI",
-                "CallAPIMachineBench",
                 "CallAPITesting",
                 "CallAPIServer",
                 "CallAPISignalClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        // The bridge to a system call screen (CallKit and PushKit on Apple platforms) and its simulated screen.
+        .target(name: "CallAPISystemCall", dependencies: ["CallAPI"]),
+        .target(name: "CallAPISystemCallTesting", dependencies: ["CallAPI", "CallAPISystemCall"]),
         .testTarget(name: "CallAPITests", dependencies: ["CallAPI", "CallAPITesting"]),
+        .testTarget(name: "CallAPICLITests", dependencies: ["callapi", "CallAPI", "CallAPITesting"]),
         .testTarget(
-            name: "CallAPICLITests", dependencies: ["callapi", "CallAPI", "CallAPITesting", "CallAPIMachineBench"]
+            name: "CallAPISystemCallTests",
+            dependencies: ["CallAPI", "CallAPITesting", "CallAPISystemCall", "CallAPISystemCallTesting"]
+        ),
+        .testTarget(
+            name: "CallAPIAdapterTests",
+            dependencies: [
+                "CallAPI", "CallAPITesting", "CallAPIMQTT", "CallAPIMatrix",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ]
         ),
         .testTarget(
             name: "CallAPIServerTests",

@@ -1,21 +1,25 @@
 #!/usr/bin/env bash
-# Builds callapi in release and runs the benchmark suite on loopback: our server, and the same relay and call
+# Builds the Benchmarks package (callapi-bench, callapi-allocs) in release and runs the benchmark suite on loopback: our server, and the same relay and call
 # workloads over Mosquitto (MQTT 3.1.1, QoS 1) and Matrix Synapse (to-device messages, long-poll /sync). Writes
 # bench/results.md (the machine, the tables, the ratios, each bench's JSON line). Our server runs as a separate
-# `callapi serve` process too, like the brokers, with its per-session rate limit raised far above the loads. Every run is bounded by
+# `callapi-bench serve` process too, like the brokers, with its per-session rate limit raised far above the loads. Every run is bounded by
 # `timeout`, and a trap stops the brokers it started: the whole suite takes about 8 minutes and stops by itself.
 #
 #   scripts/bench.sh                      # everything, default sizes
 #   BENCH_CONNECTIONS=20000 scripts/bench.sh
 #   BENCH_SCRATCH=.build scripts/bench.sh # reuse another build directory
 #   BENCH_PEERS="ours mosquitto" scripts/bench.sh  # skip Synapse
+#   CALLAPI_WEBRTC=1 scripts/bench.sh     # with real media (scripts/setup-webrtc.sh installs GStreamer)
 #
-# Installs what is missing: Debian's `mosquitto` (apt-get, as root) and Synapse from PyPI (`matrix-synapse`)
-# into .bench-venv (gitignored). A peer that cannot be installed or started is reported and skipped.
+# Installs what is missing (scripts/services): Debian's `mosquitto` (apt-get, as root) and Synapse from PyPI
+# (`matrix-synapse`) into ~/.cache/callapi/synapse-venv. A peer that cannot be installed or started is reported
+# and skipped.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scratch=${BENCH_SCRATCH:-.build-bench}
+# debug: a quick check that the script works end to end (figures not worth quoting).
+config=${BENCH_CONFIG:-release}
 connections=${BENCH_CONNECTIONS:-10000}
 relay_pairs=${BENCH_RELAY_PAIRS:-50}
 call_pairs=${BENCH_CALL_PAIRS:-100}
@@ -25,13 +29,12 @@ synapse_relay_pairs=${BENCH_SYNAPSE_RELAY_PAIRS:-50}
 synapse_relay_rates=${BENCH_SYNAPSE_RELAY_RATES:-100,1000}
 synapse_call_pairs=${BENCH_SYNAPSE_CALL_PAIRS:-20}
 peers=${BENCH_PEERS:-ours mosquitto synapse}
-venv=.bench-venv
 out=bench/results.md
 
-echo "bench: building callapi (release, scratch path $scratch)" >&2
-swift build -c release --scratch-path "$scratch" --product callapi >&2
-swift build -c release --scratch-path "$scratch" --product callapi-allocs >&2
-bin="$scratch/release/callapi"
+echo "bench: building the Benchmarks package ($config, scratch path $scratch)" >&2
+swift build -c "$config" --package-path Benchmarks --scratch-path "$scratch" --product callapi-bench >&2
+swift build -c "$config" --package-path Benchmarks --scratch-path "$scratch" --product callapi-allocs >&2
+bin="$scratch/$config/callapi-bench"
 
 work=$(mktemp -d)
 started=()
@@ -47,141 +50,30 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+. scripts/services/lib.sh
 
-# wait_for SECONDS COMMAND...: polls COMMAND every 0.2 s until it succeeds.
-wait_for() {
-    local limit=$1
-    shift
-    local deadline=$((SECONDS + limit))
-    until "$@" >/dev/null 2>&1; do
-        [ "$SECONDS" -lt "$deadline" ] || return 1
-        sleep 0.2
-    done
-}
-
-mosquitto_bin=$(command -v mosquitto || echo /usr/sbin/mosquitto)
-install_mosquitto() {
-    [ -x "$mosquitto_bin" ] && return 0
-    echo "bench: installing mosquitto (apt-get)" >&2
-    if [ "$(id -u)" = 0 ]; then
-        timeout 300 apt-get install -y mosquitto >&2 || { timeout 120 apt-get update >&2 && timeout 300 apt-get install -y mosquitto >&2; }
-    elif command -v sudo >/dev/null; then
-        timeout 300 sudo apt-get install -y mosquitto >&2
-    fi
-    mosquitto_bin=$(command -v mosquitto || echo /usr/sbin/mosquitto)
-    [ -x "$mosquitto_bin" ]
-}
-
-install_synapse() {
-    [ -x "$venv/bin/python" ] && "$venv/bin/python" -c 'import synapse' 2>/dev/null && return 0
-    echo "bench: installing matrix-synapse into $venv (pip)" >&2
-    python3 -m venv "$venv" >&2 && timeout 600 "$venv/bin/pip" install -q matrix-synapse >&2
-}
-
-# Mosquitto on a free loopback port, unlimited in-flight and queued QoS 1 messages, no persistence.
+mosquitto_bin=""
+# Mosquitto on a free loopback port (scripts/services/start-mosquitto.sh: unlimited in-flight and queued QoS 1
+# messages, no persistence).
 start_mosquitto() {
-    mqtt_port=$(free_port)
-    cat >"$work/mosquitto.conf" <<CONF
-listener $mqtt_port 127.0.0.1
-allow_anonymous true
-max_inflight_messages 0
-max_queued_messages 0
-persistence false
-set_tcp_nodelay true
-log_dest file $work/mosquitto.log
-log_type error
-log_type warning
-CONF
-    "$mosquitto_bin" -c "$work/mosquitto.conf" >"$work/mosquitto.out" 2>&1 &
-    started+=($!)
-    wait_for 10 python3 -c "import socket; socket.create_connection(('127.0.0.1', $mqtt_port), 1)"
+    local info
+    info=$(scripts/services/start-mosquitto.sh "$work/mosquitto") || return 1
+    read -r mqtt_port mqtt_pid <<<"$info"
+    started+=("$mqtt_pid")
+    mosquitto_bin=$(scripts/services/install-mosquitto.sh)
 }
 
-# Synapse on a free loopback port: SQLite, no federation listener, rate limits raised far above the loads (the
-# bench measures latency, not throttling), cheap password hashing (it registers hundreds of users).
+# Synapse on a free loopback port (scripts/services/start-synapse.sh: SQLite, no federation listener, rate
+# limits raised far above the loads, cheap password hashing).
 start_synapse() {
-    synapse_port=$(free_port)
-    synapse_secret=$(python3 -c 'import secrets; print(secrets.token_hex(16))')
-    local dir="$work/synapse"
-    mkdir -p "$dir/media"
-    local high='{per_second: 1000000, burst_count: 1000000}'
-    cat >"$dir/homeserver.yaml" <<CONF
-server_name: "bench.localhost"
-pid_file: $dir/homeserver.pid
-listeners:
-  - port: $synapse_port
-    bind_addresses: ['127.0.0.1']
-    type: http
-    tls: false
-    x_forwarded: false
-    resources:
-      - names: [client]
-        compress: false
-database:
-  name: sqlite3
-  args:
-    database: $dir/homeserver.db
-log_config: $dir/log.yaml
-media_store_path: $dir/media
-signing_key_path: $dir/signing.key
-registration_shared_secret: "$synapse_secret"
-macaroon_secret_key: "$(python3 -c 'import secrets; print(secrets.token_hex(16))')"
-form_secret: "$(python3 -c 'import secrets; print(secrets.token_hex(16))')"
-report_stats: false
-trusted_key_servers: []
-suppress_key_server_warning: true
-enable_metrics: false
-bcrypt_rounds: 4
-presence:
-  enabled: false
-rc_message: $high
-rc_registration: $high
-rc_registration_token_validity: $high
-rc_login:
-  address: $high
-  account: $high
-  failed_attempts: $high
-rc_admin_redaction: $high
-rc_joins:
-  local: $high
-  remote: $high
-rc_joins_per_room: $high
-rc_3pid_validation: $high
-rc_invites:
-  per_room: $high
-  per_user: $high
-  per_issuer: $high
-rc_key_requests: $high
-rc_presence:
-  per_user: $high
-rc_delayed_event_mgmt: $high
-rc_reports: $high
-rc_room_creation: $high
-rc_media_create: $high
-CONF
-    cat >"$dir/log.yaml" <<CONF
-version: 1
-formatters:
-  precise:
-    format: '%(asctime)s %(name)s %(levelname)s %(message)s'
-handlers:
-  file:
-    class: logging.FileHandler
-    formatter: precise
-    filename: $dir/homeserver.log
-root:
-  level: WARNING
-  handlers: [file]
-disable_existing_loggers: false
-CONF
-    "$venv/bin/python" -m synapse.app.homeserver -c "$dir/homeserver.yaml" --generate-keys >"$dir/keys.out" 2>&1
-    "$venv/bin/python" -m synapse.app.homeserver -c "$dir/homeserver.yaml" >"$dir/out" 2>&1 &
-    started+=($!)
-    wait_for 60 python3 -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$synapse_port/_matrix/client/versions', timeout=2)"
+    local info
+    info=$(scripts/services/start-synapse.sh "$work/synapse") || return 1
+    read -r synapse_port synapse_pid synapse_secret <<<"$info"
+    started+=("$synapse_pid")
+    synapse_python=$(scripts/services/install-synapse.sh)
 }
 
-# Our server (`callapi serve`) on a free loopback port, in its own process like the brokers: a fresh HS256 secret
+# Our server (`callapi-bench serve`) on a free loopback port, in its own process like the brokers: a fresh HS256 secret
 # with which the bench mints its own tokens, rate limits raised far above the loads, logging only errors.
 start_ours() {
     ours_port=$(free_port)
@@ -191,19 +83,18 @@ start_ours() {
     started+=($!)
     wait_for 10 python3 -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$ours_port/healthz', timeout=2)"
 }
-start_ours || { echo "bench: could not start callapi serve" >&2; tail -5 "$work/ours.out" >&2; exit 1; }
+start_ours || { echo "bench: could not start callapi-bench serve" >&2; tail -5 "$work/ours.out" >&2; exit 1; }
 ours=(--peer ours --peer-url "ws://127.0.0.1:$ours_port" --peer-secret "$ours_secret")
 
 have_mosquitto=false
 have_synapse=false
 case " $peers " in *" mosquitto "*)
-    if install_mosquitto && start_mosquitto; then have_mosquitto=true; else echo "bench: mosquitto unavailable; skipped" >&2; fi
+    if start_mosquitto; then have_mosquitto=true; else echo "bench: mosquitto unavailable; skipped" >&2; fi
     ;;
 esac
 case " $peers " in *" synapse "*)
-    if install_synapse && start_synapse; then have_synapse=true; else
+    if start_synapse; then have_synapse=true; else
         echo "bench: synapse unavailable; skipped" >&2
-        tail -5 "$work/synapse/out" >&2 2>/dev/null || true
     fi
     ;;
 esac
@@ -213,7 +104,7 @@ run() {
     local name=$1 limit=$2
     shift 2
     echo "bench: $name" >&2
-    if ! timeout --kill-after=10 "$limit" "$bin" bench "$@" >"$work/$name" 2>"$work/$name.log"; then
+    if ! timeout --kill-after=10 "$limit" "$bin" "$@" >"$work/$name" 2>"$work/$name.log"; then
         echo "bench: $name failed or timed out; see below" >&2
         tail -5 "$work/$name.log" >&2 || true
         printf '### %s\n\nDid not finish within %s s (or failed: %s).\n' "$name" "$limit" \
@@ -253,11 +144,11 @@ names+=(connections machine allocations media media-audio)
 run connections 120 connections --count "$connections"
 run machine 60 machine --calls 200000
 echo "bench: allocations" >&2
-timeout --kill-after=10 120 "$scratch/release/callapi-allocs" --calls 20000 >"$work/allocations" \
+timeout --kill-after=10 120 "$scratch/$config/callapi-allocs" --calls 20000 >"$work/allocations" \
     2>"$work/allocations.log" || printf '### allocations\n\nFailed: %s\n' "$(tail -1 "$work/allocations.log")" \
     >"$work/allocations"
-# Real media (Linux with the GStreamer packages of .ci/apt-packages): accept() to both connected, joining on ring
-# versus on accept.
+# Real media (Linux with GStreamer, the package built with CALLAPI_WEBRTC=1): accept() to both connected,
+# joining on ring versus on accept.
 run media 240 media --calls 10
 run media-audio 240 media --calls 10 --audio
 
@@ -268,8 +159,8 @@ toolchain=$(swift --version 2>&1 | head -1)
 load=$(cut -d' ' -f1-3 /proc/loadavg)
 mosquitto_version="not run"
 if $have_mosquitto; then mosquitto_version=$("$mosquitto_bin" -h 2>&1 | head -1 || true); fi
-synapse_version=$($have_synapse && "$venv/bin/python" -c 'import synapse; print("Synapse", synapse.__version__.split()[0])' || echo "not run")
-python_version=$($have_synapse && "$venv/bin/python" --version || echo "")
+synapse_version=$($have_synapse && "$synapse_python" -c 'import synapse; print("Synapse", synapse.__version__.split()[0])' || echo "not run")
+python_version=$($have_synapse && "$synapse_python" --version || echo "")
 
 mkdir -p bench
 {
@@ -277,10 +168,10 @@ mkdir -p bench
     echo
     echo "- When: $(date -u +%Y-%m-%dT%H:%MZ)"
     echo "- Machine: $cores cores ($cpu), $memory, $(uname -sr); load average after the runs: $load"
-    echo "- Build: release (\`swift build -c release\`), $toolchain"
+    echo "- Build: $config (\`swift build -c $config\`), $toolchain"
     echo "- Peers: $mosquitto_version (loopback, QoS 1, max_inflight_messages 0); $synapse_version on $python_version"
     echo "  with SQLite, rate limits raised to 1,000,000/s (single process, no workers)"
-    echo "- Everything on 127.0.0.1. Every server (ours: \`callapi serve\`, Mosquitto, Synapse) is a separate process"
+    echo "- Everything on 127.0.0.1. Every server (ours: \`callapi-bench serve\`, Mosquitto, Synapse) is a separate process"
     echo "  from the bench's clients, on the same cores; ours with its per-session rate limit raised to 10,000,000/s."
     echo "- Synapse runs at lighter loads ($synapse_relay_pairs pairs at $synapse_relay_rates msg/s; $synapse_call_pairs call pairs):"
     echo "  it does not keep up with the others' loads. Our server is run again at those loads for its ratio."

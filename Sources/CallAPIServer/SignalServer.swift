@@ -25,6 +25,7 @@ public final class SignalServer: Service, Sendable {
     private let metrics: ServerMetrics
     private let logger: Logger
     private let boundPort = BoundPort()
+    private let pendingHeads = ConnectionGuard.PendingCount()
 
     /// A server for `configuration`; throws if a key or certificate cannot be read.
     public init(
@@ -35,6 +36,7 @@ public final class SignalServer: Service, Sendable {
         self.logger = logger
         authority = try await TokenAuthority.make(key: configuration.signingKey, clock: clock)
         let metrics = ServerMetrics()
+        metrics.publish(limits: configuration.limits.published + configuration.channels.published)
         self.metrics = metrics
         hub = SignalHub(
             limits: configuration.limits, authority: authority, clock: clock, metrics: metrics, logger: logger)
@@ -175,18 +177,35 @@ public final class SignalServer: Service, Sendable {
         let hardLimit = SessionConnection.hardLimit(for: limits)
         let wsRouter = Router(context: BasicWebSocketRequestContext.self)
         wsRouter.ws(RouterPath(stringLiteral: SignalProtocol.webSocketPath)) { inbound, outbound, _ in
-            await SessionConnection.run(
+            try await SessionConnection.run(
                 inbound: inbound, outbound: outbound, hub: hub, metrics: metrics, maxMessageBytes: hardLimit)
         }
         let channels = channels
         wsRouter.ws(RouterPath(stringLiteral: ChannelProtocol.webSocketPath)) { inbound, outbound, _ in
-            await ChannelConnection.run(inbound: inbound, outbound: outbound, hub: channels, maxMessageBytes: hardLimit)
+            try await ChannelConnection.run(
+                inbound: inbound, outbound: outbound, hub: channels, maxMessageBytes: hardLimit)
         }
         let wsConfiguration = HTTP1WebSocketUpgradeChannel.Configuration(
+            // Keep-alive HTTP connections that go quiet are closed (the connection guard covers the first head).
+            http1: HTTP1Channel.Configuration(
+                idleTimeout: .milliseconds(limits.requestTimeoutMillis * 3),
+                httpDecoderConfiguration: .init(
+                    maxHeaderFieldSize: RequestHeadScan.maxHeadBytes, maxHeaderListSize: RequestHeadScan.maxHeadBytes)),
             ws: WebSocketServerConfiguration(
-                maxFrameSize: hardLimit, autoPing: .enabled(timePeriod: .seconds(30)), closeTimeout: .seconds(2)))
-        var server: HTTPServerBuilder = .http1WebSocketUpgrade(
-            webSocketRouter: wsRouter, configuration: wsConfiguration)
+                maxFrameSize: hardLimit, autoPing: .enabled(timePeriod: .seconds(30)), closeTimeout: .seconds(2),
+                // RFC 6455 §8.1: a text message that is not UTF-8 closes the connection with 1007.
+                validateUTF8: true))
+        // Every connection starts behind a guard: a deadline and a cap for its request head, then the masking
+        // check for WebSocket frames (see ConnectionGuard).
+        let webSocketResponder = wsRouter.buildResponder()
+        let pending = pendingHeads
+        var server = HTTPServerBuilder { responder in
+            GuardedChildChannel(
+                base: HTTP1WebSocketUpgradeChannel(
+                    responder: responder, webSocketResponder: webSocketResponder, configuration: wsConfiguration),
+                pending: pending, maxPending: limits.maxUnauthenticated,
+                headTimeout: .milliseconds(limits.requestTimeoutMillis))
+        }
         if let tls = configuration.tls {
             let chain = try NIOSSLCertificate.fromPEMFile(tls.certificatePath).map {
                 NIOSSLCertificateSource.certificate($0)

@@ -139,19 +139,24 @@ public enum ServerFrame: Sendable, Equatable {
         }
     }
 
-    /// `held_result`: a queued message was delivered or expired.
+    /// `held_result`: a queued message was delivered or expired, or a relayed message was never written to a
+    /// session that was closed as a slow consumer (`failed`, with a `reason`).
     public struct HeldResult: Codable, Sendable, Equatable {
         public enum Outcome: String, Codable, Sendable, Equatable {
             case delivered
             case expired
+            case failed
         }
         public var messageId: String
         public var to: String
         public var result: Outcome
-        public init(messageId: String, to: String, result: Outcome) {
+        /// Why a `failed` message was not delivered.
+        public var reason: SignalErrorCode?
+        public init(messageId: String, to: String, result: Outcome, reason: SignalErrorCode? = nil) {
             self.messageId = messageId
             self.to = to
             self.result = result
+            self.reason = reason
         }
     }
 

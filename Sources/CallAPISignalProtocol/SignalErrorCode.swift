@@ -43,6 +43,11 @@ public enum SignalErrorCode: String, Codable, Sendable, Equatable, CaseIterable 
     case serverShutdown = "server_shutdown"
     /// The session logged out.
     case loggedOut = "logged_out"
+    /// The session did not read its socket fast enough: its outbox passed the server's limit and it was closed;
+    /// also the reason of a `failed` send or `held_result` for a message such a session never got.
+    case slowConsumer = "slow_consumer"
+    /// The server has as many connections waiting to log in as it allows; try again in a moment.
+    case serverBusy = "server_busy"
     /// The server failed in a way that is not the client's fault.
     case internalError = "internal_error"
     /// A code this library does not know (sent by a newer server).

@@ -10,17 +10,24 @@ public enum SignalProtocol {
     /// The largest user id the server accepts, in characters.
     public static let maxUserIdLength = 64
 
-    /// Whether `userId` is a valid user id: 1 to 64 characters from `A-Z a-z 0-9 . _ -`.
+    /// Whether `userId` is a valid user id: 1 to 64 characters from `A-Z a-z 0-9 . _ -`; an id of digits only is
+    /// a number and must be written in canonical decimal (`1001`, not `01001`), so that one user has one spelling
+    /// (RTC uids are numbers, and a channel member's uid is matched against its token's user id as text).
     public static func isValidUserId(_ userId: String) -> Bool {
-        guard !userId.isEmpty, userId.utf8.count <= maxUserIdLength else { return false }
-        return userId.utf8.allSatisfy { byte in
+        let utf8 = userId.utf8
+        guard !utf8.isEmpty, utf8.count <= maxUserIdLength else { return false }
+        var digitsOnly = true
+        for byte in utf8 {
             switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"):
-                return true
+            case UInt8(ascii: "0")...UInt8(ascii: "9"):
+                break
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "."),
+                UInt8(ascii: "_"), UInt8(ascii: "-"):
+                digitsOnly = false
             default:
                 return false
             }
         }
+        return !(digitsOnly && utf8.count > 1 && utf8.first == UInt8(ascii: "0"))
     }
 }

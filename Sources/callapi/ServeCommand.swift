@@ -37,6 +37,33 @@ struct ServeCommand: AsyncParsableCommand {
     var idleTimeout: String?
     @Option(name: .customLong("login-timeout"), help: "Seconds to log in after connecting (default 10).")
     var loginTimeout: String?
+    @Option(
+        name: .customLong("max-held-per-sender"),
+        help: "Messages one sender may have held for offline users (default 100).")
+    var maxHeldPerSender: String?
+    @Option(
+        name: .customLong("max-held-bytes"), help: "Bytes of held message bodies on the server (default 67108864).")
+    var maxHeldBytes: String?
+    @Option(
+        name: .customLong("max-outbox-frames"),
+        help: "Frames waiting for one slow reader before it is closed (slow consumer, 4004) (default 256).")
+    var maxOutboxFrames: String?
+    @Option(
+        name: .customLong("max-outbox-bytes"),
+        help: "Bytes waiting for one slow reader before it is closed (slow consumer, 4004) (default 4194304).")
+    var maxOutboxBytes: String?
+    @Option(
+        name: .customLong("max-refusals"),
+        help: "Rate-limited frames in a row before a flooding connection is closed (default 200).")
+    var maxRefusals: String?
+    @Option(
+        name: .customLong("max-unauthenticated"),
+        help: "Connections not yet logged in (or still sending their HTTP request), at most (default 1000).")
+    var maxUnauthenticated: String?
+    @Option(
+        name: .customLong("request-timeout"),
+        help: "Seconds a connection has to send its HTTP request head (default 10).")
+    var requestTimeout: String?
     @Option(help: "Seconds a shutdown waits for connections to close (default 5).") var drain: String?
     @Option(name: .customLong("channel-capacity"), help: "Members an RTC channel may have (default 2).")
     var channelCapacity: String?
@@ -64,6 +91,9 @@ struct ServeCommand: AsyncParsableCommand {
             "login-timeout": loginTimeout, "drain": drain, "channel-capacity": channelCapacity,
             "channel-watchdog": channelWatchdog, "allow-any-channel-tokens": allowAnyChannelTokens ? "1" : nil,
             "webhook-url": webhookURL, "webhook-secret": webhookSecret,
+            "max-held-per-sender": maxHeldPerSender, "max-held-bytes": maxHeldBytes,
+            "max-outbox-frames": maxOutboxFrames, "max-outbox-bytes": maxOutboxBytes, "max-refusals": maxRefusals,
+            "max-unauthenticated": maxUnauthenticated, "request-timeout": requestTimeout,
         ]
         let configuration: SignalServerConfiguration
         do {

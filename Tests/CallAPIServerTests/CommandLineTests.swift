@@ -132,6 +132,31 @@ struct CommandLineTests {
             #expect(try await phone.finish() == 0)
             try await server.stop()
         }
+
+        /// Production stays strict: a server with its own secret and admin key refuses the development admin key,
+        /// so a phone without token flags cannot join call rooms there, and says what to do.
+        @Test(.enabled(if: CLIProcess.buildsWebRTC, "built without the WebRTC engine"))
+        func phoneWithoutTokenFlagsOnAProductionServerSaysToPassAnAdminKey() async throws {
+            let server = try await TestServer.start()
+            func phone(_ user: String) async throws -> CLIProcess {
+                try CLIProcess([
+                    "phone", "--server", "ws://127.0.0.1:\(server.port)", "--user", user, "--token",
+                    try await server.token(user),
+                ])
+            }
+            let bob = try await phone("1002")
+            try await bob.expect("call: prepared")
+            let alice = try await phone("1001")
+            try await alice.expect("call: prepared")
+            alice.type("call 1002")
+            try await alice.expect("not in development mode: start the phone with --admin-key or --rtc-token")
+            try await alice.expect("call: failed (joinRTCFailed)")
+            alice.type("quit")
+            bob.type("quit")
+            _ = try await alice.finish()
+            _ = try await bob.finish()
+            try await server.stop()
+        }
     #endif
 
     @Test func phoneWithABadTokenSaysWhyAndFails() async throws {

@@ -278,7 +278,7 @@ public final class CallApiImpl: CallApiProtocol, ISignalClientListener {
             for listener in step.listeners {
                 listener.onCallDisconnected(
                     roomId: room, hangupUserId: hangupUserId, currentUserId: selfId, timestamp: now,
-                    duration: UInt64(duration))
+                    duration: UInt64(clamping: duration))
             }
         case .notifyTokenWillExpire:
             for listener in step.listeners { listener.tokenPrivilegeWillExpire() }

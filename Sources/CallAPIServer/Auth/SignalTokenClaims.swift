@@ -14,9 +14,9 @@ public struct SignalTokenClaims: JWTPayload, Equatable {
     public var chn: String?
 
     /// The scope of login tokens.
-    public static let signalScope = "signal"
+    public static let signalScope = TokenClaimRules.signalScope
     /// The scope of RTC tokens.
-    public static let rtcScope = "rtc"
+    public static let rtcScope = TokenClaimRules.rtcScope
 
     public init(sub: SubjectClaim, exp: ExpirationClaim, iat: IssuedAtClaim, scope: String?, chn: String?) {
         self.sub = sub

@@ -116,13 +116,13 @@ public final class TokenAuthority: Sendable {
         case .success(let verified): claims = verified
         case .failure(let refusal): return .invalid(.invalidToken, refusal.message)
         }
-        if let scope = claims.scope, scope != SignalTokenClaims.signalScope {
-            return .invalid(.invalidToken, "a \"\(scope)\" token cannot log in to signaling")
+        switch TokenClaimRules.login(
+            sub: claims.sub.value, exp: claims.exp.value.timeIntervalSince1970,
+            iat: claims.iat.value.timeIntervalSince1970, scope: claims.scope)
+        {
+        case .success(let login): return .valid(userId: login.userId, expiresAt: login.expiresAt)
+        case .failure(let refusal): return .invalid(.invalidToken, refusal.message)
         }
-        guard SignalProtocol.isValidUserId(claims.sub.value) else {
-            return .invalid(.invalidToken, "the token's subject is not a valid user id")
-        }
-        return .valid(userId: claims.sub.value, expiresAt: Self.millis(claims.exp))
     }
 
     /// Checks an RTC token's signature and claims (scope `rtc`, a subject, a channel); whether they match the
@@ -133,24 +133,16 @@ public final class TokenAuthority: Sendable {
         case .success(let verified): claims = verified
         case .failure(let refusal): return .invalid(.invalidToken, refusal.message)
         }
-        guard claims.scope == SignalTokenClaims.rtcScope else {
-            return .invalid(
-                .invalidToken,
-                "a \"\(claims.scope ?? SignalTokenClaims.signalScope)\" token cannot join a channel; use an RTC token")
+        switch TokenClaimRules.channel(
+            sub: claims.sub.value, exp: claims.exp.value.timeIntervalSince1970,
+            iat: claims.iat.value.timeIntervalSince1970, scope: claims.scope, chn: claims.chn)
+        {
+        case .success(let join): return .valid(userId: join.userId, channel: join.channel, expiresAt: join.expiresAt)
+        case .failure(let refusal): return .invalid(.invalidToken, refusal.message)
         }
-        guard let channel = claims.chn, channel == ChannelProtocol.anyChannel || ChannelProtocol.isValidChannel(channel)
-        else {
-            return .invalid(.invalidToken, "the RTC token names no valid channel")
-        }
-        guard SignalProtocol.isValidUserId(claims.sub.value) else {
-            return .invalid(.invalidToken, "the token's subject is not a valid user id")
-        }
-        return .valid(userId: claims.sub.value, channel: channel, expiresAt: Self.millis(claims.exp))
     }
 
-    private struct Refusal: Error {
-        var message: String
-    }
+    private typealias Refusal = TokenClaimRules.Refusal
 
     private func verify(_ token: String) async -> Result<SignalTokenClaims, Refusal> {
         do {
@@ -162,9 +154,5 @@ public final class TokenAuthority: Sendable {
         } catch {
             return .failure(Refusal(message: "the token was refused: \(error)"))
         }
-    }
-
-    private static func millis(_ expiry: ExpirationClaim) -> Int64 {
-        Int64((expiry.value.timeIntervalSince1970 * 1000).rounded())
     }
 }

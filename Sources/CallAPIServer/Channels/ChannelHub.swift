@@ -18,7 +18,15 @@ actor ChannelHub {
     private let metrics: ServerMetrics
     private let webhook: WebhookNotifier?
     private let logger: Logger
-    private var outboxes: [SessionID: AsyncStream<ChannelOutbound>.Continuation] = [:]
+    private var outboxes: [SessionID: ConnectionOutbox] = [:]
+    /// Frames the writers wrote, fed to the state before each event.
+    nonisolated let writes = WriteTally()
+
+    /// A connection's outbox, and how to stop the connection at once (a slow consumer's writer is stuck).
+    private struct ConnectionOutbox {
+        var continuation: AsyncStream<ChannelOutbound>.Continuation
+        var abort: @Sendable () -> Void
+    }
     private var nextConnectionNumber: UInt64 = 1
 
     init(
@@ -40,12 +48,13 @@ actor ChannelHub {
     /// The uids in `channel`, sorted.
     func members(of channel: String) -> [UInt] { state.members(of: channel) }
 
-    /// Registers a new connection; its writer reads the returned stream.
-    func open() -> (SessionID, AsyncStream<ChannelOutbound>) {
+    /// Registers a new connection; its writer reads the returned stream (bounded by the state's outbox limits)
+    /// and counts what it writes in ``writes``; `abort` ends the connection without waiting for its writer.
+    func open(abort: @escaping @Sendable () -> Void) -> (SessionID, AsyncStream<ChannelOutbound>) {
         let id = SessionID(nextConnectionNumber)
         nextConnectionNumber += 1
         let (stream, continuation) = AsyncStream.makeStream(of: ChannelOutbound.self)
-        outboxes[id] = continuation
+        outboxes[id] = ConnectionOutbox(continuation: continuation, abort: abort)
         handle(.connected(id, now: clock.nowMillis()))
         return (id, stream)
     }
@@ -85,7 +94,7 @@ actor ChannelHub {
     /// The connection closed.
     func disconnected(_ id: SessionID) {
         handle(.disconnected(id, now: clock.nowMillis()))
-        outboxes.removeValue(forKey: id)?.finish()
+        outboxes.removeValue(forKey: id)?.continuation.finish()
     }
 
     /// Kicks `uid` out of `channel` and bars it for `barSeconds` (0: no bar).
@@ -113,11 +122,16 @@ actor ChannelHub {
 
     @discardableResult
     private func handle(_ event: ChannelEvent) -> [ChannelAction] {
+        for (id, frames) in writes.drain() {
+            _ = state.handle(.written(id, frames: frames))
+        }
         let actions = state.handle(event)
         for action in actions {
             perform(action)
         }
-        metrics.updateChannels(open: state.channelCount, members: state.memberCount)
+        metrics.updateChannels(
+            open: state.channelCount, members: state.memberCount, queuedFrames: state.queuedFrames,
+            queuedBytes: state.queuedBytes)
         return actions
     }
 
@@ -125,9 +139,23 @@ actor ChannelHub {
         switch action {
         case .send(let id, let frame):
             observe(frame, connection: id)
-            outboxes[id]?.yield(.text(ChannelFrameCoding.encode(frame)))
+            outboxes[id]?.continuation.yield(.text(ChannelFrameCoding.encode(frame)))
         case .close(let id, let code):
-            outboxes[id]?.yield(.close(code: code))
+            metrics.channelClosed(code: code)
+            guard let outbox = outboxes[id] else { return }
+            if code == ChannelErrorCode.slowConsumer.closeCode {
+                // Its writer is stuck behind the backlog: end the connection instead of queueing a close.
+                logger.warning("slow consumer closed", metadata: ["connection": "\(id)"])
+                outbox.abort()
+            } else {
+                outbox.continuation.yield(.close(code: code))
+                // As for sessions: a client that does not read is ended after a grace period.
+                let abort = outbox.abort
+                Task {
+                    try? await Task.sleep(for: SignalHub.closeGrace)
+                    abort()
+                }
+            }
         case .verifyToken(let id, let token, let purpose):
             let authority = authority
             Task {

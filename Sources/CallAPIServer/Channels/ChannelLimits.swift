@@ -12,10 +12,21 @@ public struct ChannelLimits: Sendable, Equatable {
     public var joinTimeoutMillis: Int64 = 10_000
     /// How long before its token expires a member is told.
     public var tokenNoticeMillis: Int64 = 60_000
+    /// Sustained frames per second per connection.
+    public var ratePerSecond: Double = 20
+    /// Frames a connection may send in a burst.
+    public var burst: Int = 40
+    /// Frames refused for the rate limit in a row after which a connection is closed (only the first is answered).
+    public var maxRefusalsInARow: Int = 200
+    /// Frames waiting to be written to one connection, at most; past it the connection is closed (slow consumer).
+    public var maxOutboxFrames: Int = 256
+    /// Estimated bytes waiting to be written to one connection, at most (a lone frame always fits).
+    public var maxOutboxBytes: Int = 4 << 20
 
     public init() {}
 
-    /// The channel limits of a server: its channel settings, with the frame limit, login timeout and token notice of signaling.
+    /// The channel limits of a server: its channel settings, with the frame limit, login timeout, token notice,
+    /// rate limit and outbox limits of signaling.
     public init(settings: ChannelSettings, hub: HubLimits) {
         capacity = settings.capacity
         watchdogMillis = settings.watchdogSeconds > 0 ? Int64(settings.watchdogSeconds) * 1000 : nil
@@ -23,5 +34,10 @@ public struct ChannelLimits: Sendable, Equatable {
         maxFrameBytes = hub.maxFrameBytes
         joinTimeoutMillis = hub.loginTimeoutMillis
         tokenNoticeMillis = hub.tokenNoticeMillis
+        ratePerSecond = hub.ratePerSecond
+        burst = hub.burst
+        maxRefusalsInARow = hub.maxRefusalsInARow
+        maxOutboxFrames = hub.maxOutboxFrames
+        maxOutboxBytes = hub.maxOutboxBytes
     }
 }

@@ -25,6 +25,8 @@ public struct ChannelNotice: Sendable, Equatable, Codable {
         case quit
         /// The member's socket was lost.
         case dropped
+        /// The member did not read its socket and its outbox passed the server's limit.
+        case slowConsumer
         /// The operator kicked the member.
         case kicked
         /// The member's token expired.

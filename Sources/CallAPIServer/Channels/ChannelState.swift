@@ -13,6 +13,16 @@ public struct ChannelState: Sendable {
     struct Connection: Sendable, Equatable {
         var connectedAt: Int64
         var phase: Phase
+        var bucket: TokenBucket
+        /// Frames refused for the rate limit since the last one admitted.
+        var refusedInARow = 0
+        /// What its writer has not written yet.
+        var outbox = OutboxLedger<RelayedSignal>()
+    }
+
+    /// A relayed signal in an outbox: whom to tell if it is never written.
+    struct RelayedSignal: Sendable, Equatable {
+        var sender: SessionID
     }
 
     /// Where a connection is in its life.
@@ -59,6 +69,8 @@ public struct ChannelState: Sendable {
         case replaced
         case watchdog
         case shutdown
+        case slowConsumer
+        case flooding(String)
     }
 
     public let limits: ChannelLimits
@@ -66,6 +78,9 @@ public struct ChannelState: Sendable {
     private(set) var rooms: [String: Room] = [:]
     private(set) var bars: [BarKey: Int64] = [:]
     private(set) var isShuttingDown = false
+    /// Frames and bytes queued for all connections' writers.
+    public private(set) var queuedFrames = 0
+    public private(set) var queuedBytes = 0
 
     public init(limits: ChannelLimits) {
         self.limits = limits
@@ -81,6 +96,10 @@ public struct ChannelState: Sendable {
     public func members(of channel: String) -> [UInt] { rooms[channel]?.members.keys.sorted() ?? [] }
     /// Until when `uid` may not rejoin `channel` (ms since 1970), if it is barred.
     public func barredUntil(channel: String, uid: UInt) -> Int64? { bars[BarKey(channel: channel, uid: uid)] }
+    /// Frames and estimated bytes queued for a connection's writer and not yet written.
+    public func outbox(of connection: SessionID) -> (frames: Int, bytes: Int)? {
+        connections[connection].map { ($0.outbox.frames, $0.outbox.bytes) }
+    }
     /// The channel and uid of a connection that joined.
     public func member(_ id: SessionID) -> (channel: String, uid: UInt)? {
         guard case .member(let membership) = connections[id]?.phase else { return nil }
@@ -91,21 +110,37 @@ public struct ChannelState: Sendable {
 
     /// Applies `event` and returns what to do.
     public mutating func handle(_ event: ChannelEvent) -> [ChannelAction] {
+        if case .written(let id, let frames) = event {
+            guard let before = connections[id]?.outbox else { return [] }
+            connections[id]?.outbox.written(frames)
+            queuedFrames -= before.frames - (connections[id]?.outbox.frames ?? 0)
+            queuedBytes -= before.bytes - (connections[id]?.outbox.bytes ?? 0)
+            return []
+        }
+        let actions = apply(event)
+        return queued(actions, now: event.time ?? 0)
+    }
+
+    private mutating func apply(_ event: ChannelEvent) -> [ChannelAction] {
         switch event {
+        case .written:
+            return []  // handled in `handle`
         case .connected(let id, let now):
-            connections[id] = Connection(connectedAt: now, phase: .awaitingJoin)
+            connections[id] = Connection(
+                connectedAt: now, phase: .awaitingJoin, bucket: TokenBucket(burst: limits.burst, now: now))
             if isShuttingDown {
                 return failJoin(id, .serverShutdown, "the server is shutting down; join again in a moment")
             }
             return []
         case .frame(let id, let frame, let now):
-            return receive(frame, from: id, now: now)
-        case .undecodable(let id, let error, _):
-            return refuse(id, .malformed, error.message)
-        case .oversized(let id, let bytes, _):
-            return refuse(id, .tooLarge, "the frame is \(bytes) bytes; the limit is \(limits.maxFrameBytes)")
-        case .binary(let id, _):
-            return refuse(id, .malformed, "send frames as JSON text messages")
+            return admit(id, now: now) ?? receive(frame, from: id, now: now)
+        case .undecodable(let id, let error, let now):
+            return admit(id, now: now) ?? refuse(id, .malformed, error.message)
+        case .oversized(let id, let bytes, let now):
+            return admit(id, now: now)
+                ?? refuse(id, .tooLarge, "the frame is \(bytes) bytes; the limit is \(limits.maxFrameBytes)")
+        case .binary(let id, let now):
+            return admit(id, now: now) ?? refuse(id, .malformed, "send frames as JSON text messages")
         case .tokenChecked(let id, let purpose, let result, let now):
             return tokenChecked(id, purpose: purpose, result: result, now: now)
         case .disconnected(let id, let now):
@@ -128,6 +163,27 @@ public struct ChannelState: Sendable {
                 return failJoin(id, .serverShutdown, "the server is shutting down; join again in a moment")
             }
         }
+    }
+
+    /// Counts a frame against the connection's rate limit. Returns what to do instead of processing the frame
+    /// (nothing for an unknown connection; over the limit, one refusal per run, then a close), or `nil` to
+    /// process it.
+    private mutating func admit(_ id: SessionID, now: Int64) -> [ChannelAction]? {
+        guard var connection = connections[id] else { return [] }
+        let allowed = connection.bucket.take(now: now, ratePerSecond: limits.ratePerSecond, burst: limits.burst)
+        connection.refusedInARow = allowed ? 0 : connection.refusedInARow + 1
+        connections[id] = connection
+        guard !allowed else { return nil }
+        let message = "more than \(limits.burst) frames at once or \(limits.ratePerSecond) per second"
+        if connection.refusedInARow > limits.maxRefusalsInARow {
+            if case .member = connection.phase {
+                return remove(
+                    id, .flooding("\(connection.refusedInARow) frames in a row refused: \(message)"), now: now)
+            }
+            return failJoin(id, .rateLimited, message)
+        }
+        guard connection.refusedInARow == 1 else { return [] }
+        return refuse(id, .rateLimited, message + "; slow down (until you do, frames are refused without an answer)")
     }
 
     /// A bad frame: an `error` for members; before joining, `joinFailed` and close (`join` must come first).
@@ -359,14 +415,18 @@ public struct ChannelState: Sendable {
 
     /// Refuses a join: `joinFailed`, then close. The connection is forgotten.
     private mutating func failJoin(_ id: SessionID, _ code: ChannelErrorCode, _ message: String) -> [ChannelAction] {
-        guard connections.removeValue(forKey: id) != nil else { return [] }
+        guard let connection = connections.removeValue(forKey: id) else { return [] }
+        queuedFrames -= connection.outbox.frames
+        queuedBytes -= connection.outbox.bytes
         return [.send(id, .joinFailed(.init(code: code, message: message))), .close(id, code: code.closeCode)]
     }
 
     /// Removes a member: tells it why (unless it left or its socket is gone), tells the others, reports it.
     private mutating func remove(_ id: SessionID, _ cause: Cause, now: Int64) -> [ChannelAction] {
-        guard let connection = connections.removeValue(forKey: id), case .member(let membership) = connection.phase
-        else { return [] }
+        guard let connection = connections.removeValue(forKey: id) else { return [] }
+        queuedFrames -= connection.outbox.frames
+        queuedBytes -= connection.outbox.bytes
+        guard case .member(let membership) = connection.phase else { return [] }
         var actions: [ChannelAction] = []
         let leaveReason: ChannelLeaveReason
         let noticeReason: ChannelNotice.Reason
@@ -400,6 +460,15 @@ public struct ChannelState: Sendable {
             leaveReason = .removed
             noticeReason = .shutdown
             removal = (.serverShutdown, "the server is shutting down; join again in a moment")
+        case .slowConsumer:
+            // No `removed` frame: it would wait behind the backlog. The close code says it.
+            leaveReason = .dropped
+            noticeReason = .slowConsumer
+            actions.append(.close(id, code: ChannelErrorCode.slowConsumer.closeCode))
+        case .flooding(let message):
+            leaveReason = .removed
+            noticeReason = .kicked
+            removal = (.rateLimited, message)
         }
         if let removal {
             actions += [
@@ -444,6 +513,70 @@ public struct ChannelState: Sendable {
         if let reason, !reason.isEmpty { message += ": \(reason)" }
         if barSeconds > 0 { message += " (may rejoin in \(barSeconds) s)" }
         return remove(id, .kicked(message), now: now) + [.kickAnswered(kicked: true, barredUntil: barredUntil)]
+    }
+
+    // MARK: - Outboxes
+
+    /// Counts each `send` against its connection's outbox; a connection whose outbox is full is closed as a slow
+    /// consumer instead (and the frames that causes are counted the same way).
+    private mutating func queued(_ planned: [ChannelAction], now: Int64) -> [ChannelAction] {
+        var work = planned
+        var result: [ChannelAction] = []
+        result.reserveCapacity(planned.count)
+        var index = 0
+        while index < work.count {
+            let action = work[index]
+            index += 1
+            guard case .send(let id, let frame) = action, let outbox = connections[id]?.outbox else {
+                result.append(action)
+                continue
+            }
+            let cost = FrameCost.bytes(of: frame)
+            guard outbox.fits(bytes: cost, maxFrames: limits.maxOutboxFrames, maxBytes: limits.maxOutboxBytes) else {
+                work += dropSlowConsumer(id, now: now)
+                continue
+            }
+            let relayedSignal = relayed(frame, to: id)
+            connections[id]?.outbox.push(bytes: cost, relayed: relayedSignal)
+            queuedFrames += 1
+            queuedBytes += cost
+            result.append(action)
+        }
+        return result
+    }
+
+    /// The sender of a relayed signal: the member of the target's channel with the signal's `from` uid.
+    private func relayed(_ frame: ChannelServerFrame, to id: SessionID) -> RelayedSignal? {
+        guard case .signal(let signal) = frame, let target = member(id),
+            let sender = rooms[target.channel]?.members[signal.from]
+        else { return nil }
+        return RelayedSignal(sender: sender)
+    }
+
+    /// Closes a connection that does not read its socket; the senders of signals it never got get `signalFailed`.
+    private mutating func dropSlowConsumer(_ id: SessionID, now: Int64) -> [ChannelAction] {
+        guard let connection = connections[id] else { return [] }
+        let unwritten = connection.outbox.unwritten
+        var actions: [ChannelAction]
+        if case .member(let membership) = connection.phase {
+            actions = remove(id, .slowConsumer, now: now)
+            for signal in unwritten where connections[signal.sender] != nil {
+                actions.append(
+                    .send(
+                        signal.sender,
+                        .signalFailed(
+                            .init(
+                                to: membership.uid,
+                                message: "uid \(membership.uid) was disconnected as a slow consumer before it got this")
+                        )))
+            }
+        } else {
+            connections[id] = nil
+            queuedFrames -= connection.outbox.frames
+            queuedBytes -= connection.outbox.bytes
+            actions = [.close(id, code: ChannelErrorCode.slowConsumer.closeCode)]
+        }
+        return actions
     }
 
     // MARK: - Time

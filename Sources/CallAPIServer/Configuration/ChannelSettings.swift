@@ -11,6 +11,11 @@ public struct ChannelSettings: Sendable, Equatable {
     public var webhook: WebhookSettings?
 
     public init() {}
+
+    /// The settings by name, as `/metrics` publishes them (`callapi_limit{name="…"}`).
+    var published: [(name: String, value: Double)] {
+        [("channel-capacity", Double(capacity)), ("channel-watchdog", Double(watchdogSeconds))]
+    }
 }
 
 /// Where and how channel events are posted.

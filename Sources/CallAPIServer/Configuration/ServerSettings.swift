@@ -25,6 +25,16 @@ public enum ServerSettings {
         ("max-sessions", "sessions per user (default 5)"),
         ("max-held", "messages held per offline user (default 50)"),
         ("max-ttl", "longest time-to-live of a held message, seconds (default 300)"),
+        ("max-held-per-sender", "messages one sender may have held for offline users (default 100)"),
+        ("max-held-bytes", "bytes of held message bodies on the whole server (default 67108864)"),
+        ("max-outbox-frames", "frames waiting for one connection before it is closed as a slow consumer (default 256)"),
+        (
+            "max-outbox-bytes",
+            "bytes waiting for one connection before closing it as a slow consumer (default 4194304)"
+        ),
+        ("max-refusals", "rate-limited frames in a row before a connection is closed (default 200)"),
+        ("max-unauthenticated", "connections not logged in yet, or still sending their request head (default 1000)"),
+        ("request-timeout", "seconds a connection has to send its HTTP request head (default 10)"),
         ("token-notice", "seconds before token expiry that a session is told (default 60)"),
         ("idle-timeout", "seconds of silence before a session is dropped (default 45)"),
         ("login-timeout", "seconds a new connection has to log in (default 10)"),
@@ -123,6 +133,13 @@ public enum ServerSettings {
         if let v = try int("token-notice", range: 0...86_400) { limits.tokenNoticeMillis = Int64(v) * 1000 }
         if let v = try int("idle-timeout", range: 1...86_400) { limits.idleTimeoutMillis = Int64(v) * 1000 }
         if let v = try int("login-timeout", range: 1...3600) { limits.loginTimeoutMillis = Int64(v) * 1000 }
+        if let v = try int("max-held-per-sender", range: 0...1_000_000) { limits.maxHeldPerSender = v }
+        if let v = try int("max-held-bytes", range: 0...(16 << 30)) { limits.maxHeldBytes = v }
+        if let v = try int("max-outbox-frames", range: 1...1_000_000) { limits.maxOutboxFrames = v }
+        if let v = try int("max-outbox-bytes", range: 1024...(1 << 30)) { limits.maxOutboxBytes = v }
+        if let v = try int("max-refusals", range: 1...1_000_000) { limits.maxRefusalsInARow = v }
+        if let v = try int("max-unauthenticated", range: 1...1_000_000) { limits.maxUnauthenticated = v }
+        if let v = try int("request-timeout", range: 1...3600) { limits.requestTimeoutMillis = Int64(v) * 1000 }
         configuration.limits = limits
         if let v = try int("drain", range: 0...600) { configuration.drainSeconds = v }
         var channels = configuration.channels

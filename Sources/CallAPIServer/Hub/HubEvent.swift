@@ -14,6 +14,8 @@ public enum HubEvent: Sendable {
     case binary(SessionID, now: Int64)
     /// The token of a `login` or `renew` was checked (see ``HubAction/verifyToken(_:requestId:token:purpose:)``).
     case tokenChecked(SessionID, requestId: Int?, purpose: TokenPurpose, result: TokenCheck, now: Int64)
+    /// The session's writer wrote `frames` more frames to its socket (the oldest queued ones).
+    case written(SessionID, frames: Int)
     /// The connection closed.
     case disconnected(SessionID, now: Int64)
     /// Time passed: expire tokens, held messages, idle and unauthenticated sessions.

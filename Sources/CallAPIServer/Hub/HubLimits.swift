@@ -20,8 +20,39 @@ public struct HubLimits: Sendable, Equatable {
     public var loginTimeoutMillis: Int64 = 10_000
     /// How long before its token expires a session is told.
     public var tokenNoticeMillis: Int64 = 60_000
+    /// Frames waiting to be written to one session, at most; past it the session is closed as a slow consumer.
+    public var maxOutboxFrames: Int = 256
+    /// Estimated bytes waiting to be written to one session, at most (a lone frame always fits). The default
+    /// holds a whole burst of the largest frames from one sender (40 × 64 KiB), written or not yet.
+    public var maxOutboxBytes: Int = 4 << 20
+    /// Frames refused for the rate limit in a row after which a session is closed. Only the first refusal of a
+    /// run is answered; the rest are counted, so that refusals do not pile up in a flooding session's outbox.
+    public var maxRefusalsInARow: Int = 200
+    /// Messages held for offline users from one sender, at most.
+    public var maxHeldPerSender: Int = 100
+    /// Bytes of held message bodies on the whole server, at most.
+    public var maxHeldBytes: Int = 64 << 20
+    /// Connections that have not logged in yet, at most; more are closed at once with `server_busy`. The same
+    /// number bounds connections still sending their HTTP request head.
+    public var maxUnauthenticated: Int = 1000
+    /// A connection that has not sent a complete HTTP request head after this long is closed (slowloris).
+    public var requestTimeoutMillis: Int64 = 10_000
 
     public init() {}
+
+    /// The limits by setting name, as `/metrics` publishes them (`callapi_limit{name="…"}`).
+    var published: [(name: String, value: Double)] {
+        [
+            ("max-frame-bytes", Double(maxFrameBytes)), ("rate", ratePerSecond), ("burst", Double(burst)),
+            ("max-sessions", Double(maxSessionsPerUser)), ("max-held", Double(maxHeldPerUser)),
+            ("max-held-per-sender", Double(maxHeldPerSender)), ("max-held-bytes", Double(maxHeldBytes)),
+            ("max-ttl", Double(maxTTLSeconds)), ("max-outbox-frames", Double(maxOutboxFrames)),
+            ("max-outbox-bytes", Double(maxOutboxBytes)), ("max-refusals", Double(maxRefusalsInARow)),
+            ("max-unauthenticated", Double(maxUnauthenticated)), ("idle-timeout", Double(idleTimeoutMillis) / 1000),
+            ("login-timeout", Double(loginTimeoutMillis) / 1000),
+            ("request-timeout", Double(requestTimeoutMillis) / 1000),
+        ]
+    }
 
     /// What clients are told in `welcome`.
     var wire: ServerFrame.Limits {

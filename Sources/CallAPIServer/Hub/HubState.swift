@@ -13,6 +13,17 @@ public struct HubState: Sendable {
         var subscribed = false
         /// A login or renew token is being checked.
         var verifying = false
+        /// What its writer has not written yet.
+        var outbox = OutboxLedger<RelayedMessage>()
+        /// Frames refused for the rate limit since the last one admitted.
+        var refusedInARow = 0
+    }
+
+    /// A relayed message in a session's outbox: whom to tell if it is never written.
+    struct RelayedMessage: Sendable, Equatable {
+        var from: String
+        var to: String
+        var messageId: String
     }
 
     /// A logged-in session's identity.
@@ -36,6 +47,15 @@ public struct HubState: Sendable {
     /// Logged-in sessions by user, in login order.
     private(set) var userSessions: [String: [SessionID]] = [:]
     private(set) var held: [String: [HeldMessage]] = [:]
+    /// Messages held for offline users, their body bytes, and how many each sender has held (kept as counts so
+    /// that the limits are checked in O(1)).
+    public private(set) var heldCount = 0
+    public private(set) var heldBytes = 0
+    private var heldBySender: [String: Int] = [:]
+    /// Frames and bytes queued for all sessions' writers.
+    public private(set) var queuedFrames = 0
+    public private(set) var queuedBytes = 0
+    private var loggedInSessionCount = 0
     private var nextMessageNumber: UInt64 = 1
     private(set) var isShuttingDown = false
 
@@ -49,8 +69,10 @@ public struct HubState: Sendable {
     public var onlineUserCount: Int { userSessions.count }
     /// Open connections, logged in or not.
     public var sessionCount: Int { sessions.count }
-    /// Messages held for offline users.
-    public var heldCount: Int { held.values.reduce(0) { $0 + $1.count } }
+    /// Frames and estimated bytes queued for a session's writer and not yet written.
+    public func outbox(of session: SessionID) -> (frames: Int, bytes: Int)? {
+        sessions[session].map { ($0.outbox.frames, $0.outbox.bytes) }
+    }
     /// The user a session is logged in as.
     public func userId(of session: SessionID) -> String? { sessions[session]?.login?.userId }
 
@@ -58,6 +80,17 @@ public struct HubState: Sendable {
 
     /// Applies `event` and returns what to do.
     public mutating func handle(_ event: HubEvent) -> [HubAction] {
+        if case .written(let id, let frames) = event {
+            guard let before = sessions[id]?.outbox else { return [] }
+            sessions[id]?.outbox.written(frames)
+            queuedFrames -= before.frames - (sessions[id]?.outbox.frames ?? 0)
+            queuedBytes -= before.bytes - (sessions[id]?.outbox.bytes ?? 0)
+            return []
+        }
+        return queued(apply(event))
+    }
+
+    private mutating func apply(_ event: HubEvent) -> [HubAction] {
         switch event {
         case .connected(let id, let now):
             return connect(id, now: now)
@@ -77,6 +110,8 @@ public struct HubState: Sendable {
                 ?? refuse(id, requestId: nil, isSend: false, .binaryNotSupported, "send frames as JSON text messages")
         case .tokenChecked(let id, let requestId, let purpose, let result, let now):
             return tokenChecked(id, requestId: requestId, purpose: purpose, result: result, now: now)
+        case .written:
+            return []  // handled in `handle`
         case .disconnected(let id, _):
             return remove(id)
         case .tick(let now):
@@ -90,9 +125,14 @@ public struct HubState: Sendable {
     }
 
     private mutating func connect(_ id: SessionID, now: Int64) -> [HubAction] {
+        let waiting = sessions.count - loggedInSessionCount
         sessions[id] = Session(connectedAt: now, lastSeen: now, bucket: TokenBucket(burst: limits.burst, now: now))
         if isShuttingDown {
             return close(id, .serverShutdown, "the server is shutting down; reconnect in a moment")
+        }
+        if waiting >= limits.maxUnauthenticated {
+            return close(
+                id, .serverBusy, "\(waiting) connections are already waiting to log in, the most allowed; retry soon")
         }
         return []
     }
@@ -103,11 +143,20 @@ public struct HubState: Sendable {
         guard var session = sessions[id] else { return [] }
         session.lastSeen = now
         let allowed = session.bucket.take(now: now, ratePerSecond: limits.ratePerSecond, burst: limits.burst)
+        session.refusedInARow = allowed ? 0 : session.refusedInARow + 1
         sessions[id] = session
         guard allowed else {
+            // Refusals are coalesced: only the first of a run is answered, so a flood that does not read its
+            // socket cannot fill its own outbox with them; a run past the limit closes the session.
+            if session.refusedInARow > limits.maxRefusalsInARow {
+                return close(
+                    id, .rateLimited, "\(session.refusedInARow) frames in a row over the rate limit; closing")
+            }
+            guard session.refusedInARow == 1 else { return [] }
             return refuse(
                 id, requestId: requestId, isSend: isSend, .rateLimited,
-                "more than \(limits.burst) frames at once or \(formatRate(limits.ratePerSecond)) per second; slow down")
+                "more than \(limits.burst) frames at once or \(formatRate(limits.ratePerSecond)) per second; slow down "
+                    + "(until you do, frames are refused without an answer)")
         }
         return nil
     }
@@ -225,6 +274,7 @@ public struct HubState: Sendable {
                     "user \(userId) already has \(existing.count) sessions, the most this server allows")
             }
             sessions[id]?.login = Login(userId: userId, expiresAt: expiresAt)
+            loggedInSessionCount += 1
             userSessions[userId] = existing + [id]
             var actions: [HubAction] = [
                 .send(
@@ -262,12 +312,31 @@ public struct HubState: Sendable {
         let messageId = makeMessageId()
         if let targets = userSessions[send.to], !targets.isEmpty {
             let message = ServerFrame.message(.init(from: user, body: send.body, sentAt: now, messageId: messageId))
-            return targets.map { .send($0, message) }
+            // A target whose outbox cannot take the message is closed now, and the answer counts only the rest.
+            let cost = FrameCost.bytes(of: message)
+            var reached: [SessionID] = []
+            var dropped: [HubAction] = []
+            for target in targets {
+                if sessions[target]?.outbox.fits(
+                    bytes: cost, maxFrames: limits.maxOutboxFrames, maxBytes: limits.maxOutboxBytes) == true
+                {
+                    reached.append(target)
+                } else {
+                    dropped += dropSlowConsumer(target)
+                }
+            }
+            guard !reached.isEmpty else {
+                return dropped
+                    + fail(
+                        .slowConsumer,
+                        "every session of user \(send.to) was too slow reading its socket and was disconnected")
+            }
+            return reached.map { .send($0, message) } + dropped
                 + copies(of: send, from: id, user: user, messageId: messageId, now: now)
                 + [
                     .send(
                         id,
-                        .answer(.init(id: send.id, result: .delivered, messageId: messageId, sessions: targets.count)))
+                        .answer(.init(id: send.id, result: .delivered, messageId: messageId, sessions: reached.count)))
                 ]
         }
         guard ttl > 0 else {
@@ -278,6 +347,15 @@ public struct HubState: Sendable {
             return fail(
                 .queueFull, "user \(send.to) is offline and already has \(queue.count) held messages, the most kept")
         }
+        let fromSender = heldBySender[user] ?? 0
+        guard fromSender < limits.maxHeldPerSender else {
+            return fail(
+                .queueFull, "you already have \(fromSender) messages held for offline users, the most kept per sender")
+        }
+        let bodyBytes = send.body.utf8.count
+        guard heldBytes + bodyBytes <= limits.maxHeldBytes else {
+            return fail(.queueFull, "the server holds as many message bytes for offline users as it keeps")
+        }
         let appliedTTL = min(ttl, limits.maxTTLSeconds)
         held[send.to] =
             queue + [
@@ -285,6 +363,9 @@ public struct HubState: Sendable {
                     messageId: messageId, from: user, body: send.body, sentAt: now,
                     expiresAt: now + Int64(appliedTTL) * 1000)
             ]
+        heldCount += 1
+        heldBytes += bodyBytes
+        heldBySender[user] = fromSender + 1
         return [.send(id, .answer(.init(id: send.id, result: .queued, messageId: messageId, ttl: appliedTTL)))]
     }
 
@@ -308,6 +389,7 @@ public struct HubState: Sendable {
         guard let queue = held.removeValue(forKey: userId) else { return [] }
         var actions: [HubAction] = []
         for message in queue {
+            forget(message)
             let outcome: ServerFrame.HeldResult.Outcome = message.expiresAt > now ? .delivered : .expired
             if outcome == .delivered {
                 actions.append(
@@ -324,6 +406,14 @@ public struct HubState: Sendable {
         return actions
     }
 
+    /// Uncounts a held message that was delivered or expired.
+    private mutating func forget(_ message: HeldMessage) {
+        heldCount -= 1
+        heldBytes -= message.body.utf8.count
+        let remaining = (heldBySender[message.from] ?? 1) - 1
+        heldBySender[message.from] = remaining > 0 ? remaining : nil
+    }
+
     private func toUser(_ userId: String, _ frame: ServerFrame) -> [HubAction] {
         (userSessions[userId] ?? []).map { .send($0, frame) }
     }
@@ -338,7 +428,10 @@ public struct HubState: Sendable {
     /// Forgets a session; tells subscribers if its user went offline.
     private mutating func remove(_ id: SessionID) -> [HubAction] {
         guard let session = sessions.removeValue(forKey: id) else { return [] }
+        queuedFrames -= session.outbox.frames
+        queuedBytes -= session.outbox.bytes
         guard let userId = session.login?.userId else { return [] }
+        loggedInSessionCount -= 1
         var remaining = userSessions[userId] ?? []
         remaining.removeAll { $0 == id }
         if remaining.isEmpty {
@@ -355,6 +448,57 @@ public struct HubState: Sendable {
             .send(id, .closing(.init(reason: reason, message: message))),
             .close(id, code: SignalCloseCode.code(for: reason), reason: reason),
         ] + remove(id)
+    }
+
+    // MARK: - Outboxes
+
+    /// Counts each `send` against its session's outbox; a session whose outbox is full is closed as a slow
+    /// consumer instead (and the frames after it that it causes are counted the same way).
+    private mutating func queued(_ planned: [HubAction]) -> [HubAction] {
+        var work = planned
+        var result: [HubAction] = []
+        result.reserveCapacity(planned.count)
+        var index = 0
+        while index < work.count {
+            let action = work[index]
+            index += 1
+            guard case .send(let id, let frame) = action, let outbox = sessions[id]?.outbox else {
+                result.append(action)
+                continue
+            }
+            let cost = FrameCost.bytes(of: frame)
+            guard outbox.fits(bytes: cost, maxFrames: limits.maxOutboxFrames, maxBytes: limits.maxOutboxBytes) else {
+                work += dropSlowConsumer(id)
+                continue
+            }
+            let relayedMessage = relayed(frame, to: id)
+            sessions[id]?.outbox.push(bytes: cost, relayed: relayedMessage)
+            queuedFrames += 1
+            queuedBytes += cost
+            result.append(action)
+        }
+        return result
+    }
+
+    /// What to remember about a relayed message in an outbox.
+    private func relayed(_ frame: ServerFrame, to id: SessionID) -> RelayedMessage? {
+        guard case .message(let message) = frame, message.held != true, let to = userId(of: id) else { return nil }
+        return RelayedMessage(from: message.from, to: to, messageId: message.messageId)
+    }
+
+    /// Closes a session that does not read its socket: no `closing` frame (it would wait behind the backlog; the
+    /// close code says it), and the senders of relayed messages it never got are told (`held_result` `failed`).
+    private mutating func dropSlowConsumer(_ id: SessionID) -> [HubAction] {
+        guard let session = sessions[id] else { return [] }
+        var actions: [HubAction] = [.close(id, code: SignalCloseCode.slowConsumer, reason: .slowConsumer)]
+        actions += remove(id)
+        for message in session.outbox.unwritten {
+            actions += toUser(
+                message.from,
+                .heldResult(.init(messageId: message.messageId, to: message.to, result: .failed, reason: .slowConsumer))
+            )
+        }
+        return actions
     }
 
     // MARK: - Time
@@ -393,6 +537,7 @@ public struct HubState: Sendable {
             let kept = queue.filter { $0.expiresAt > now }
             held[userId] = kept.isEmpty ? nil : kept
             for message in expired {
+                forget(message)
                 actions += toUser(
                     message.from, .heldResult(.init(messageId: message.messageId, to: userId, result: .expired)))
             }

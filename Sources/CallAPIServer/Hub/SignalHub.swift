@@ -16,8 +16,18 @@ actor SignalHub {
     private let clock: any SignalServerClock
     private let metrics: ServerMetrics
     private let logger: Logger
-    private var outboxes: [SessionID: AsyncStream<Outbound>.Continuation] = [:]
+    private var outboxes: [SessionID: SessionOutbox] = [:]
+    /// Frames the writers wrote, fed to the state before each event.
+    nonisolated let writes = WriteTally()
+
+    /// A session's outbox, and how to stop its connection at once (a slow consumer's writer is stuck).
+    private struct SessionOutbox {
+        var continuation: AsyncStream<Outbound>.Continuation
+        var abort: @Sendable () -> Void
+    }
     private var nextSessionNumber: UInt64 = 1
+    /// How long a closed session's writer may take to write what is queued and the close frame.
+    static let closeGrace: Duration = .seconds(5)
     /// Tasks checking tokens, awaited on shutdown.
     private var pendingChecks = 0
 
@@ -36,19 +46,22 @@ actor SignalHub {
     var onlineUsers: [String] { state.onlineUsers }
     var sessionCount: Int { state.sessionCount }
 
-    /// Registers a new connection; its writer reads the returned stream.
-    func open() -> (SessionID, AsyncStream<Outbound>) {
+    /// Registers a new connection; its writer reads the returned stream (bounded by the state's outbox limits)
+    /// and counts what it writes in ``writes``; `abort` ends the connection without waiting for its writer.
+    func open(abort: @escaping @Sendable () -> Void) -> (SessionID, AsyncStream<Outbound>) {
         let id = SessionID(nextSessionNumber)
         nextSessionNumber += 1
         let (stream, continuation) = AsyncStream.makeStream(of: Outbound.self)
-        outboxes[id] = continuation
+        outboxes[id] = SessionOutbox(continuation: continuation, abort: abort)
         logger.debug("connection opened", metadata: ["session": "\(id)"])
         handle(.connected(id, now: clock.nowMillis()))
         return (id, stream)
     }
 
     /// A text message arrived on `id`, decoded by the connection (off the hub's actor) as ``decode(_:)`` does.
-    func received(_ message: DecodedMessage, on id: SessionID, at instant: ContinuousClock.Instant) {
+    /// Returns whether the session is still open: once the hub has closed it, its reader stops reading.
+    @discardableResult
+    func received(_ message: DecodedMessage, on id: SessionID, at instant: ContinuousClock.Instant) -> Bool {
         let now = clock.nowMillis()
         switch message {
         case .oversized(let bytes, let requestId, let isSend):
@@ -58,6 +71,7 @@ actor SignalHub {
         case .undecodable(let error):
             handle(.undecodable(id, error, now: now))
         }
+        return state.sessions[id] != nil
     }
 
     /// A received text, read and checked against the frame limit.
@@ -70,16 +84,12 @@ actor SignalHub {
     /// Reads `text` as a client frame, checking the size limit.
     static func decode(_ text: String, maxFrameBytes: Int) -> DecodedMessage {
         let bytes = text.utf8.count
-        let decoded = FrameCoding.decodeClientFrame(text)
+        // Size before parse: an oversized frame is refused from a look at its first bytes, never parsed.
         if bytes > maxFrameBytes {
-            let (requestId, type): (Int?, String?) =
-                switch decoded {
-                case .success(let frame): (frame.requestId, frame.type)
-                case .failure(let error): (error.requestId, error.type)
-                }
-            return .oversized(bytes: bytes, requestId: requestId, isSend: type == "send")
+            let head = FrameHeadPeek(text)
+            return .oversized(bytes: bytes, requestId: head.requestId, isSend: head.type == "send")
         }
-        switch decoded {
+        switch FrameCoding.decodeClientFrame(text) {
         case .success(let frame): return .frame(frame)
         case .failure(let error): return .undecodable(error)
         }
@@ -93,7 +103,7 @@ actor SignalHub {
     /// The connection closed.
     func disconnected(_ id: SessionID) {
         handle(.disconnected(id, now: clock.nowMillis()))
-        outboxes.removeValue(forKey: id)?.finish()
+        outboxes.removeValue(forKey: id)?.continuation.finish()
         logger.debug("connection closed", metadata: ["session": "\(id)"])
     }
 
@@ -108,11 +118,16 @@ actor SignalHub {
     }
 
     private func handle(_ event: HubEvent, relayStartedAt: ContinuousClock.Instant? = nil) {
+        for (id, frames) in writes.drain() {
+            _ = state.handle(.written(id, frames: frames))
+        }
         let actions = state.handle(event)
         for action in actions {
             perform(action, relayStartedAt: relayStartedAt)
         }
-        metrics.update(sessions: state.sessionCount, usersOnline: state.onlineUserCount, held: state.heldCount)
+        metrics.update(
+            sessions: state.sessionCount, usersOnline: state.onlineUserCount, held: state.heldCount,
+            heldBytes: state.heldBytes, queuedFrames: state.queuedFrames, queuedBytes: state.queuedBytes)
     }
 
     private func perform(_ action: HubAction, relayStartedAt: ContinuousClock.Instant?) {
@@ -125,12 +140,26 @@ actor SignalHub {
                 startedAt = relayStartedAt
                 metrics.messageRelayed()
             }
-            outbox.yield(.text(FrameCoding.encode(frame), relayStartedAt: startedAt))
+            outbox.continuation.yield(.text(FrameCoding.encode(frame), relayStartedAt: startedAt))
         case .close(let id, let code, let reason):
             metrics.closed(reason)
             logger.info(
                 "closing session", metadata: ["session": "\(id)", "reason": "\(reason.rawValue)", "code": "\(code)"])
-            outboxes[id]?.yield(.close(code: code, reason: reason))
+            guard let outbox = outboxes[id] else { return }
+            if reason == .slowConsumer {
+                // Its writer is stuck behind the backlog: end the connection instead of queueing a close.
+                logger.warning("slow consumer closed", metadata: ["session": "\(id)"])
+                outbox.abort()
+            } else {
+                outbox.continuation.yield(.close(code: code, reason: reason))
+                // A client that does not read would keep its socket forever with the close queued behind what
+                // it does not read: after a grace period the connection is ended anyway (a no-op if it is gone).
+                let abort = outbox.abort
+                Task {
+                    try? await Task.sleep(for: SignalHub.closeGrace)
+                    abort()
+                }
+            }
         case .verifyToken(let id, let requestId, let token, let purpose):
             let authority = authority
             Task {

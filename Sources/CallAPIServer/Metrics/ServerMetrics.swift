@@ -9,10 +9,15 @@ final class ServerMetrics: Sendable {
     private let sessions: Metrics.Gauge
     private let usersOnline: Metrics.Gauge
     private let heldMessages: Metrics.Gauge
+    private let heldBytes: Metrics.Gauge
+    private let queuedFrames: Metrics.Gauge
+    private let queuedBytes: Metrics.Gauge
     private let relayed: Metrics.Counter
     private let relayLatency: Metrics.Timer
     private let channelsOpen: Metrics.Gauge
     private let channelMembers: Metrics.Gauge
+    private let channelQueuedFrames: Metrics.Gauge
+    private let channelQueuedBytes: Metrics.Gauge
     private let channelSignals: Metrics.Counter
     private let channelKicks: Metrics.Counter
     private let channelWatchdog: Metrics.Counter
@@ -33,10 +38,15 @@ final class ServerMetrics: Sendable {
         sessions = Metrics.Gauge(label: "callapi_sessions", factory: factory)
         usersOnline = Metrics.Gauge(label: "callapi_users_online", factory: factory)
         heldMessages = Metrics.Gauge(label: "callapi_held_messages", factory: factory)
+        heldBytes = Metrics.Gauge(label: "callapi_held_bytes", factory: factory)
+        queuedFrames = Metrics.Gauge(label: "callapi_outbox_frames", factory: factory)
+        queuedBytes = Metrics.Gauge(label: "callapi_outbox_bytes", factory: factory)
         relayed = Metrics.Counter(label: "callapi_messages_relayed_total", factory: factory)
         relayLatency = Metrics.Timer(label: "callapi_relay_latency_seconds", factory: factory)
         channelsOpen = Metrics.Gauge(label: "callapi_channels_open", factory: factory)
         channelMembers = Metrics.Gauge(label: "callapi_channel_members", factory: factory)
+        channelQueuedFrames = Metrics.Gauge(label: "callapi_channel_outbox_frames", factory: factory)
+        channelQueuedBytes = Metrics.Gauge(label: "callapi_channel_outbox_bytes", factory: factory)
         channelSignals = Metrics.Counter(label: "callapi_channel_signals_relayed_total", factory: factory)
         channelKicks = Metrics.Counter(label: "callapi_channel_kicks_total", factory: factory)
         channelWatchdog = Metrics.Counter(label: "callapi_channel_watchdog_removals_total", factory: factory)
@@ -55,10 +65,21 @@ final class ServerMetrics: Sendable {
         answersQueued.increment(by: 0)
     }
 
-    func update(sessions: Int, usersOnline: Int, held: Int) {
+    func update(sessions: Int, usersOnline: Int, held: Int, heldBytes: Int, queuedFrames: Int, queuedBytes: Int) {
         self.sessions.record(sessions)
         self.usersOnline.record(usersOnline)
         heldMessages.record(held)
+        self.heldBytes.record(heldBytes)
+        self.queuedFrames.record(queuedFrames)
+        self.queuedBytes.record(queuedBytes)
+    }
+
+    /// Publishes each configured limit as `callapi_limit{name="…"}`, so dashboards can compare usage to it.
+    func publish(limits: [(name: String, value: Double)]) {
+        for limit in limits {
+            Metrics.Gauge(label: "callapi_limit", dimensions: [("name", limit.name)], factory: factory)
+                .record(limit.value)
+        }
     }
 
     func answer(_ answer: ServerFrame.Answer) {
@@ -92,9 +113,16 @@ final class ServerMetrics: Sendable {
 
     func messageRelayed() { relayed.increment() }
 
-    func updateChannels(open: Int, members: Int) {
+    func updateChannels(open: Int, members: Int, queuedFrames: Int, queuedBytes: Int) {
         channelsOpen.record(open)
         channelMembers.record(members)
+        channelQueuedFrames.record(queuedFrames)
+        channelQueuedBytes.record(queuedBytes)
+    }
+
+    func channelClosed(code: UInt16) {
+        Metrics.Counter(label: "callapi_channel_closes_total", dimensions: [("code", "\(code)")], factory: factory)
+            .increment()
     }
 
     func channelSignalRelayed() { channelSignals.increment() }

@@ -26,6 +26,11 @@ public enum ChannelErrorCode: Int, Codable, Sendable, Equatable, CaseIterable {
     case joinTimeout = 12
     /// The frame was larger than the server's frame limit.
     case tooLarge = 14
+    /// The connection did not read its socket fast enough: its outbox passed the server's limit (close only; also
+    /// the reason a `signalFailed` gives for signals such a member never got).
+    case slowConsumer = 15
+    /// The connection sent frames faster than the server allows.
+    case rateLimited = 16
     /// Client side only, never sent by a server: the connection failed or was lost.
     case connectionLost = 100
 

@@ -218,7 +218,9 @@ struct PhoneCommand: AsyncParsableCommand {
             case "users":
                 output.say("online: \(try await signal.onlineUsers().joined(separator: ", "))")
             case "wait":
-                let seconds = Double(arguments.first ?? "1") ?? 1
+                guard let seconds = Double(arguments.first ?? "1"), seconds >= 0, seconds <= 86_400 else {
+                    return output.say("wait takes a number of seconds from 0 to 86400")
+                }
                 try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
             case "help":
                 output.say(
@@ -244,11 +246,17 @@ struct PhoneCommand: AsyncParsableCommand {
 }
 
 /// Prints lines tagged with the user, safely from any task.
-private struct PhoneOutput: Sendable {
+struct PhoneOutput: Sendable {
     let user: UInt
     func say(_ text: String) {
-        // Unbuffered, so a script reading the output sees each line as it happens.
-        FileHandle.standardOutput.write(Data("[\(user)] \(text)\n".utf8))
+        FileHandle.standardOutput.write(Data(line(text).utf8))
+    }
+
+    /// One line of output: `text` carries peer-supplied strings (reasons, ids, errors), so it is escaped and can
+    /// neither hold terminal control sequences nor start a line of its own.
+    func line(_ text: String) -> String {
+        // Written unbuffered by `say`, so a script reading the output sees each line as it happens.
+        "[\(user)] \(TerminalText.escaped(text))\n"
     }
 }
 

@@ -75,6 +75,9 @@ final class CLIProcess: Sendable {
         try process.run()
     }
 
+    /// The child's process id.
+    var processIdentifier: Int32 { process.processIdentifier }
+
     /// Types a line on the process's stdin.
     func type(_ line: String) {
         input.fileHandleForWriting.write(Data((line + "\n").utf8))

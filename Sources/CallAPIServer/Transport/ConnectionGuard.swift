@@ -1,0 +1,149 @@
+import HummingbirdCore
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+
+/// The first handler of every connection (after TLS): times out and caps connections that have not finished
+/// their HTTP request head (slowloris), and closes WebSocket connections whose client sends an unmasked frame.
+final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    /// Connections still sending their request head, shared by all connections of a server.
+    final class PendingCount: Sendable {
+        private let count = NIOLockedValueBox(0)
+        /// Counts one more, unless `limit` are pending already.
+        func enter(limit: Int) -> Bool {
+            count.withLockedValue { count in
+                guard count < limit else { return false }
+                count += 1
+                return true
+            }
+        }
+        func leave() { count.withLockedValue { $0 -= 1 } }
+        var value: Int { count.withLockedValue { $0 } }
+    }
+
+    private enum Phase {
+        case head(RequestHeadScan)
+        case webSocket(WebSocketMaskCheck)
+        case done
+    }
+
+    private let pending: PendingCount
+    private let maxPending: Int
+    private let headTimeout: TimeAmount
+    private let logger: Logger
+    private var phase: Phase = .head(RequestHeadScan())
+    private var counted = false
+    private var deadline: Scheduled<Void>?
+
+    init(pending: PendingCount, maxPending: Int, headTimeout: TimeAmount, logger: Logger) {
+        self.pending = pending
+        self.maxPending = maxPending
+        self.headTimeout = headTimeout
+        self.logger = logger
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        guard pending.enter(limit: maxPending) else {
+            logger.warning("connection refused: too many connections have not sent their request yet")
+            phase = .done
+            context.close(promise: nil)
+            return
+        }
+        counted = true
+        let channel = context.channel
+        deadline = context.eventLoop.scheduleTask(in: headTimeout) { [logger] in
+            logger.notice("connection closed: no complete request head in time")
+            channel.close(promise: nil)
+        }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        headEnded()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        headEnded()
+        context.fireChannelInactive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let buffer = unwrapInboundIn(data)
+        switch phase {
+        case .head(var scan):
+            switch scan.scan(buffer.readableBytesView) {
+            case .incomplete:
+                phase = .head(scan)
+            case .tooLong:
+                phase = .done
+                headEnded()
+                context.close(promise: nil)
+                return
+            case .complete(let upgrades, let consumed):
+                headEnded()
+                guard upgrades else {
+                    // Plain HTTP: nothing more to watch (keep-alive idling is the HTTP server's idle timeout).
+                    phase = .done
+                    context.fireChannelRead(data)
+                    context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
+                    return
+                }
+                var check = WebSocketMaskCheck()
+                let rest = buffer.readableBytesView.dropFirst(consumed)
+                guard check.scan(rest) else { return refuseUnmasked(context: context) }
+                phase = .webSocket(check)
+            }
+        case .webSocket(var check):
+            guard check.scan(buffer.readableBytesView) else { return refuseUnmasked(context: context) }
+            phase = .webSocket(check)
+        case .done:
+            break
+        }
+        context.fireChannelRead(data)
+    }
+
+    private func headEnded() {
+        deadline?.cancel()
+        deadline = nil
+        if counted {
+            counted = false
+            pending.leave()
+        }
+    }
+
+    /// RFC 6455 §5.1: close (1002, protocol error) on an unmasked client frame. The close frame is written raw
+    /// here, ahead of the WebSocket handlers, which never see the frame.
+    private func refuseUnmasked(context: ChannelHandlerContext) {
+        phase = .done
+        logger.notice("connection closed: unmasked WebSocket frame from the client")
+        var close = context.channel.allocator.buffer(capacity: 4)
+        close.writeBytes([0x88, 0x02, 0x03, 0xEA])
+        context.writeAndFlush(wrapOutboundOut(close), promise: nil)
+        context.close(promise: nil)
+    }
+}
+
+/// A server child channel with a ``ConnectionGuard`` in front of `base`'s handlers.
+struct GuardedChildChannel<Base: ServerChildChannel>: ServerChildChannel {
+    typealias Value = Base.Value
+
+    let base: Base
+    let pending: ConnectionGuard.PendingCount
+    let maxPending: Int
+    let headTimeout: TimeAmount
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        channel.eventLoop.makeCompletedFuture {
+            try channel.pipeline.syncOperations.addHandler(
+                ConnectionGuard(pending: pending, maxPending: maxPending, headTimeout: headTimeout, logger: logger))
+        }.flatMap {
+            base.setup(channel: channel, logger: logger)
+        }
+    }
+
+    func handle(value: Value, logger: Logger) async {
+        await base.handle(value: value, logger: logger)
+    }
+}

@@ -1,0 +1,81 @@
+import CallAPISignalProtocol
+import Testing
+
+@testable import CallAPIServer
+
+/// `/v1/rtc`'s overload policy: a rate limit like signaling's, and bounded outboxes, asserted on what the channel
+/// state has queued.
+@Suite struct ChannelOverloadTests {
+    let now: Int64 = 1_800_000_000_000
+    let alice = SessionID(1)
+    let bob = SessionID(2)
+    let data = String(repeating: "c", count: 5_000)
+
+    func makeState(_ configure: (inout ChannelLimits) -> Void = { _ in }) -> ChannelState {
+        var limits = ChannelLimits()
+        limits.ratePerSecond = 1_000_000
+        limits.burst = 1_000_000
+        limits.maxOutboxFrames = 20
+        limits.maxOutboxBytes = 50_000
+        configure(&limits)
+        var state = ChannelState(limits: limits)
+        for (id, uid) in [(alice, UInt(1001)), (bob, UInt(1002))] {
+            _ = state.handle(.connected(id, now: now))
+            _ = state.handle(.frame(id, .join(.init(channel: "room", uid: uid, token: "t")), now: now))
+            _ = state.handle(
+                .tokenChecked(
+                    id, purpose: .join,
+                    result: .valid(userId: String(uid), channel: "room", expiresAt: now + 3_600_000),
+                    now: now))
+        }
+        return state
+    }
+
+    @Test func aMemberThatNeverReadsIsClosedAsASlowConsumerAndTheSenderIsTold() {
+        var state = makeState()
+        var peakBytes = 0
+        var closes: [ChannelAction] = []
+        var failures = 0
+        for _ in 0..<100 {
+            let actions = state.handle(.frame(alice, .signal(.init(to: 1002, data: data)), now: now))
+            peakBytes = max(peakBytes, state.outbox(of: bob)?.bytes ?? 0)
+            closes += actions.filter { if case .close = $0 { true } else { false } }
+            for case .send(alice, .signalFailed) in actions { failures += 1 }
+            _ = state.handle(.written(alice, frames: 100))
+        }
+        #expect(peakBytes <= 50_000)
+        #expect(closes == [.close(bob, code: ChannelErrorCode.slowConsumer.closeCode)])
+        #expect(failures >= 9)  // the signals bob was given and never got, then the ones to a uid no longer there
+        #expect(state.members(of: "room") == [1001])
+        #expect(state.queuedFrames == state.outbox(of: alice)?.frames)
+    }
+
+    @Test func aMemberThatReadsIsNeverClosed() {
+        var state = makeState()
+        _ = state.handle(.written(bob, frames: 1))  // `joined`
+        for _ in 0..<1000 {
+            _ = state.handle(.frame(alice, .signal(.init(to: 1002, data: data)), now: now))
+            _ = state.handle(.written(bob, frames: 1))
+        }
+        #expect(state.members(of: "room") == [1001, 1002])
+        #expect(state.outbox(of: bob)?.frames == 0)
+    }
+
+    @Test func signalsPastTheRateAreRefusedOnceThenTheFlooderIsRemoved() {
+        var state = makeState {
+            $0.ratePerSecond = 1
+            $0.burst = 3
+            $0.maxRefusalsInARow = 20
+        }
+        var refusals = 0
+        var removed: [ChannelServerFrame.Failure] = []
+        for _ in 0..<50 {
+            let actions = state.handle(.frame(alice, .signal(.init(to: 1002, data: "x")), now: now + 10))
+            for case .send(alice, .error(let error)) in actions where error.errorCode == .rateLimited { refusals += 1 }
+            for case .send(alice, .removed(let failure)) in actions { removed.append(failure) }
+        }
+        #expect(refusals == 1)
+        #expect(removed.map(\.errorCode) == [.rateLimited])
+        #expect(state.members(of: "room") == [1002])
+    }
+}

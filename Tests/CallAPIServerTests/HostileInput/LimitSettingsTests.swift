@@ -1,0 +1,62 @@
+import CallAPIServer
+import Testing
+
+/// Every overload limit is a setting with a documented default, shown by `callapi serve --help` and published
+/// on `/metrics`.
+@Suite struct LimitSettingsTests {
+    static let limitNames = [
+        "max-held-per-sender", "max-held-bytes", "max-outbox-frames", "max-outbox-bytes", "max-refusals",
+        "max-unauthenticated", "request-timeout",
+    ]
+
+    @Test func theLimitsAreSettingsWithDefaults() throws {
+        let defaults = try ServerSettings.configuration(flags: [:], environment: [:]).limits
+        #expect(defaults.maxHeldPerSender == 100)
+        #expect(defaults.maxHeldBytes == 64 << 20)
+        #expect(defaults.maxOutboxFrames == 256)
+        #expect(defaults.maxOutboxBytes == 4 << 20)
+        #expect(defaults.maxRefusalsInARow == 200)
+        #expect(defaults.maxUnauthenticated == 1000)
+        #expect(defaults.requestTimeoutMillis == 10_000)
+        let set = try ServerSettings.configuration(
+            flags: [
+                "max-held-per-sender": "7", "max-held-bytes": "1000", "max-outbox-frames": "8",
+                "max-outbox-bytes": "2048", "max-refusals": "9", "max-unauthenticated": "10",
+            ],
+            environment: ["CALLAPI_REQUEST_TIMEOUT": "3"]
+        ).limits
+        #expect(set.maxHeldPerSender == 7)
+        #expect(set.maxHeldBytes == 1000)
+        #expect(set.maxOutboxFrames == 8)
+        #expect(set.maxOutboxBytes == 2048)
+        #expect(set.maxRefusalsInARow == 9)
+        #expect(set.maxUnauthenticated == 10)
+        #expect(set.requestTimeoutMillis == 3000)
+        #expect(throws: ServerSettings.InvalidSetting.self) {
+            try ServerSettings.configuration(flags: ["max-outbox-frames": "0"], environment: [:])
+        }
+        for name in Self.limitNames {
+            #expect(ServerSettings.names.contains { $0.name == name && $0.help.contains("default") }, "\(name)")
+        }
+    }
+
+    @Test func theLimitsArePublishedAsMetrics() async throws {
+        let server = try await TestServer.start()
+        let text = server.server.metricsText()
+        for name in Self.limitNames + ["rate", "burst", "max-frame-bytes", "max-held", "channel-capacity"] {
+            #expect(text.contains("callapi_limit{name=\"\(name)\"}"), "\(name)")
+        }
+        #expect(text.contains("callapi_outbox_bytes"))
+        #expect(text.contains("callapi_held_bytes"))
+        try await server.stop()
+    }
+
+    @Test(.enabled(if: CLIProcess.executable != nil, "needs the built callapi executable"))
+    func serveHelpShowsEveryLimit() async throws {
+        let help = try CLIProcess(["serve", "--help"])
+        for name in Self.limitNames {
+            try await help.expect("--\(name)")
+        }
+        _ = try await help.finish()
+    }
+}
