@@ -125,7 +125,7 @@ public final class SignalServer: Service, Sendable {
                 await hub.shutdown()
                 await channels.shutdown()
                 let deadline = ContinuousClock.now + .seconds(configuration.drainSeconds)
-                while await hub.sessionCount + channels.openSocketCount > 0, ContinuousClock.now < deadline {
+                while await hub.openConnectionCount + channels.openSocketCount > 0, ContinuousClock.now < deadline {
                     try? await Task.sleep(for: .milliseconds(20))
                 }
                 if let webhook {

@@ -111,28 +111,29 @@ public final class SimulatedRTCWorld: Sendable {
         }
         after(delay) { [self] in
             if let failure {
-                engineOf(key)?.emit(.joinFailed(channel: channel, code: failure, message: "simulated join failure"))
+                engineOf(key)?.failJoin(channel, session: session, code: failure)
                 return
             }
             completeJoin(key, channel: channel, media: media, session: session)
         }
     }
 
-    private func completeJoin(_ key: EngineKey, channel: String, media: RTCMediaOptions, session: Int) {
-        guard engineOf(key)?.isCurrent(session: session) == true else { return }
+    private func completeJoin(_ key: EngineKey, channel: String, media joinMedia: RTCMediaOptions, session: Int) {
+        guard let engine = engineOf(key), engine.isCurrent(session: session) else { return }
+        // What the engine was asked to publish since the join began counts, as with a real SDK.
+        let media = engine.media(session: session) ?? joinMedia
         let uid = key.uid
         let others = state.withLock { state -> [EngineKey] in
             let others = Array((state.channels[channel] ?? [:]).keys)
             state.channels[channel, default: [:]][key] = Member(uid: uid, media: media, session: session)
             return others
         }
-        let me = engineOf(key)
-        me?.emit(.localJoined(channel: channel, uid: uid))
-        if media.publishMicrophone { me?.emit(.localFirstAudioFramePublished(channel: channel)) }
-        if media.publishCamera { me?.emit(.localFirstVideoFramePublished(channel: channel)) }
+        engine.emit(.localJoined(channel: channel, uid: uid))
+        if media.publishMicrophone { engine.emit(.localFirstAudioFramePublished(channel: channel)) }
+        if media.publishCamera { engine.emit(.localFirstVideoFramePublished(channel: channel)) }
         let uidWasIn = others.contains { $0.uid == uid }
         for other in Set(others.map(\.uid)).sorted() where other != uid {
-            me?.emit(.remoteJoined(channel: channel, uid: other))
+            engine.emit(.remoteJoined(channel: channel, uid: other))
         }
         for other in others where other.uid != uid && !uidWasIn {
             engineOf(other)?.emit(.remoteJoined(channel: channel, uid: uid))
@@ -140,33 +141,40 @@ public final class SimulatedRTCWorld: Sendable {
         mediaChanged(in: channel, by: key)
     }
 
-    func update(_ key: EngineKey, media: RTCMediaOptions) {
-        let channel = state.withLock { state -> String? in
-            for (name, members) in state.channels where members[key] != nil {
-                state.channels[name]?[key]?.media = media
-                return name
-            }
-            return nil
+    /// The engine `key` changed what it publishes and subscribes in `channel`: the others hear of a change
+    /// in what it publishes, and first frames now due are scheduled.
+    func update(_ key: EngineKey, channel: String, media: RTCMediaOptions) {
+        let change = state.withLock { state -> (old: RTCMediaOptions, others: [EngineKey])? in
+            guard let old = state.channels[channel]?[key]?.media else { return nil }
+            state.channels[channel]?[key]?.media = media
+            return (old, (state.channels[channel] ?? [:]).keys.filter { $0.uid != key.uid })
         }
-        if let channel { mediaChanged(in: channel, by: key) }
+        guard let change else { return }
+        if change.old.publishMicrophone != media.publishMicrophone || change.old.publishCamera != media.publishCamera {
+            for other in change.others.sorted(by: { ($0.uid, $0.device) < ($1.uid, $1.device) }) {
+                engineOf(other)?.emit(
+                    .remotePublishingChanged(
+                        channel: channel, uid: key.uid, audio: media.publishMicrophone, video: media.publishCamera))
+            }
+        }
+        mediaChanged(in: channel, by: key)
     }
 
-    /// Removes the engine from its channel. `dropped`: it vanished (reason 1) rather than quit (reason 0).
-    /// The others see its uid leave once no other device of the user is in the channel.
-    func leave(_ key: EngineKey, dropped: Bool) -> String? {
-        let left = state.withLock { state -> (String, [EngineKey])? in
-            for (name, members) in state.channels where members[key] != nil {
-                state.channels[name]?[key] = nil
-                if state.channels[name]?.isEmpty == true { state.channels[name] = nil }
-                return (name, Array(members.keys.filter { $0 != key }))
-            }
-            return nil
+    /// Removes the engine `key` from `channel`; whether it was in. `dropped`: it vanished (reason 1) rather
+    /// than quit (reason 0). The others see its uid leave once no other device of the user is in the channel.
+    func leave(_ key: EngineKey, channel: String, dropped: Bool) -> Bool {
+        let others = state.withLock { state -> [EngineKey]? in
+            guard let members = state.channels[channel], members[key] != nil else { return nil }
+            state.channels[channel]?[key] = nil
+            if state.channels[channel]?.isEmpty == true { state.channels[channel] = nil }
+            return members.keys.filter { $0 != key }.sorted { ($0.uid, $0.device) < ($1.uid, $1.device) }
         }
-        guard let (channel, others) = left, !others.contains(where: { $0.uid == key.uid }) else { return left?.0 }
+        guard let others else { return false }
+        guard !others.contains(where: { $0.uid == key.uid }) else { return true }
         for other in others {
             engineOf(other)?.emit(.remoteLeft(channel: channel, uid: key.uid, reason: dropped ? 1 : 0))
         }
-        return channel
+        return true
     }
 
     /// After someone joined or changed what it publishes/subscribes: schedule the first frames now due.
@@ -181,11 +189,11 @@ public final class SimulatedRTCWorld: Sendable {
                     (false, publisher.media.publishMicrophone && subscriber.media.subscribeAudio),
                 ]
                 for kind in kinds where kind.flows {
-                    let key = FrameKey(publisher: publisher.uid, video: kind.video)
+                    let frame = FrameKey(publisher: publisher.uid, video: kind.video)
                     let (sub, pub) = (subscriber, publisher)
                     after(delay) { [self] in
                         firstFrame(
-                            key, to: subscriberKey, session: sub.session, from: publisherKey, session: pub.session,
+                            frame, to: subscriberKey, session: sub.session, from: publisherKey, session: pub.session,
                             in: channel)
                     }
                 }
@@ -194,23 +202,22 @@ public final class SimulatedRTCWorld: Sendable {
     }
 
     private func firstFrame(
-        _ key: FrameKey, to subscriber: EngineKey, session: Int, from publisher: EngineKey,
-        session publisherSession: Int,
-        in channel: String
+        _ frame: FrameKey, to subscriber: EngineKey, session: Int, from publisher: EngineKey,
+        session publisherSession: Int, in channel: String
     ) {
         let due = state.withLock { state -> Bool in
             guard let sub = state.channels[channel]?[subscriber], sub.session == session,
                 state.channels[channel]?[publisher]?.session == publisherSession,
-                !sub.framesSeen.contains(key)
+                !sub.framesSeen.contains(frame)
             else { return false }
-            state.channels[channel]?[subscriber]?.framesSeen.insert(key)
+            state.channels[channel]?[subscriber]?.framesSeen.insert(frame)
             return true
         }
         guard due else { return }
         engineOf(subscriber)?.emit(
-            key.video
-                ? .remoteFirstVideoFrameDecoded(channel: channel, uid: key.publisher)
-                : .remoteFirstAudioFrameDecoded(channel: channel, uid: key.publisher))
+            frame.video
+                ? .remoteFirstVideoFrameDecoded(channel: channel, uid: frame.publisher)
+                : .remoteFirstAudioFrameDecoded(channel: channel, uid: frame.publisher))
     }
 
     func after(_ millis: Int64, _ action: @escaping @Sendable () -> Void) {

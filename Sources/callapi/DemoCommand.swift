@@ -7,7 +7,9 @@ struct DemoCommand: AsyncParsableCommand {
         abstract: "Two users in one process place a call over in-memory signaling and simulated media.",
         discussion: "Prints both sides' state changes and events with millisecond offsets, and the cost map.")
 
-    @Option(help: "video, audio, reject, cancel, timeout or busy (busy uses a third user).")
+    @Option(
+        help: "video, audio, reject, cancel, timeout, busy (a third user calls) or showroom (the callee streams live)."
+    )
     var scenario: DemoScenario = .video
 
     @Option(help: "One-way signaling latency in milliseconds.")

@@ -21,6 +21,7 @@ struct DemoScenarioTests {
         (.reject, [DemoRun.caller: .remoteRejected, DemoRun.callee: .localRejected]),
         (.cancel, [DemoRun.caller: .localCancelled, DemoRun.callee: .remoteCancelled]),
         (.busy, [DemoRun.caller: .localHangup, DemoRun.callee: .remoteHangup, DemoRun.intruder: .remoteCallBusy]),
+        (.showroom, [DemoRun.caller: .localHangup, DemoRun.callee: .remoteHangup]),
     ])
     func scenarioEndsAsItsNameSays(scenario: DemoScenario, expected: [UInt: CallStateReason]) async {
         let outcome = await run(scenario)
@@ -56,5 +57,22 @@ struct DemoScenarioTests {
         let ring = callee.first { $0.text.hasPrefix("state calling(") }
         // The call message crosses the 25 ms signaling latency before the callee rings.
         #expect(ring?.offsetMillis == 25)
+    }
+
+    @Test func showroomViewerSeesTheHostPauseAtConnectedAndResumeAfterHangup() async throws {
+        let outcome = await run(.showroom)
+        #expect(outcome.failure == nil)
+        let viewer = outcome.timelines[DemoRun.viewer] ?? []
+        let host = outcome.timelines[DemoRun.callee] ?? []
+        let firstFrame = try #require(viewer.first { $0.text.contains("first video frame of host") })
+        let paused = try #require(viewer.first { $0.text.contains("paused publishing") })
+        let resumed = try #require(viewer.first { $0.text.contains("publishes audio true video true") })
+        let connected = try #require(host.first { $0.text.hasPrefix("state connected(") })
+        let hungUp = try #require(host.first { $0.text.hasPrefix("state prepared(remoteHangup") })
+        #expect(firstFrame.offsetMillis < connected.offsetMillis, "the viewer watched before the call")
+        #expect(paused.offsetMillis >= connected.offsetMillis && paused.offsetMillis < hungUp.offsetMillis)
+        #expect(resumed.offsetMillis >= hungUp.offsetMillis)
+        #expect(host.contains { $0.text.contains("publishing paused for the call") })
+        #expect(host.contains { $0.text.contains("publishing again") })
     }
 }

@@ -23,4 +23,18 @@ struct DemoWithRealMediaTests {
         #expect(outcome.finalStates[DemoRun.caller]?.1 == .localHangup)
         #expect(outcome.finalStates[DemoRun.callee]?.1 == .remoteHangup)
     }
+
+    @Test func showroomViewerSeesThePauseAndTheReturnWithRealMedia() async throws {
+        var demo = DemoRun(scenario: .showroom, clock: SystemCallClock(), pacer: SleepingPacer())
+        demo.makeEngine = try PhoneEngineFactory.inProcessWebRTC()
+        demo.ringMillis = 0
+        demo.holdMillis = 200
+        let outcome = await demo.run()
+        #expect(outcome.failure == nil)
+        let viewer = outcome.timelines[DemoRun.viewer]?.map(\.text) ?? []
+        #expect(viewer.contains { $0.contains("first video frame of host") }, "\(viewer)")
+        #expect(viewer.contains { $0.contains("paused publishing") }, "\(viewer)")
+        #expect(viewer.contains { $0.contains("publishes audio true video true") }, "\(viewer)")
+        #expect(outcome.finalStates[DemoRun.callee]?.1 == .remoteHangup)
+    }
 }

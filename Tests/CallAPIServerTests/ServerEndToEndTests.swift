@@ -219,7 +219,8 @@ import Testing
         let stopping = Task { try await server.stop() }
         guard case .closing(let closing) = try await socket.frame() else { throw TimedOut(what: "closing") }
         #expect(closing.reason == .serverShutdown)
-        #expect(try await socket.closed() == Int(SignalCloseCode.goingAway))
+        let code = try await socket.closed()
+        #expect(code == Int(SignalCloseCode.goingAway))
         try await stopping.value
     }
 

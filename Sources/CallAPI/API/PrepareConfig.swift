@@ -22,6 +22,12 @@ public struct PrepareConfig: Sendable {
     public var callTimeoutMillisecond: UInt64
     /// When true, a call is connected as soon as both sides accept, without waiting for the first frame.
     public var firstFrameWaittingDisabled: Bool
+    /// When true, this user joins the room of the next call it will place as soon as it is prepared (after
+    /// `prepareForCall`, and again after each call), publishing nothing, so that `call()` finds the room
+    /// joined and only starts publishing: the join's latency leaves the call setup. Off by default: the
+    /// engine then sits in a room while no call is placed, which costs media minutes on billed services.
+    /// Rooms are still fresh per call (named from the next call's id) unless ``roomId`` is set.
+    public var preJoinsCallRoom: Bool
     /// Sent to the peer with every call message as `fromUserExtension`; JSON values only.
     public var userExtension: [String: Any]? {
         get { userExtensionJSON.map { $0.mapValues(\.anyValue) } }
@@ -44,8 +50,9 @@ public struct PrepareConfig: Sendable {
         roomId: String = "", rtcToken: String = "", localView: (any CallCanvas)? = nil,
         remoteView: (any CallCanvas)? = nil, callTimeoutMillisecond: UInt64 = 15_000,
         firstFrameWaittingDisabled: Bool = false, userExtension: [String: Any]? = nil,
-        rtcTokenProvider: RTCTokenProvider? = nil
+        rtcTokenProvider: RTCTokenProvider? = nil, preJoinsCallRoom: Bool = false
     ) {
+        self.preJoinsCallRoom = preJoinsCallRoom
         self.roomId = roomId
         self.rtcToken = rtcToken
         self.rtcTokenProvider = rtcTokenProvider

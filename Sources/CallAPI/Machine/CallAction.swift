@@ -11,6 +11,9 @@ package enum CallAction: Sendable, Equatable {
     /// Complete the request being handled (`nil` = success).
     case completeRequest(CallAPIError?)
     case joinRTC(RTCJoin)
+    /// The engine is already in `channel` (pre-joined): set up preview and canvases as ``joinRTC(_:)`` does
+    /// and publish and subscribe as `media` says.
+    case publishInJoinedRTC(RTCJoin)
     /// Ask `provider` (the prepare config's) for a token for `channel`; answer with
     /// ``CallInput/rtcTokenFetched(callId:outcome:)``.
     case fetchRTCToken(callId: String, channel: String, uid: UInt, provider: TokenProviderRef)

@@ -25,6 +25,9 @@ package enum CallInput: Sendable {
     case earlyJoinDecided(callId: String, allowed: Bool)
     /// The token provider's answer to `.fetchRTCToken`: the token, or why there is none.
     case rtcTokenFetched(callId: String, outcome: Result<String, CallAPIError>)
+    /// Join the room of the next call, to be named from `callId`, ahead of the call: fed by the shell when
+    /// ``CallStateMachine/wantsPreJoin``.
+    case preJoin(callId: String)
 }
 
 /// Why the signaling channel could not send a message.

@@ -6,8 +6,9 @@ extension CallStateMachine {
         case uninitialized
         /// Initialized, not yet prepared (reported as idle).
         case initialized(userId: UInt)
-        /// Ready to place or receive a call.
-        case prepared(Endpoint)
+        /// Ready to place or receive a call; with `PrepareConfig.preJoinsCallRoom`, the room of the next call
+        /// placed, joined (or tried) ahead of it (nil: not tried since the last prepare or call).
+        case prepared(Endpoint, preJoined: PreJoinedRoom?)
         /// In a call: ringing, connecting or connected.
         case inCall(Endpoint, Call)
         /// The last call failed to join its media channel; `prepareForCall` leaves this.

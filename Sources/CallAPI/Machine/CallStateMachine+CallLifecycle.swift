@@ -47,6 +47,7 @@ extension CallStateMachine {
     mutating func rtcTokenFetched(
         _ callId: String, _ outcome: Result<String, CallAPIError>, now: Int64
     ) -> [CallAction] {
+        if case .prepared = phase { return preJoinTokenFetched(callId, outcome) }
         guard case .inCall(let endpoint, var call) = phase, call.id == callId,
             case .awaitingToken(let firstFrame) = call.media
         else { return [] }
@@ -104,7 +105,7 @@ extension CallStateMachine {
         eventReason: String = "", info: [String: JSONValue] = [:], now: Int64
     ) -> [CallAction] {
         guard case .inCall(let endpoint, let ending) = phase else { return [] }
-        phase = newState == .failed ? .failed(endpoint) : .prepared(endpoint)
+        phase = newState == .failed ? .failed(endpoint) : .prepared(endpoint, preJoined: nil)
         var info = info
         info[kPublisher] = .int(Int(endedBy))
         let stops = CallTimerID.liveness(of: ending.id).filter(ending.armed.contains).map(CallAction.stopTimer)

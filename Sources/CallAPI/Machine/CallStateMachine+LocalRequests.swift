@@ -24,7 +24,7 @@ extension CallStateMachine {
         case .initialized(let id):
             userId = id
             actions = [.leaveRTC(remoteUid: nil)]
-        case .prepared(let endpoint), .failed(let endpoint):
+        case .prepared(let endpoint, _), .failed(let endpoint):
             userId = endpoint.userId
             actions = [.leaveRTC(remoteUid: nil)]
         case .inCall(let endpoint, let call):
@@ -46,14 +46,15 @@ extension CallStateMachine {
         case .uninitialized: return refuse("prepareForCall before initialize", code: .notInitialized)
         case .inCall: return refuse("prepareForCall is not allowed during a call")
         case .initialized(let id): userId = id
-        case .prepared(let endpoint), .failed(let endpoint): userId = endpoint.userId
+        case .prepared(let endpoint, _), .failed(let endpoint): userId = endpoint.userId
         }
         guard config.invalidExtensionKeys.isEmpty else {
             return refuse(
                 "userExtension values must be JSON (String, number, Bool, array, dictionary); not: "
                     + config.invalidExtensionKeys.joined(separator: ", "), code: .invalidArgument)
         }
-        phase = .prepared(Endpoint(userId: userId, config: config))
+        // A new prepare leaves any pre-joined room (the leave below) and forgets it.
+        phase = .prepared(Endpoint(userId: userId, config: config), preJoined: nil)
         return [
             .leaveRTC(remoteUid: nil), .stateChanged(.prepared, .none), .completeRequest(nil),
         ]
@@ -63,16 +64,21 @@ extension CallStateMachine {
         to remoteUserId: UInt, type: CallType, extension ext: [String: JSONValue]?, callId: String, now: Int64
     ) -> [CallAction] {
         let endpoint: Endpoint
+        let preJoined: PreJoinedRoom?
         switch phase {
         case .uninitialized: return refuse("call before initialize", code: .notInitialized)
         case .initialized, .inCall, .failed: return refuse("call needs the prepared state")
-        case .prepared(let prepared): endpoint = prepared
+        case .prepared(let prepared, let room):
+            endpoint = prepared
+            // A room whose pre-join failed is not used: the call joins its own as usual.
+            preJoined = room?.phase == .failed ? nil : room
         }
         guard remoteUserId != endpoint.userId else { return refuse("cannot call yourself", code: .invalidArgument) }
         guard remoteUserId <= UserID.maximum else {
             return refuse("user id \(remoteUserId) is larger than the wire's \(UserID.maximum)", code: .invalidArgument)
         }
-        let room = roomForNewCall(callId: callId, endpoint: endpoint)
+        let callId = preJoined?.callId ?? callId
+        let room = preJoined?.room ?? roomForNewCall(callId: callId, endpoint: endpoint)
         var message = message(.call(type), callId: callId, from: endpoint, now: now) {
             $0.remoteUserId = remoteUserId
             $0.fromRoomId = room
@@ -87,7 +93,7 @@ extension CallStateMachine {
         return send(message, to: remoteUserId, completesRequest: true, now: now) + [
             .stateChanged(.calling, type == .video ? .localVideoCall : .localAudioCall, info: info),
             .notifyEvent(type == .video ? .localVideoCall : .localAudioCall, reason: nil),
-        ] + ringTimer(call, endpoint) + joinCallRoom()
+        ] + ringTimer(call, endpoint) + (preJoined.map { startCallInPreJoinedRoom($0, now: now) } ?? joinCallRoom())
     }
 
     mutating func cancel(now: Int64) -> [CallAction] {
@@ -166,10 +172,10 @@ extension CallStateMachine {
         switch phase {
         case .uninitialized, .initialized:
             return [.log(.warning, "renewToken before prepareForCall: nothing to renew")]
-        case .prepared(var endpoint):
+        case .prepared(var endpoint, let preJoined):
             endpoint.config.rtcToken = token
-            phase = .prepared(endpoint)
-            return []
+            phase = .prepared(endpoint, preJoined: preJoined)
+            return preJoined == nil ? [] : [.renewRTCToken(token)]
         case .failed(var endpoint):
             endpoint.config.rtcToken = token
             phase = .failed(endpoint)

@@ -3,8 +3,9 @@
 extension CallStateMachine {
     mutating func handleRTC(_ event: RTCEngineEvent, now: Int64) -> [CallAction] {
         guard endpoint != nil else { return [] }
+        if let room = preJoined?.room, event.channel == room { return preJoinedRoomEvent(event) }
         switch event {
-        case .tokenWillExpire:
+        case .tokenWillExpire(let channel) where call == nil || channel == call?.room:
             return [.notifyTokenWillExpire]
         case .error(let code, let message):
             return [.notifyError(.rtcOccurError, .rtc, code: code, message: message)]

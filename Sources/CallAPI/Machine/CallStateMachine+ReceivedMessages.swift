@@ -126,11 +126,11 @@ extension CallStateMachine {
             ]
         }
         switch phase {
-        case .prepared(let endpoint):
+        case .prepared(let endpoint, let preJoined):
             if let age = staleness(of: message, receivedAt: receivedAt, config: endpoint.config, now: now) {
                 return [.log(.warning, "call \(message.callId) ignored: \(age) ms old, past the ring timeout")]
             }
-            return ring(message, sender: sender, info: info, endpoint, now: now)
+            return ring(message, sender: sender, info: info, endpoint, leaving: preJoined, now: now)
         case .inCall(let endpoint, let call):
             guard call.peer == sender else { return replyBusy(to: message, sender: sender, endpoint, now: now) }
             if call.stage == .ringing {
@@ -167,14 +167,16 @@ extension CallStateMachine {
 
     /// A new call rings here: report it, start its ring timer and ask the listeners whether to join now.
     private mutating func ring(
-        _ message: CallMessage, sender: UInt, info: [String: JSONValue], _ endpoint: Endpoint, now: Int64
+        _ message: CallMessage, sender: UInt, info: [String: JSONValue], _ endpoint: Endpoint,
+        leaving preJoined: PreJoinedRoom? = nil, now: Int64
     ) -> [CallAction] {
-        startRinging(message, sender: sender, info: info, endpoint, now: now)
+        startRinging(message, sender: sender, info: info, endpoint, leaving: preJoined, now: now)
             + [.askCanJoinOnCalling(callId: message.callId, eventInfo: info)]
     }
 
     private mutating func startRinging(
-        _ message: CallMessage, sender: UInt, info: [String: JSONValue], _ endpoint: Endpoint, now: Int64
+        _ message: CallMessage, sender: UInt, info: [String: JSONValue], _ endpoint: Endpoint,
+        leaving preJoined: PreJoinedRoom? = nil, now: Int64
     ) -> [CallAction] {
         guard let type = message.action.callType, let room = message.fromRoomId else { return [] }
         let call = Call(
@@ -184,7 +186,7 @@ extension CallStateMachine {
         return [
             .stateChanged(.calling, type == .video ? .remoteVideoCall : .remoteAudioCall, info: info),
             .notifyEvent(type == .video ? .remoteVideoCall : .remoteAudioCall, reason: nil),
-        ] + ringTimer(call, endpoint)
+        ] + leaving(preJoined) + ringTimer(call, endpoint)
     }
 
     private mutating func replyBusy(

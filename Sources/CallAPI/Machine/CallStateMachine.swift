@@ -49,6 +49,7 @@ package struct CallStateMachine: Sendable {
         case .timerFired(let timer): return timerFired(timer, now: now)
         case .earlyJoinDecided(let callId, let allowed): return earlyJoinDecided(callId, allowed: allowed)
         case .rtcTokenFetched(let callId, let outcome): return rtcTokenFetched(callId, outcome, now: now)
+        case .preJoin(let callId): return preJoin(callId: callId)
         }
     }
 
@@ -77,7 +78,7 @@ package struct CallStateMachine: Sendable {
         switch phase {
         case .uninitialized: nil
         case .initialized(let userId): userId
-        case .prepared(let endpoint), .inCall(let endpoint, _), .failed(let endpoint): endpoint.userId
+        case .prepared(let endpoint, _), .inCall(let endpoint, _), .failed(let endpoint): endpoint.userId
         }
     }
 
@@ -88,7 +89,7 @@ package struct CallStateMachine: Sendable {
     var endpoint: Endpoint? {
         switch phase {
         case .uninitialized, .initialized: nil
-        case .prepared(let endpoint), .inCall(let endpoint, _), .failed(let endpoint): endpoint
+        case .prepared(let endpoint, _), .inCall(let endpoint, _), .failed(let endpoint): endpoint
         }
     }
 

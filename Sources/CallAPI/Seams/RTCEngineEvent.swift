@@ -10,6 +10,9 @@ public enum RTCEngineEvent: Sendable, Equatable {
     case remoteJoined(channel: String, uid: UInt)
     /// Another user left the channel; `reason` is the engine's (for example 0 quit, 1 dropped).
     case remoteLeft(channel: String, uid: UInt, reason: Int)
+    /// `uid`, in the channel, now publishes audio and video as `audio` and `video` say (it paused or
+    /// resumed publishing while staying in the channel, as a showroom host does during a 1v1 call).
+    case remotePublishingChanged(channel: String, uid: UInt, audio: Bool, video: Bool)
     /// The first video frame of `uid` was decoded.
     case remoteFirstVideoFrameDecoded(channel: String, uid: UInt)
     /// The first audio frame of `uid` was decoded.
@@ -24,4 +27,18 @@ public enum RTCEngineEvent: Sendable, Equatable {
     case tokenWillExpire(channel: String)
     /// The engine failed; `code` is the engine's.
     case error(code: Int, message: String)
+
+    /// The channel the event is about; `nil` for engine-wide events (camera capture, errors).
+    public var channel: String? {
+        switch self {
+        case .localJoined(let channel, _), .localLeft(let channel), .joinFailed(let channel, _, _),
+            .remoteJoined(let channel, _), .remoteLeft(let channel, _, _),
+            .remotePublishingChanged(let channel, _, _, _), .remoteFirstVideoFrameDecoded(let channel, _),
+            .remoteFirstAudioFrameDecoded(let channel, _), .localFirstVideoFramePublished(let channel),
+            .localFirstAudioFramePublished(let channel), .tokenWillExpire(let channel):
+            channel
+        case .localFirstVideoFrameCaptured, .error:
+            nil
+        }
+    }
 }

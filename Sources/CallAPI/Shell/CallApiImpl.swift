@@ -21,6 +21,8 @@ public final class CallApiImpl: CallApiProtocol, ISignalClientListener {
         var listeners = ListenerSet()
         var streams: [UUID: AsyncStream<CallStateChange>.Continuation] = [:]
         var timers: [CallTimerID: any CallTimer] = [:]
+        /// CallAPI's own listener of the engine's events, while initialized.
+        var rtcListener: RTCEventListenerToken?
     }
 
     /// What one handled input needs to perform its actions.
@@ -133,6 +135,11 @@ public final class CallApiImpl: CallApiProtocol, ISignalClientListener {
 
     public func getCallId() -> String { core.withLock { $0.machine.callId } }
 
+    /// The current call's RTC channel, or `""` outside a call. Known from ``CallEvent/joinRTCStart`` on:
+    /// an app listens to the call's channel by adding, at that event,
+    /// `rtcEngine.addEventListener(channel: api.getRoomId()) { ... }` (see ``CallRTCEngine``).
+    public func getRoomId() -> String { core.withLock { $0.machine.call?.room ?? "" } }
+
     // MARK: - ISignalClientListener
 
     public func onMessageReceive(message: String) {
@@ -181,6 +188,9 @@ public final class CallApiImpl: CallApiProtocol, ISignalClientListener {
             let config = core.config ?? next.config
             let clock = config?.clock ?? Self.fallbackClock
             let actions = core.machine.handle(next.input, now: clock.nowMillis())
+            if core.machine.wantsPreJoin, let callId = config?.makeCallId() {
+                core.queue.append(Pending(input: .preJoin(callId: callId)))
+            }
             return Step(
                 actions: actions, completion: next.completion, config: config,
                 listeners: core.listeners.alive, streams: Array(core.streams.values))
@@ -218,13 +228,17 @@ public final class CallApiImpl: CallApiProtocol, ISignalClientListener {
             }
         case .completeRequest(let error):
             step.completion?(error)
-        case .joinRTC(let join):
+        case .joinRTC(let join), .publishInJoinedRTC(let join):
             if join.media.publishCamera {
                 engine?.setLocalCanvas(join.localView?.view)
                 engine?.startPreview()
             }
             if let remote = join.remoteView { engine?.setRemoteCanvas(remote.view, uid: join.remoteUid) }
-            engine?.joinChannel(join.channel, token: join.token, uid: join.uid, media: join.media)
+            if case .joinRTC = action {
+                engine?.joinChannel(join.channel, token: join.token, uid: join.uid, media: join.media)
+            } else {
+                engine?.updateMedia(join.media)
+            }
         case .fetchRTCToken(let callId, let channel, let uid, let source):
             Task { [weak self] in
                 let outcome: Result<String, CallAPIError>
@@ -288,13 +302,20 @@ public final class CallApiImpl: CallApiProtocol, ISignalClientListener {
     }
 
     private func attach(to config: CallConfig) {
-        core.withLock { $0.config = config }
-        config.rtcEngine.setEventHandler { [weak self] event in self?.submit(.rtc(event)) }
+        let token = config.rtcEngine.addEventListener { [weak self] event in self?.submit(.rtc(event)) }
+        core.withLock {
+            $0.config = config
+            $0.rtcListener = token
+        }
         config.signalClient.addListener(listener: self)
     }
 
     private func detach(from config: CallConfig) {
-        config.rtcEngine.setEventHandler(nil)
+        let token = core.withLock { core in
+            defer { core.rtcListener = nil }
+            return core.rtcListener
+        }
+        if let token { config.rtcEngine.removeEventListener(token) }
         config.signalClient.removeListener(listener: self)
         let timers = core.withLock { core in
             defer {

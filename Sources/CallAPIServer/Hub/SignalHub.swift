@@ -45,6 +45,9 @@ actor SignalHub {
     var limits: HubLimits { state.limits }
     var onlineUsers: [String] { state.onlineUsers }
     var sessionCount: Int { state.sessionCount }
+    /// Connections whose reader has not ended yet. A closed session leaves the state at once, but its connection
+    /// stays open until its writer has written the close and the client has gone; shutdown drains these.
+    var openConnectionCount: Int { outboxes.count }
 
     /// Registers a new connection; its writer reads the returned stream (bounded by the state's outbox limits)
     /// and counts what it writes in ``writes``; `abort` ends the connection without waiting for its writer.

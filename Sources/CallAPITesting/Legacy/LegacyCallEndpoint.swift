@@ -67,7 +67,8 @@ public final class LegacyCallEndpoint: ISignalClientListener {
                 machine: LegacyCallMachine(
                     flavour: flavour, userId: userId, room: "legacy-\(flavour)-\(userId)",
                     ringTimeoutMillis: ringTimeoutMillis)))
-        engine.setEventHandler { [weak self] event in self?.rtcEvent(event) }
+        // The endpoint owns its engine for its whole life, so the listener is never removed.
+        _ = engine.addEventListener { [weak self] event in self?.rtcEvent(event) }
         client.addListener(listener: self)
     }
 

@@ -3,7 +3,6 @@ import CallAPI
 /// Everything a ``WebRTCEngine`` knows, behind its lock. GStreamer handles in it are only used on the
 /// engine's queue, except the receive-bin handles that `pad-added` stores from a streaming thread.
 struct EngineState: Sendable {
-    var handler: (@Sendable (RTCEngineEvent) -> Void)?
     var media = RTCMediaOptions.call(.video)
     var previewing = false
     /// The first captured frame since the preview started was reported.

@@ -67,6 +67,12 @@ extension WebRTCEngine {
             session.membership?.send(
                 .subscription(audio: media.subscribeAudio, video: media.subscribeVideo), to: uid)
         }
+        // A newcomer assumes the member publishes; it is told when the member publishes nothing (a paused
+        // host, a viewer). Changes are told as they happen (`changeMedia`).
+        if !media.publishMicrophone && !media.publishCamera {
+            session.membership?.send(
+                .publishing(audio: media.publishMicrophone, video: media.publishCamera), to: uid)
+        }
         perform(actions, peer: uid)
     }
 
@@ -81,10 +87,18 @@ extension WebRTCEngine {
     }
 
     private func received(_ signal: WebRTCSignal, from uid: UInt) {
-        if case .subscription(let audio, let video) = signal {
+        switch signal {
+        case .subscription(let audio, let video):
             state.withLock { $0.session?.peers[uid]?.peerSubscribes = (audio, video) }
             applySending(to: uid)
             return
+        case .publishing(let audio, let video):
+            guard let channel = state.withLock({ $0.session?.peers[uid] != nil ? $0.session?.channel : nil })
+            else { return }
+            emit(.remotePublishingChanged(channel: channel, uid: uid, audio: audio, video: video))
+            return
+        case .offer, .answer, .iceCandidate:
+            break
         }
         let actions = state.withLock { $0.session?.peers[uid]?.negotiation.received(signal) } ?? []
         perform(actions, peer: uid)

@@ -13,13 +13,18 @@ import Foundation
 ///
 /// ## Threads
 /// Every method returns at once. Work happens on the engine's serial queue, which is also where events
-/// are reported, in order. GStreamer calls back on its own threads; those callbacks only read or update
+/// are reported to every listener, in order (secondary channels' events too). GStreamer calls back on its own threads; those callbacks only read or update
 /// the locked state and hop onto the queue.
 ///
 /// ## Media
 /// Every peer link negotiates one audio and one video stream, always. What is published and subscribed
 /// is switched with valves, and each side tells the other what it subscribes to
 /// (``WebRTCSignal/subscription(audio:video:)``), so nothing is sent that nobody decodes.
+///
+/// ## Secondary channels
+/// Each secondary channel (a showroom) is an engine of its own inside this one, with its own pipeline:
+/// sources that can be opened twice (test sources, files) work; a camera device that allows one reader
+/// does not (give the secondary channel's engine other sources with ``init(transport:sources:label:secondarySources:)``).
 public final class WebRTCEngine: CallRTCEngine {
     /// Where camera and microphone come from and where remote audio goes.
     public let sources: WebRTCMediaSources
@@ -27,15 +32,24 @@ public final class WebRTCEngine: CallRTCEngine {
     let queue: DispatchQueue
     let snapshotQueue: DispatchQueue
     let state = Locked(EngineState())
+    let listeners = RTCEventListeners()
+    /// The secondary channels' engines, by channel.
+    let secondaries = Locked<[String: WebRTCEngine]>([:])
+    let label: String
+    /// The sources of secondary channels' engines.
+    let secondarySources: WebRTCMediaSources
 
     /// An engine meeting peers through `transport`. `label` names its queues (useful with several engines).
+    /// Secondary channels capture from `secondarySources` (default: `sources`).
     public init(
         transport: any WebRTCChannelTransport, sources: WebRTCMediaSources = WebRTCMediaSources(),
-        label: String = "webrtc"
+        label: String = "webrtc", secondarySources: WebRTCMediaSources? = nil
     ) {
         GStreamerRuntime.ensureInitialized()
         self.transport = transport
         self.sources = sources
+        self.label = label
+        self.secondarySources = secondarySources ?? sources
         queue = DispatchQueue(label: "callapi.\(label).engine")
         snapshotQueue = DispatchQueue(label: "callapi.\(label).snapshot")
     }
@@ -60,8 +74,13 @@ public final class WebRTCEngine: CallRTCEngine {
 
     // MARK: - CallRTCEngine
 
-    public func setEventHandler(_ handler: (@Sendable (RTCEngineEvent) -> Void)?) {
-        state.withLock { $0.handler = handler }
+    @discardableResult
+    public func addEventListener(_ listener: @escaping @Sendable (RTCEngineEvent) -> Void) -> RTCEventListenerToken {
+        listeners.add(listener)
+    }
+
+    public func removeEventListener(_ token: RTCEventListenerToken) {
+        listeners.remove(token)
     }
 
     public func joinChannel(_ channel: String, token: String, uid: UInt, media: RTCMediaOptions) {
@@ -124,12 +143,13 @@ public final class WebRTCEngine: CallRTCEngine {
 
     // MARK: - On the queue
 
-    /// Reports `event` to the handler. Call on the queue.
+    /// Reports `event` to the listeners. Call on the queue.
     func emit(_ event: RTCEngineEvent) {
-        state.withLock { $0.handler }?(event)
+        listeners.emit(event)
     }
 
     private func join(_ channel: String, token: String, uid: UInt, media: RTCMediaOptions) {
+        if secondaries.withLock({ $0[channel] != nil }) { return rejectJoin(channel) }
         if state.withLock({ $0.session != nil }) { leave() }
         let missing = GStreamerRuntime.missingElements()
         guard missing.isEmpty else {
@@ -183,6 +203,11 @@ public final class WebRTCEngine: CallRTCEngine {
         let (old, uids, membership) = state.withLock { state in
             defer { state.media = media }
             return (state.media, Array(state.session?.peers.keys ?? [:].keys), state.session?.membership)
+        }
+        if old.publishMicrophone != media.publishMicrophone || old.publishCamera != media.publishCamera {
+            for uid in uids {
+                membership?.send(.publishing(audio: media.publishMicrophone, video: media.publishCamera), to: uid)
+            }
         }
         for uid in uids {
             applySending(to: uid)

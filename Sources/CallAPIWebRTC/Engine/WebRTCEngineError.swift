@@ -9,6 +9,8 @@ public struct WebRTCEngineError: Error, Sendable, Equatable, CustomStringConvert
         case negotiation = 1002
         /// GStreamer elements the engine needs are not installed.
         case missingElements = 1003
+        /// The engine is in the channel already (as call or secondary channel).
+        case alreadyInChannel = 1004
     }
 
     public var code: Code

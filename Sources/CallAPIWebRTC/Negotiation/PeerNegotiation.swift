@@ -93,7 +93,7 @@ struct PeerNegotiation: Sendable, Equatable {
         }
     }
 
-    /// A signal from the peer (subscription signals are not negotiation and are ignored here).
+    /// A signal from the peer (subscription and publishing signals are not negotiation and are ignored here).
     mutating func received(_ signal: WebRTCSignal) -> [Action] {
         switch signal {
         case .offer(let sdp):
@@ -111,7 +111,7 @@ struct PeerNegotiation: Sendable, Equatable {
                 return []
             }
             return [.addRemoteCandidate(mline: mline, candidate: candidate)]
-        case .subscription:
+        case .subscription, .publishing:
             return []
         }
     }

@@ -4,7 +4,8 @@ import Foundation
 ///
 /// Transports treat it as opaque: ``jsonText`` and ``init(jsonText:)`` give a stable JSON form
 /// (`{"type":"offer","sdp":"..."}`, `{"type":"ice","mline":0,"candidate":"..."}`,
-/// `{"type":"media","audio":true,"video":false}`) for relays that carry text.
+/// `{"type":"media","audio":true,"video":false}`, `{"type":"publishing","audio":false,"video":false}`) for
+/// relays that carry text.
 public enum WebRTCSignal: Sendable, Equatable, Codable {
     /// A session description offer (SDP text). Sent by the member with the lower uid.
     case offer(sdp: String)
@@ -14,6 +15,9 @@ public enum WebRTCSignal: Sendable, Equatable, Codable {
     case iceCandidate(mline: UInt32, candidate: String)
     /// Which kinds the sender wants to receive; the peer stops sending a kind nobody subscribes to.
     case subscription(audio: Bool, video: Bool)
+    /// Which kinds the sender publishes now (sent when that changes, and to a newcomer when it is neither):
+    /// the receiver reports ``RTCEngineEvent/remotePublishingChanged(channel:uid:audio:video:)``.
+    case publishing(audio: Bool, video: Bool)
 
     private enum CodingKeys: String, CodingKey {
         case type, sdp, mline, candidate, audio, video
@@ -30,6 +34,10 @@ public enum WebRTCSignal: Sendable, Equatable, Codable {
                 candidate: try container.decode(String.self, forKey: .candidate))
         case "media":
             self = .subscription(
+                audio: try container.decode(Bool.self, forKey: .audio),
+                video: try container.decode(Bool.self, forKey: .video))
+        case "publishing":
+            self = .publishing(
                 audio: try container.decode(Bool.self, forKey: .audio),
                 video: try container.decode(Bool.self, forKey: .video))
         case let other:
@@ -53,6 +61,10 @@ public enum WebRTCSignal: Sendable, Equatable, Codable {
             try container.encode(candidate, forKey: .candidate)
         case .subscription(let audio, let video):
             try container.encode("media", forKey: .type)
+            try container.encode(audio, forKey: .audio)
+            try container.encode(video, forKey: .video)
+        case .publishing(let audio, let video):
+            try container.encode("publishing", forKey: .type)
             try container.encode(audio, forKey: .audio)
             try container.encode(video, forKey: .video)
         }

@@ -7,6 +7,9 @@ struct DemoRun: Sendable {
     static let caller: UInt = 1001
     static let callee: UInt = 1002
     static let intruder: UInt = 1003
+    /// Watches the callee's showroom in the showroom scenario.
+    static let viewer: UInt = 1004
+    static let showroomChannel = "showroom-\(callee)"
 
     struct Outcome: Sendable {
         var timelines: [UInt: [TimelineListener.Line]]
@@ -33,14 +36,17 @@ struct DemoRun: Sendable {
         let users = scenario == .busy ? [Self.caller, Self.callee, Self.intruder] : [Self.caller, Self.callee]
         var apis: [UInt: CallApiImpl] = [:]
         var timelines: [UInt: TimelineListener] = [:]
+        var engines: [UInt: any CallRTCEngine] = [:]
         for user in users {
             let api = CallApiImpl()
             let timeline = TimelineListener(userId: user, clock: clock, start: start)
             api.addListener(listener: timeline)
+            let engine = makeEngine?(user) ?? world.engine(userId: user)
+            engines[user] = engine
             api.initialize(
                 config: CallConfig(
-                    appId: "demo", userId: user, rtcEngine: makeEngine?(user) ?? world.engine(userId: user),
-                    signalClient: network.client(userId: user), clock: clock))
+                    appId: "demo", userId: user, rtcEngine: engine, signalClient: network.client(userId: user),
+                    clock: clock))
             let prepare = PrepareConfig(
                 rtcToken: "demo-token", localView: TestCanvas("local-\(user)"),
                 remoteView: TestCanvas("remote-\(user)"),
@@ -52,6 +58,7 @@ struct DemoRun: Sendable {
         }
         let (caller, callee) = (apis[Self.caller]!, apis[Self.callee]!)
         var failure: String?
+        var showroom: DemoShowroom?
         func expect(_ what: String, within millis: Int64 = 5_000, _ condition: () -> Bool) async {
             var waited: Int64 = 0
             while !condition() && waited < millis {
@@ -61,6 +68,19 @@ struct DemoRun: Sendable {
             if !condition() && failure == nil { failure = "timed out waiting for \(what)" }
         }
         func state(_ user: UInt) -> CallStateType? { timelines[user]?.currentState }
+
+        if scenario == .showroom, let hostEngine = engines[Self.callee], let hostTimeline = timelines[Self.callee] {
+            let viewerTimeline = TimelineListener(userId: Self.viewer, clock: clock, start: start)
+            timelines[Self.viewer] = viewerTimeline
+            let room = DemoShowroom(
+                host: Self.callee, hostEngine: hostEngine, hostTimeline: hostTimeline, viewer: Self.viewer,
+                viewerEngine: makeEngine?(Self.viewer) ?? world.engine(userId: Self.viewer),
+                viewerTimeline: viewerTimeline, channel: Self.showroomChannel)
+            callee.addListener(listener: room)
+            room.open()
+            showroom = room
+            await expect("the viewer to watch the host") { room.viewerSees == .both }
+        }
 
         do {
             try await caller.call(
@@ -72,11 +92,12 @@ struct DemoRun: Sendable {
         await expect("the callee to ring") { state(Self.callee) == .calling }
         await pacer.pass(millis: ringMillis)
         switch scenario {
-        case .video, .audio, .busy:
+        case .video, .audio, .busy, .showroom:
             try? await callee.accept(remoteUserId: Self.caller)
             await expect("both sides connected") {
                 state(Self.caller) == .connected && state(Self.callee) == .connected
             }
+            if let showroom { await expect("the viewer to see the pause") { showroom.viewerSees == .nothing } }
             if scenario == .busy, let intruder = apis[Self.intruder] {
                 try? await intruder.call(remoteUserId: Self.callee, callType: .video, callExtension: [:])
                 await expect("the busy answer") { timelines[Self.intruder]?.states.last?.1 == .remoteCallBusy }
@@ -92,6 +113,11 @@ struct DemoRun: Sendable {
         }
         await expect("both sides back to prepared") {
             state(Self.caller) == .prepared && state(Self.callee) == .prepared
+        }
+        if let showroom {
+            await expect("the viewer to see the host again") { showroom.viewerSees == .both }
+            showroom.close()
+            callee.removeListener(listener: showroom)
         }
         await pacer.pass(millis: networkLatencyMillis * 2)
         for (user, api) in apis {

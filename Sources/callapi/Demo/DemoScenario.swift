@@ -12,4 +12,8 @@ enum DemoScenario: String, CaseIterable, Sendable {
     case timeout
     /// A third user calls the callee during the call and gets "busy".
     case busy
+    /// The callee is a host live-streaming in a showroom watched by a viewer: while the call is connected
+    /// the host stays in the showroom but stops publishing there (the viewer sees the pause), and resumes
+    /// when the call ends.
+    case showroom
 }

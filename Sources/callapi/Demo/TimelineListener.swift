@@ -26,6 +26,9 @@ final class TimelineListener: CallApiListenerProtocol {
     var currentState: CallStateType? { states.last?.0 }
     var costMap: [String: Int] { state.withLock { $0.costs } }
 
+    /// Adds a line of the demo's own (what a viewer saw, what the showroom did).
+    func note(_ text: String) { add(text) }
+
     private func add(_ text: String) {
         let line = Line(offsetMillis: clock.nowMillis() - start, userId: userId, text: text)
         state.withLock { $0.lines.append(line) }

@@ -108,6 +108,8 @@ final class PhonePreparation: Sendable {
         }
         return PrepareConfig(
             rtcToken: tokens.rtcToken ?? "", remoteView: snapshot?.canvas, callTimeoutMillisecond: ringTimeoutMillis,
-            firstFrameWaittingDisabled: media == .none, rtcTokenProvider: tokens.provider)
+            firstFrameWaittingDisabled: media == .none,
+            // Simulated media joins no real room, so it needs no tokens (and must not fail a call for want of one).
+            rtcTokenProvider: media == .webrtc ? tokens.provider : nil)
     }
 }

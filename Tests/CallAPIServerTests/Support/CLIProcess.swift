@@ -17,6 +17,8 @@ final class CLIProcess: Sendable {
     private let input: Pipe
     private let lines: AsyncStream<String>
     private let buffer = NIOLockedValueBox("")
+    /// Every line the process printed, for the failure message of an `expect` that timed out.
+    private let transcript = NIOLockedValueBox<[String]>([])
 
     /// The package's root folder, where the README's commands run.
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
@@ -57,6 +59,7 @@ final class CLIProcess: Sendable {
         let (stream, continuation) = AsyncStream.makeStream(of: String.self)
         lines = stream
         let buffer = buffer
+        let transcript = transcript
         output.fileHandleForReading.readabilityHandler = { handle in
             let data = handle.availableData
             guard !data.isEmpty else {
@@ -70,6 +73,7 @@ final class CLIProcess: Sendable {
                 text = parts.removeLast()
                 return parts
             }
+            transcript.withLockedValue { $0 += complete }
             for line in complete { continuation.yield(line) }
         }
         try process.run()
@@ -86,7 +90,12 @@ final class CLIProcess: Sendable {
     /// Waits for an output line containing `text`; returns it.
     @discardableResult
     func expect(_ text: String, within seconds: Double = 10) async throws -> String {
-        try await lines.first(within: seconds, "a line with \"\(text)\"") { $0.contains(text) }
+        do {
+            return try await lines.first(within: seconds, "a line with \"\(text)\"") { $0.contains(text) }
+        } catch {
+            let printed = transcript.withLockedValue { $0 }.joined(separator: "\n")
+            throw ExpectFailed(description: "\(error); the process printed:\n\(printed)")
+        }
     }
 
     /// Kills the process at once (SIGKILL), as a crash or a power cut would: nothing is said to anyone.
@@ -113,4 +122,9 @@ final class CLIProcess: Sendable {
     deinit {
         if process.isRunning { process.terminate() }
     }
+}
+
+/// An `expect` that did not see its line, with everything the process printed.
+struct ExpectFailed: Error, CustomStringConvertible {
+    var description: String
 }

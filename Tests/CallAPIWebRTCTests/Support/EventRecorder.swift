@@ -17,7 +17,7 @@ final class EventRecorder: Sendable {
 
     /// Records the events of `engine` from now on.
     init(_ engine: any CallRTCEngine) {
-        engine.setEventHandler { [weak self] event in self?.record(event) }
+        engine.addEventListener { [weak self] event in self?.record(event) }
     }
 
     var events: [RTCEngineEvent] { state.withLock { $0.events } }
