@@ -52,7 +52,7 @@ extension CallStateMachine {
         // crossed the winner's) missed the caller's notice: say it again.
         let notice =
             call.isCaller && message.deviceId != nil && (message.action.isCallFlow || message.action == .keepAlive)
-            ? settledNotice(call, endpoint, answeredBy: bound, now: now) : []
+            ? settledNotice(call, endpoint, answeredBy: bound, after: message, now: now) : []
         return ignored + notice + notInCallAcknowledgement(of: message, call, endpoint, now: now)
     }
 
@@ -86,13 +86,17 @@ extension CallStateMachine {
     }
 
     /// The caller's notice to every device of the callee user that `call` is settled: a cancel naming the
-    /// device that accepted (or rejected). Only for devices that name themselves: an existing client's accept
-    /// carries no device id, and a cancel without one would end its call.
+    /// device that accepted (or rejected), sent on `trigger` (that device's accept or reject, or a losing
+    /// device's message). Only when both sides speak our reliability extension (docs/multi-device.md, "The
+    /// settled notice"): an existing client's accept carries no device id, and a cancel without one would end
+    /// its call; with reliability off this endpoint sends exactly the 1.0 messages, so no notice either (our
+    /// server's copies still stop the other devices).
     mutating func settledNotice(
         _ call: Call, _ endpoint: Endpoint, answeredBy device: String? = nil, rejectedBy rejecter: String? = nil,
-        now: Int64
+        after trigger: CallMessage, now: Int64
     ) -> [CallAction] {
-        guard call.isCaller, device != nil || rejecter != nil else { return [] }
+        guard call.isCaller, device != nil || rejecter != nil, delivery.settings.acknowledges, trigger.reliable
+        else { return [] }
         let notice = message(.cancelCall, callId: call.id, from: endpoint, now: now) {
             $0.answeredByDevice = device
             $0.rejectedByDevice = rejecter

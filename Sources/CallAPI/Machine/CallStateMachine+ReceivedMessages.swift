@@ -100,14 +100,15 @@ extension CallStateMachine {
                 .stateChanged(.connecting, .remoteAccepted, info: info), .notifyEvent(.remoteAccepted, reason: nil),
             ]
                 + connectedCheck(reason: .remoteAccepted, now: now)
-                + settledNotice(call, endpoint, answeredBy: message.deviceId, now: now)
+                + settledNotice(call, endpoint, answeredBy: message.deviceId, after: message, now: now)
         case .reject:
             let busy = message.rejectByInternal
             return endCall(
                 .prepared, busy ? .remoteCallBusy : .remoteRejected,
                 event: busy ? .remoteCallBusy : .remoteRejected, endedBy: sender,
                 eventReason: message.rejectReason ?? "", info: info, now: now)
-                + (call.isCaller ? settledNotice(call, endpoint, rejectedBy: message.deviceId, now: now) : [])
+                + (call.isCaller
+                    ? settledNotice(call, endpoint, rejectedBy: message.deviceId, after: message, now: now) : [])
         case .hangup:
             return endCall(
                 .prepared, .remoteHangup, event: .remoteHangup, endedBy: sender,
