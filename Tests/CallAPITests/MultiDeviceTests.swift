@@ -20,15 +20,20 @@ struct MultiDeviceTests {
         let caller: Device
         let a: Device
         let b: Device
+        /// A second device of the caller user, when asked for.
+        let callerB: Device?
         static let ringTimeoutMillis: UInt64 = 15_000
 
-        init(copies: Bool, latencyMillis: Int64 = 20) {
+        init(copies: Bool, latencyMillis: Int64 = 20, callerDevices: Int = 1) {
             network = InMemorySignalNetwork(clock: clock, latencyMillis: latencyMillis)
             network.copiesToOwnDevices = copies
             world = SimulatedRTCWorld(clock: clock)
             caller = Self.device(user: 1, index: 0, signal: network.client(userId: 1), world, clock)
             a = Self.device(user: 2, index: 0, signal: network.client(userId: 2), world, clock)
             b = Self.device(user: 2, index: 1, signal: network.addDevice(userId: 2), world, clock)
+            callerB =
+                callerDevices > 1
+                ? Self.device(user: 1, index: 1, signal: network.addDevice(userId: 1), world, clock) : nil
         }
 
         private static func device(
@@ -133,6 +138,46 @@ struct MultiDeviceTests {
         h.clock.advance(byMillis: Int64(Harness.ringTimeoutMillis) + 5_000)
         #expect(h.caller.api.state == .connected)
         #expect([h.a.api.state, h.b.api.state].filter { $0 == .connected }.count == 1)
+    }
+
+    @Test(arguments: [true, false])
+    func aCallFromTheCallersOtherDeviceWhileTheFirstRingsIsBusyAndDoesNotRestartTheRing(copies: Bool) throws {
+        let h = Harness(copies: copies, callerDevices: 2)
+        let second = try #require(h.callerB)
+        h.ring()
+        let first = h.caller.api.getCallId()
+        h.clock.advance(byMillis: 5_000)
+        second.api.call(remoteUserId: 2, completion: nil)
+        h.clock.advance(byMillis: 200)
+        #expect(second.api.state == .prepared)
+        #expect(second.listener.lastState?.reason == .remoteCallBusy)
+        #expect(h.caller.api.state == .calling)
+        for device in [h.a, h.b] {
+            #expect(device.api.state == .calling)
+            #expect(device.api.getCallId() == first)
+        }
+        // The ring still ends one ring timeout after the first call, not after the second.
+        h.clock.advance(byMillis: Int64(Harness.ringTimeoutMillis) - 5_200 + 100)
+        #expect(h.a.api.state == .prepared && h.b.api.state == .prepared)
+        #expect(h.caller.api.state == .prepared)
+        let reasons = [h.a, h.b].compactMap { $0.listener.lastState?.reason }
+        #expect(reasons.contains(.callingTimeout))
+    }
+
+    @Test(arguments: [true, false])
+    func aCallFromTheCallersOtherDeviceDuringTheCallIsBusyAndTheCallGoesOn(copies: Bool) throws {
+        let h = Harness(copies: copies, callerDevices: 2)
+        let second = try #require(h.callerB)
+        h.ring()
+        h.a.api.accept(remoteUserId: 1, completion: nil)
+        h.clock.advance(byMillis: 200)
+        #expect(h.caller.api.state == .connected && h.a.api.state == .connected)
+        second.api.call(remoteUserId: 2, completion: nil)
+        h.clock.advance(byMillis: 200)
+        #expect(second.listener.lastState?.reason == .remoteCallBusy)
+        #expect(h.caller.api.state == .connected)
+        #expect(h.a.api.state == .connected)
+        #expect(h.b.api.state == .prepared)
     }
 
     @Test func aHangupFromTheDeviceInTheCallEndsItForTheCaller() {

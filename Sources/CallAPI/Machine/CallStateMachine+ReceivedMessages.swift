@@ -58,7 +58,9 @@ extension CallStateMachine {
     /// user's answer to the current call, whatever its callId. Only for senders without the reliability
     /// mark: ours stamp the call they refuse, so a late busy of an earlier call cannot end this one.
     private func busyAnswerToCurrentCall(_ message: CallMessage, from sender: UInt) -> CallMessage {
-        guard message.action == .reject, message.rejectByInternal, !message.reliable,
+        // Only the deployed clients (no reliability mark, no device id) stamp a busy reject with their own callId;
+        // ours carries the call it answers, which may be another device's call of this user.
+        guard message.action == .reject, message.rejectByInternal, !message.reliable, message.deviceId == nil,
             case .inCall(_, let call) = phase, call.stage == .ringing, call.role == .caller, call.peer == sender,
             call.id != message.callId
         else { return message }
@@ -134,6 +136,16 @@ extension CallStateMachine {
             return ring(message, sender: sender, info: info, endpoint, leaving: preJoined, now: now)
         case .inCall(let endpoint, let call):
             guard call.peer == sender else { return replyBusy(to: message, sender: sender, endpoint, now: now) }
+            // The peer user calls from another device than the one this call is with (docs/multi-device.md): a
+            // second call, not a recall. It is answered busy; the current call, its ring timer included, stays.
+            if let bound = call.peerDevice, let device = message.deviceId, device != bound {
+                return [
+                    .log(
+                        .normal,
+                        "call \(message.callId) from device \(device) of user \(sender): this call is with device "
+                            + "\(bound)")
+                ] + replyBusy(to: message, sender: sender, endpoint, now: now)
+            }
             if call.stage == .ringing {
                 return call.isCaller
                     ? glare(theirs: message, sender: sender, info: info, endpoint, ours: call, now: now)
