@@ -163,9 +163,10 @@ public final class SignalClient: ISignalClient {
     public func sendMessage(userId: String, message: String, completion: (@Sendable ((any Error)?) -> Void)?) {
         let ttl = configuration.messageTTLSeconds
         // Calls and cancels are marked, so the server can push a call to an offline user and withdraw it.
+        let copy = configuration.copiesToOwnSessions
         let push = CallPushMarking.mark(forCallAPIMessage: message)
         commands.yield {
-            await $0.send(to: userId, body: message, ttl: ttl, push: push) { result in
+            await $0.send(to: userId, body: message, ttl: ttl, push: push, copy: copy) { result in
                 switch result {
                 case .success: completion?(nil)
                 case .failure(let error): completion?(error)

@@ -78,12 +78,16 @@ public enum ClientFrame: Sendable, Equatable {
         public var ttl: Int?
         /// Whether the message rings a call or withdraws one (see ``PushMark``); absent for other messages.
         public var push: PushMark?
-        public init(id: Int, to: String, body: String, ttl: Int? = nil, push: PushMark? = nil) {
+        /// `true`: the server also delivers the message to the sender's other sessions (its user's other
+        /// devices), as a `message` whose `to` names the user it was sent to. Only when `to` is online.
+        public var copy: Bool?
+        public init(id: Int, to: String, body: String, ttl: Int? = nil, push: PushMark? = nil, copy: Bool? = nil) {
             self.id = id
             self.to = to
             self.body = body
             self.ttl = ttl
             self.push = push
+            self.copy = copy
         }
     }
 

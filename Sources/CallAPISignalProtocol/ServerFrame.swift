@@ -130,12 +130,18 @@ public enum ServerFrame: Sendable, Equatable {
         public var messageId: String
         /// Whether the server held it while this user was offline.
         public var held: Bool?
-        public init(from: String, body: String, sentAt: Int64, messageId: String, held: Bool? = nil) {
+        /// Set on a copy of a message this user sent from another session (`send` with `copy`): the user it
+        /// was sent to. `from` is then this user.
+        public var to: String?
+        public init(
+            from: String, body: String, sentAt: Int64, messageId: String, held: Bool? = nil, to: String? = nil
+        ) {
             self.from = from
             self.body = body
             self.sentAt = sentAt
             self.messageId = messageId
             self.held = held
+            self.to = to
         }
     }
 

@@ -362,6 +362,7 @@ public struct HubState: Sendable {
                         "every session of user \(send.to) was too slow reading its socket and was disconnected")
             }
             return reached.map { .send($0, message) } + dropped
+                + copies(of: send, from: id, user: user, messageId: messageId, now: now)
                 + [
                     .send(
                         id,
@@ -423,6 +424,17 @@ public struct HubState: Sendable {
             + devices.devices(of: send.to).map {
                 .push(.deliver(PushJob(userId: send.to, device: $0.device, call: push)))
             }
+    }
+
+    /// A `send` with `copy` also goes to the sender's other sessions, so a user's other devices learn what
+    /// this one answered (docs/multi-device.md).
+    private func copies(
+        of send: ClientFrame.Send, from id: SessionID, user: String, messageId: String, now: Int64
+    ) -> [HubAction] {
+        guard send.copy == true else { return [] }
+        let copy = ServerFrame.message(
+            .init(from: user, body: send.body, sentAt: now, messageId: messageId, to: send.to))
+        return (userSessions[user] ?? []).filter { $0 != id }.map { .send($0, copy) }
     }
 
     mutating func makeMessageId() -> String {

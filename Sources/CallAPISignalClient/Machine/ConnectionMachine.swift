@@ -5,7 +5,8 @@ enum ConnectionEvent: Sendable, Equatable {
     case login(token: String, now: Int64)
     case logout(now: Int64)
     case renew(ticket: Int, token: String, now: Int64)
-    case send(ticket: Int, to: String, body: String, ttl: Int, push: PushMark? = nil, now: Int64)
+    /// `copy`: ask the server to copy the message to this user's other sessions too.
+    case send(ticket: Int, to: String, body: String, ttl: Int, push: PushMark? = nil, copy: Bool = false, now: Int64)
     /// `register_device`, `devices` or `remove_device`.
     case devices(ticket: Int, DeviceRequest, now: Int64)
     /// `users` (`subscribe: false`) or `subscribe` (`true`).
@@ -78,6 +79,7 @@ struct ConnectionMachine: Sendable {
         var body: String
         var ttl: Int
         var push: PushMark?
+        var copy = false
         var queuedAt: Int64
     }
 
@@ -147,11 +149,11 @@ struct ConnectionMachine: Sendable {
                 return [.completeRenew(ticket: ticket, .success(expiresAt ?? 0))]
             }
             return write(socket, pending: .renew(ticket: ticket), now: now) { .renew(.init(id: $0, token: token)) }
-        case .send(let ticket, let to, let body, let ttl, let push, let now):
+        case .send(let ticket, let to, let body, let ttl, let push, let copy, let now):
             switch phase {
             case .connected(let socket):
                 return write(socket, pending: .send(ticket: ticket), now: now) {
-                    .send(.init(id: $0, to: to, body: body, ttl: ttl > 0 ? ttl : nil, push: push))
+                    .send(.init(id: $0, to: to, body: body, ttl: ttl > 0 ? ttl : nil, push: push, copy: copy ? true : nil))
                 }
             case .idle:
                 return [.completeSend(ticket: ticket, .failure(.notLoggedIn))]
@@ -161,7 +163,7 @@ struct ConnectionMachine: Sendable {
                 guard queue.count < settings.sendQueueLimit else {
                     return [.completeSend(ticket: ticket, .failure(.queueFull(settings.sendQueueLimit)))]
                 }
-                queue.append(Queued(ticket: ticket, to: to, body: body, ttl: ttl, push: push, queuedAt: now))
+                queue.append(Queued(ticket: ticket, to: to, body: body, ttl: ttl, push: push, copy: copy, queuedAt: now))
                 return []
             }
         case .devices(let ticket, let request, let now):
@@ -306,7 +308,7 @@ struct ConnectionMachine: Sendable {
                     .send(
                         .init(
                             id: $0, to: queued.to, body: queued.body, ttl: queued.ttl > 0 ? queued.ttl : nil,
-                            push: queued.push))
+                            push: queued.push, copy: queued.copy ? true : nil))
                 }
             }
             return actions

@@ -79,12 +79,12 @@ actor ClientCore: ClientSocketDelegate {
     }
 
     func send(
-        to userId: String, body: String, ttl: Int, push: PushMark? = nil,
+        to userId: String, body: String, ttl: Int, push: PushMark? = nil, copy: Bool = false,
         completion: @escaping @Sendable (Result<SendOutcome, SignalClientError>) -> Void
     ) {
         let ticket = takeTicket()
         sendCompletions[ticket] = completion
-        handle(.send(ticket: ticket, to: userId, body: body, ttl: ttl, push: push, now: now()))
+        handle(.send(ticket: ticket, to: userId, body: body, ttl: ttl, push: push, copy: copy, now: now()))
     }
 
     func devices(
