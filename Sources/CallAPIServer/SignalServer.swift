@@ -24,6 +24,7 @@ public final class SignalServer: Service, Sendable {
     private let webhook: WebhookNotifier?
     /// The call ledger (docs/ledger.md), unless it is turned off.
     let ledger: CallLedger?
+    private let push: PushSetup
     private let metrics: ServerMetrics
     private let logger: Logger
     private let boundPort = BoundPort()
@@ -46,9 +47,11 @@ public final class SignalServer: Service, Sendable {
             ? try await CallLedger.open(settings: configuration.ledger, metrics: metrics, logger: logger) : nil
         self.ledger = ledger
         self.clock = clock
+        let push = try await PushSetup.make(configuration.push, clock: clock, metrics: metrics, logger: logger)
+        self.push = push
         hub = SignalHub(
             limits: configuration.limits, authority: authority, clock: clock, metrics: metrics, logger: logger,
-            ledger: ledger)
+            pushPolicy: configuration.push.policy, devices: push.registry, push: push.service, ledger: ledger)
         let webhook = configuration.channels.webhook.map {
             WebhookNotifier(settings: $0, metrics: metrics, logger: logger)
         }
@@ -104,7 +107,7 @@ public final class SignalServer: Service, Sendable {
     public func run() async throws {
         let app = try makeApplication()
         let http = ServiceGroup(configuration: .init(services: [app], logger: logger))
-        enum Part { case http, ticker, shutdown, webhook, ledger, retention }
+        enum Part { case http, ticker, shutdown, webhook, ledger, retention, push }
         try await withThrowingTaskGroup(of: Part.self) { group in
             group.addTask {
                 // Detached, so the HTTP server does not see this service's graceful shutdown (a task local) and
@@ -123,6 +126,10 @@ public final class SignalServer: Service, Sendable {
                     await webhook.run()
                     return .webhook
                 }
+            }
+            group.addTask { [push, hub] in
+                await push.service.run(hub: hub)
+                return .push
             }
             if let ledger {
                 group.addTask {
@@ -183,6 +190,8 @@ public final class SignalServer: Service, Sendable {
                 }
             }
         }
+        push.service.finish()
+        try? await push.client?.shutdown()
         logger.notice("server stopped")
     }
 
@@ -214,6 +223,7 @@ public final class SignalServer: Service, Sendable {
         ChannelAdminEndpoint(hub: channels, authorization: AdminAuthorization(adminKey: configuration.adminKey))
             .register(on: router)
         CallHistoryEndpoint(ledger: ledger, authorization: AdminAuthorization(adminKey: configuration.adminKey))
+        DeviceAdminEndpoint(hub: hub, authorization: AdminAuthorization(adminKey: configuration.adminKey))
             .register(on: router)
 
         let limits = configuration.limits

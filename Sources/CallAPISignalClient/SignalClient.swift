@@ -152,12 +152,41 @@ public final class SignalClient: ISignalClient {
         return CallHistoryPage(calls: page.calls, nextCursor: page.nextCursor)
     }
 
+    // MARK: - Push devices
+
+    /// Registers (or replaces, by ``PushDevice/deviceId``) this user's device for call pushes; returns the user's
+    /// devices. Throws ``SignalClientError/refused(_:_:)`` when the server finds the credentials unusable.
+    @discardableResult
+    public func registerDevice(_ device: PushDevice) async throws -> [PushDeviceSummary] {
+        try await deviceRequest(.register(device))
+    }
+
+    /// This user's registered devices.
+    public func devices() async throws -> [PushDeviceSummary] {
+        try await deviceRequest(.list)
+    }
+
+    /// Removes one of this user's devices; returns the remaining ones.
+    @discardableResult
+    public func removeDevice(deviceId: String) async throws -> [PushDeviceSummary] {
+        try await deviceRequest(.remove(deviceId: deviceId))
+    }
+
+    private func deviceRequest(_ request: DeviceRequest) async throws -> [PushDeviceSummary] {
+        try await withCheckedThrowingContinuation { waiter in
+            commands.yield { await $0.devices(request) { waiter.resume(with: $0) } }
+        }
+    }
+
     // MARK: - ISignalClient
 
     public func sendMessage(userId: String, message: String, completion: (@Sendable ((any Error)?) -> Void)?) {
         let ttl = configuration.messageTTLSeconds
+        // Calls and cancels are marked, so the server can push a call to an offline user and withdraw it.
+        let copy = configuration.copiesToOwnSessions
+        let push = CallPushMarking.mark(forCallAPIMessage: message)
         commands.yield {
-            await $0.send(to: userId, body: message, ttl: ttl) { result in
+            await $0.send(to: userId, body: message, ttl: ttl, push: push, copy: copy) { result in
                 switch result {
                 case .success: completion?(nil)
                 case .failure(let error): completion?(error)

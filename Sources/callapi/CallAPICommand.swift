@@ -8,6 +8,7 @@ struct CallAPICommand: AsyncParsableCommand {
         subcommands: [
             DemoCommand.self, ChaosCommand.self, ServeCommand.self, TokenCommand.self, PhoneCommand.self,
             CallsCommand.self,
+            PushMockCommand.self,
         ]
     )
 }

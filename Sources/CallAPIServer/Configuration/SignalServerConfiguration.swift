@@ -23,6 +23,8 @@ public struct SignalServerConfiguration: Sendable {
     public var drainSeconds: Int = 5
     /// The longest lifetime `POST /v1/tokens` issues, in seconds.
     public var maxIssuedTTLSeconds: Int = 24 * 3600
+    /// Call pushes: device registrations, APNs and FCM (docs/push.md).
+    public var push = PushConfiguration()
 
     /// Certificate chain and key files for TLS.
     public struct TLSFiles: Sendable, Equatable {

@@ -13,4 +13,6 @@ public enum HubAction: Sendable, Equatable {
     case relayed(RelayedSend)
     /// Read the call ledger for the session's user, then report ``HubEvent/ledgerAnswered(_:_:)``.
     case queryCalls(SessionID, userId: String, ClientFrame.CallsRequest)
+    /// Push work: deliver a held call to a device, cancel a call's unsent pushes, save the device registry.
+    case push(PushAction)
 }

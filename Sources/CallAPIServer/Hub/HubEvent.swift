@@ -27,6 +27,10 @@ public enum HubEvent: Sendable {
     case tick(now: Int64)
     /// The server is shutting down: tell everyone and close.
     case shutdown(now: Int64)
+    /// A push provider rejected `token` of `userId`'s device `deviceId` as no longer valid: remove the device.
+    case pushRejected(userId: String, deviceId: String, token: String, now: Int64)
+    /// The operator removes `userId`'s device `deviceId`.
+    case removeDevice(userId: String, deviceId: String, now: Int64)
 }
 
 /// What a checked token is for.

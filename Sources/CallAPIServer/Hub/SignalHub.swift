@@ -33,11 +33,17 @@ actor SignalHub {
     /// Tasks checking tokens, awaited on shutdown.
     private var pendingChecks = 0
 
+    /// Performs the state's push actions (nil: pushes are dropped, registrations are not saved).
+    private let push: PushService?
+
     init(
         limits: HubLimits, authority: TokenAuthority, clock: any SignalServerClock, metrics: ServerMetrics,
-        logger: Logger, ledger: CallLedger? = nil
+        logger: Logger, pushPolicy: PushPolicy = PushPolicy(), devices: DeviceRegistry = DeviceRegistry(),
+        push: PushService? = nil, ledger: CallLedger? = nil
     ) {
-        state = HubState(limits: limits, reportsRelays: ledger != nil)
+        state = HubState(
+            limits: limits, pushPolicy: pushPolicy, devices: devices, reportsRelays: ledger != nil)
+        self.push = push
         self.ledger = ledger
         self.authority = authority
         self.clock = clock
@@ -122,6 +128,21 @@ actor SignalHub {
         ledger?.handle(.tick, now: now)
     }
 
+    /// Applies a push event (a provider's rejection, the operator's removal of a device).
+    func handlePush(_ event: HubEvent) {
+        handle(event)
+    }
+
+    /// The push device registry now.
+    var devices: DeviceRegistry { state.devices }
+
+    /// Removes `userId`'s device `deviceId` (the operator's request); returns whether it was there.
+    func removeDevice(_ deviceId: String, of userId: String) -> Bool {
+        let existed = state.devices.devices(of: userId).contains { $0.device.deviceId == deviceId }
+        handle(.removeDevice(userId: userId, deviceId: deviceId, now: clock.nowMillis()))
+        return existed
+    }
+
     /// Tells every session the server is going away and closes them.
     func shutdown() {
         handle(.shutdown(now: clock.nowMillis()))
@@ -186,6 +207,8 @@ actor SignalHub {
                     abort()
                 }
             }
+        case .push(let pushAction):
+            push?.perform(pushAction)
         case .verifyToken(let id, let requestId, let token, let purpose):
             let authority = authority
             Task {

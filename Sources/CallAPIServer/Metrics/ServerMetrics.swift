@@ -114,6 +114,15 @@ final class ServerMetrics: Sendable {
             .increment()
     }
 
+    /// A push ended with `outcome` (`callapi_pushes_total{provider,outcome}`).
+    func push(_ platform: PushDevice.Platform, _ outcome: PushMetricOutcome) {
+        Metrics.Counter(
+            label: "callapi_pushes_total",
+            dimensions: [("provider", platform.rawValue), ("outcome", outcome.rawValue)],
+            factory: factory
+        ).increment()
+    }
+
     func messageRelayed() { relayed.increment() }
 
     func updateChannels(open: Int, members: Int, queuedFrames: Int, queuedBytes: Int) {
