@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "CallAPISystemCallTesting", targets: ["CallAPISystemCallTesting"]),
         .library(name: "CallAPIMQTT", targets: ["CallAPIMQTT"]),
         .library(name: "CallAPIMatrix", targets: ["CallAPIMatrix"]),
+        .library(name: "CallAPIPushMock", targets: ["CallAPIPushMock"]),
         .executable(name: "callapi", targets: ["callapi"]),
     ],
     dependencies: [
@@ -30,6 +31,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.20.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.20.0"),
         .package(url: "https://github.com/apple/swift-crypto", "3.0.0"..<"5.0.0"),
+        .package(url: "https://github.com/vapor/sqlite-nio", from: "1.13.2"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-nio-http2", from: "1.30.0"),
+        .package(url: "https://github.com/apple/swift-certificates", from: "1.0.0"),
     ],
     targets: [
         // The client library: no dependencies beyond the toolchain.
@@ -59,6 +64,8 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "SQLiteNIO", package: "sqlite-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
         .target(
@@ -97,11 +104,31 @@ let package = Package(
                 "CallAPITesting",
                 "CallAPIServer",
                 "CallAPISignalClient",
+                "CallAPISignalProtocol",
+                "CallAPIPushMock",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
+        // A local stand-in for APNs and FCM (HTTP/2 over TLS) that checks and records pushes: tests and
+        // `callapi push-mock`.
+        .target(
+            name: "CallAPIPushMock",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
             ]
         ),
         // The bridge to a system call screen (CallKit and PushKit on Apple platforms) and its simulated screen.
@@ -124,7 +151,10 @@ let package = Package(
             name: "CallAPIServerTests",
             dependencies: [
                 "CallAPI", "CallAPITesting", "CallAPIServer", "CallAPISignalClient", "CallAPISignalProtocol",
+                "CallAPIPushMock", "CallAPISystemCall",
                 .product(name: "WSClient", package: "swift-websocket"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -133,6 +163,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
             ]
         ),

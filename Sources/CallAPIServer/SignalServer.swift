@@ -21,9 +21,13 @@ public final class SignalServer: Service, Sendable {
     private let hub: SignalHub
     private let channels: ChannelHub
     private let webhook: WebhookNotifier?
+    /// The call ledger (docs/ledger.md), unless it is turned off.
+    let ledger: CallLedger?
+    private let push: PushSetup
     private let metrics: ServerMetrics
     private let logger: Logger
     private let boundPort = BoundPort()
+    private let clock: any SignalServerClock
     private let pendingHeads = ConnectionGuard.PendingCount()
     private let flushers = LoopFlushers()
 
@@ -38,8 +42,16 @@ public final class SignalServer: Service, Sendable {
         let metrics = ServerMetrics()
         metrics.publish(limits: configuration.limits.published + configuration.channels.published)
         self.metrics = metrics
+        let ledger =
+            configuration.ledger.enabled
+            ? try await CallLedger.open(settings: configuration.ledger, metrics: metrics, logger: logger) : nil
+        self.ledger = ledger
+        self.clock = clock
+        let push = try await PushSetup.make(configuration.push, clock: clock, metrics: metrics, logger: logger)
+        self.push = push
         hub = SignalHub(
-            limits: configuration.limits, authority: authority, clock: clock, metrics: metrics, logger: logger)
+            limits: configuration.limits, authority: authority, clock: clock, metrics: metrics, logger: logger,
+            pushPolicy: configuration.push.policy, devices: push.registry, push: push.service, ledger: ledger)
         let webhook = configuration.channels.webhook.map {
             WebhookNotifier(settings: $0, metrics: metrics, logger: logger)
         }
@@ -59,6 +71,18 @@ public final class SignalServer: Service, Sendable {
     public func tick() async {
         hub.tick()
         channels.tick()
+    }
+
+    /// A page of a user's calls from the call ledger (every call that had ended when asked is in it).
+    public func calls(_ query: CallQuery) async throws -> CallPage {
+        guard let ledger else { throw LedgerStoreError("the call ledger is off on this server") }
+        return try await ledger.calls(query)
+    }
+
+    /// Deletes ledger calls past the retention now (the server also does it hourly); returns how many.
+    @discardableResult
+    public func applyLedgerRetention() async -> Int {
+        await ledger?.applyRetention(now: clock.nowMillis()) ?? 0
     }
 
     /// The uids in an RTC channel, sorted.
@@ -84,7 +108,7 @@ public final class SignalServer: Service, Sendable {
     public func run() async throws {
         let app = try makeApplication()
         let http = ServiceGroup(configuration: .init(services: [app], logger: logger))
-        enum Part { case http, ticker, shutdown, webhook }
+        enum Part { case http, ticker, shutdown, webhook, ledger, retention, push }
         try await withThrowingTaskGroup(of: Part.self) { group in
             group.addTask {
                 // Detached, so the HTTP server does not see this service's graceful shutdown (a task local) and
@@ -104,6 +128,25 @@ public final class SignalServer: Service, Sendable {
                     return .webhook
                 }
             }
+            group.addTask { [push, hub] in
+                await push.service.run(hub: hub)
+                return .push
+            }
+            if let ledger {
+                group.addTask {
+                    await ledger.run()
+                    return .ledger
+                }
+                let clock = clock
+                group.addTask {
+                    // Retention: at start, then hourly.
+                    while !Task.isCancelled {
+                        await ledger.applyRetention(now: clock.nowMillis())
+                        try? await Task.sleep(for: .seconds(3600))
+                    }
+                    return .retention
+                }
+            }
             if let interval = configuration.tickIntervalMillis {
                 let hub = hub
                 let channels = channels
@@ -116,7 +159,7 @@ public final class SignalServer: Service, Sendable {
                     return .ticker
                 }
             }
-            group.addTask { [hub, channels, webhook, logger, configuration] in
+            group.addTask { [hub, channels, webhook, ledger, logger, configuration] in
                 do {
                     try await gracefulShutdown()
                 } catch {
@@ -136,6 +179,11 @@ public final class SignalServer: Service, Sendable {
                     webhook.finish()
                     await webhook.waitUntilDone(seconds: configuration.drainSeconds)
                 }
+                if let ledger {
+                    // Calls still in progress stay unrecorded; what ended is written before the server stops.
+                    ledger.finish()
+                    await ledger.waitUntilDone()
+                }
                 await http.triggerGracefulShutdown()
                 return .shutdown
             }
@@ -146,6 +194,8 @@ public final class SignalServer: Service, Sendable {
                 }
             }
         }
+        push.service.finish()
+        try? await push.client?.shutdown()
         logger.notice("server stopped")
     }
 
@@ -175,6 +225,10 @@ public final class SignalServer: Service, Sendable {
             authority: authority, adminKey: configuration.adminKey, maxTTLSeconds: configuration.maxIssuedTTLSeconds
         ).register(on: router)
         ChannelAdminEndpoint(hub: channels, authorization: AdminAuthorization(adminKey: configuration.adminKey))
+            .register(on: router)
+        CallHistoryEndpoint(ledger: ledger, authorization: AdminAuthorization(adminKey: configuration.adminKey))
+            .register(on: router)
+        DeviceAdminEndpoint(hub: hub, authorization: AdminAuthorization(adminKey: configuration.adminKey))
             .register(on: router)
 
         let limits = configuration.limits

@@ -132,12 +132,61 @@ public final class SignalClient: ISignalClient {
         }
     }
 
+    // MARK: - Call history
+
+    /// A page of this user's calls from the server's call ledger, newest first (docs/ledger.md).
+    ///
+    /// - Parameters:
+    ///   - missedOnly: only calls this user missed as callee (missed, cancelled while ringing, busy).
+    ///   - since: only calls started at or after this time (ms since 1970, server clock).
+    ///   - limit: at most this many, 1 to 200.
+    ///   - cursor: ``CallHistoryPage/nextCursor`` of the previous page.
+    public func callHistory(missedOnly: Bool = false, since: Int64? = nil, limit: Int = 50, cursor: String? = nil)
+        async throws -> CallHistoryPage
+    {
+        let request = ClientFrame.CallsRequest(
+            missed: missedOnly ? true : nil, since: since, limit: limit, cursor: cursor)
+        let page = try await withCheckedThrowingContinuation { waiter in
+            commands.yield { await $0.calls(request) { waiter.resume(with: $0) } }
+        }
+        return CallHistoryPage(calls: page.calls, nextCursor: page.nextCursor)
+    }
+
+    // MARK: - Push devices
+
+    /// Registers (or replaces, by ``PushDevice/deviceId``) this user's device for call pushes; returns the user's
+    /// devices. Throws ``SignalClientError/refused(_:_:)`` when the server finds the credentials unusable.
+    @discardableResult
+    public func registerDevice(_ device: PushDevice) async throws -> [PushDeviceSummary] {
+        try await deviceRequest(.register(device))
+    }
+
+    /// This user's registered devices.
+    public func devices() async throws -> [PushDeviceSummary] {
+        try await deviceRequest(.list)
+    }
+
+    /// Removes one of this user's devices; returns the remaining ones.
+    @discardableResult
+    public func removeDevice(deviceId: String) async throws -> [PushDeviceSummary] {
+        try await deviceRequest(.remove(deviceId: deviceId))
+    }
+
+    private func deviceRequest(_ request: DeviceRequest) async throws -> [PushDeviceSummary] {
+        try await withCheckedThrowingContinuation { waiter in
+            commands.yield { await $0.devices(request) { waiter.resume(with: $0) } }
+        }
+    }
+
     // MARK: - ISignalClient
 
     public func sendMessage(userId: String, message: String, completion: (@Sendable ((any Error)?) -> Void)?) {
         let ttl = configuration.messageTTLSeconds
+        // Calls and cancels are marked, so the server can push a call to an offline user and withdraw it.
+        let copy = configuration.copiesToOwnSessions
+        let push = CallPushMarking.mark(forCallAPIMessage: message)
         commands.yield {
-            await $0.send(to: userId, body: message, ttl: ttl) { result in
+            await $0.send(to: userId, body: message, ttl: ttl, push: push, copy: copy) { result in
                 switch result {
                 case .success: completion?(nil)
                 case .failure(let error): completion?(error)

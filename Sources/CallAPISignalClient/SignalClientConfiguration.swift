@@ -7,6 +7,10 @@ public struct SignalClientConfiguration: Sendable {
     /// Time-to-live (seconds) asked for messages sent through ``ISignalClient`` `sendMessage`; 0 fails at once when
     /// the peer is offline.
     public var messageTTLSeconds: Int = 0
+    /// Whether messages sent through ``ISignalClient`` `sendMessage` are also copied by the server to this user's
+    /// other sessions, so that a user's other devices learn at once that a call was accepted or rejected on this
+    /// one (docs/multi-device.md).
+    public var copiesToOwnSessions = true
     /// How often to ping the server.
     public var pingIntervalMillis: Int64 = 15_000
     /// With nothing from the server for this long, the connection is considered dead and replaced.

@@ -1,3 +1,5 @@
+import CallAPISignalProtocol
+
 /// Something the server told the client, besides connection state.
 public enum SignalClientEvent: Sendable, Equatable {
     /// A message; `from` is the sender's id as authenticated by the server.
@@ -8,4 +10,7 @@ public enum SignalClientEvent: Sendable, Equatable {
     case tokenWillExpire(expiresAtMillis: Int64)
     /// A message the server held for an offline user was delivered, or expired.
     case heldResult(messageId: String, to: String, delivered: Bool)
+    /// A call pushed to this user was withdrawn before this session took it (the server's tombstone, at login):
+    /// end the call the app reported for the push (`SystemCallBridge.pushedCallWithdrawn`).
+    case callWithdrawn(callId: String, reason: PushMark.Reason)
 }

@@ -16,6 +16,14 @@ public enum ClientFrame: Sendable, Equatable {
     case ping(Request)
     /// End the session; the server answers `closing` and closes the socket.
     case logout(Request)
+    /// Ask the call ledger for this user's calls; the server answers `calls` or `error`.
+    case calls(CallsRequest)
+    /// Register (or replace) this user's device for call pushes; the server answers `devices`.
+    case registerDevice(RegisterDevice)
+    /// Ask for this user's registered devices; the server answers `devices`.
+    case devices(Request)
+    /// Remove one of this user's devices; the server answers `devices`.
+    case removeDevice(RemoveDevice)
 
     /// The `type` string on the wire.
     public var type: String {
@@ -28,6 +36,10 @@ public enum ClientFrame: Sendable, Equatable {
         case .unsubscribe: "unsubscribe"
         case .ping: "ping"
         case .logout: "logout"
+        case .calls: "calls"
+        case .registerDevice: "register_device"
+        case .devices: "devices"
+        case .removeDevice: "remove_device"
         }
     }
 
@@ -37,7 +49,11 @@ public enum ClientFrame: Sendable, Equatable {
         case .login(let f): f.id
         case .send(let f): f.id
         case .renew(let f): f.id
-        case .users(let f), .subscribe(let f), .unsubscribe(let f), .ping(let f), .logout(let f): f.id
+        case .users(let f), .subscribe(let f), .unsubscribe(let f), .ping(let f), .logout(let f), .devices(let f):
+            f.id
+        case .calls(let f): f.id
+        case .registerDevice(let f): f.id
+        case .removeDevice(let f): f.id
         }
     }
 
@@ -64,11 +80,18 @@ public enum ClientFrame: Sendable, Equatable {
         public var body: String
         /// Seconds the server may hold the message while `to` is offline; absent or 0 means fail at once.
         public var ttl: Int?
-        public init(id: Int, to: String, body: String, ttl: Int? = nil) {
+        /// Whether the message rings a call or withdraws one (see ``PushMark``); absent for other messages.
+        public var push: PushMark?
+        /// `true`: the server also delivers the message to the sender's other sessions (its user's other
+        /// devices), as a `message` whose `to` names the user it was sent to. Only when `to` is online.
+        public var copy: Bool?
+        public init(id: Int, to: String, body: String, ttl: Int? = nil, push: PushMark? = nil, copy: Bool? = nil) {
             self.id = id
             self.to = to
             self.body = body
             self.ttl = ttl
+            self.push = push
+            self.copy = copy
         }
     }
 
@@ -86,5 +109,25 @@ public enum ClientFrame: Sendable, Equatable {
     public struct Request: Codable, Sendable, Equatable {
         public var id: Int?
         public init(id: Int? = nil) { self.id = id }
+    }
+
+    /// `register_device`: push credentials of one of the user's devices.
+    public struct RegisterDevice: Codable, Sendable, Equatable {
+        public var id: Int?
+        public var device: PushDevice
+        public init(id: Int? = nil, device: PushDevice) {
+            self.id = id
+            self.device = device
+        }
+    }
+
+    /// `remove_device`: forget the user's device `deviceId`.
+    public struct RemoveDevice: Codable, Sendable, Equatable {
+        public var id: Int?
+        public var deviceId: String
+        public init(id: Int? = nil, deviceId: String) {
+            self.id = id
+            self.deviceId = deviceId
+        }
     }
 }

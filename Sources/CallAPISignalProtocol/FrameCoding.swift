@@ -52,6 +52,10 @@ public enum FrameCoding {
             case "unsubscribe": .unsubscribe(try decodePayload(data))
             case "ping": .ping(try decodePayload(data))
             case "logout": .logout(try decodePayload(data))
+            case "calls": .calls(try decodePayload(data))
+            case "register_device": .registerDevice(try decodePayload(data))
+            case "devices": .devices(try decodePayload(data))
+            case "remove_device": .removeDevice(try decodePayload(data))
             default: nil
             }
         }
@@ -78,6 +82,9 @@ public enum FrameCoding {
             case "pong": .pong(try decodePayload(data))
             case "error": .error(try decodePayload(data))
             case "closing": .closing(try decodePayload(data))
+            case "calls": .calls(try decodePayload(data))
+            case "devices": .devices(try decodePayload(data))
+            case "call_withdrawn": .callWithdrawn(try decodePayload(data))
             default: nil
             }
         }
@@ -95,8 +102,11 @@ public enum FrameCoding {
         case .login(let p): encodeTagged(frame.type, p)
         case .send(let p): encodeTagged(frame.type, p)
         case .renew(let p): encodeTagged(frame.type, p)
-        case .users(let p), .subscribe(let p), .unsubscribe(let p), .ping(let p), .logout(let p):
+        case .calls(let p): encodeTagged(frame.type, p)
+        case .users(let p), .subscribe(let p), .unsubscribe(let p), .ping(let p), .logout(let p), .devices(let p):
             encodeTagged(frame.type, p)
+        case .registerDevice(let p): encodeTagged(frame.type, p)
+        case .removeDevice(let p): encodeTagged(frame.type, p)
         }
     }
 
@@ -120,6 +130,9 @@ public enum FrameCoding {
         case .pong(let p): encodeTagged(frame.type, p)
         case .error(let p): encodeTagged(frame.type, p)
         case .closing(let p): encodeTagged(frame.type, p)
+        case .calls(let p): encodeTagged(frame.type, p)
+        case .devices(let p): encodeTagged(frame.type, p)
+        case .callWithdrawn(let p): encodeTagged(frame.type, p)
         }
     }
 

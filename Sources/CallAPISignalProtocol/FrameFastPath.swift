@@ -7,9 +7,10 @@ enum FrameFastPath {
         switch type {
         case "send":
             guard let id = object.int64("id").flatMap({ Int(exactly: $0) }), let to = object.string("to"),
-                let body = object.string("body"), let ttl = object.optionalInt("ttl")
+                let body = object.string("body"), let ttl = object.optionalInt("ttl"),
+                let copy = object.optionalBool("copy")
             else { return nil }
-            return .send(.init(id: id, to: to, body: body, ttl: ttl))
+            return .send(.init(id: id, to: to, body: body, ttl: ttl, copy: copy))
         case "ping":
             guard let id = object.optionalInt("id") else { return nil }
             return .ping(.init(id: id))
@@ -24,9 +25,9 @@ enum FrameFastPath {
         case "message":
             guard let from = object.string("from"), let body = object.string("body"),
                 let sentAt = object.int64("sentAt"), let messageId = object.string("messageId"),
-                let held = object.optionalBool("held")
+                let held = object.optionalBool("held"), let to = object.optionalString("to")
             else { return nil }
-            return .message(.init(from: from, body: body, sentAt: sentAt, messageId: messageId, held: held))
+            return .message(.init(from: from, body: body, sentAt: sentAt, messageId: messageId, held: held, to: to))
         case "answer":
             guard let id = object.optionalInt("id"), let resultText = object.string("result"),
                 let result = SendResult(rawValue: resultText), let reasonText = object.optionalString("reason"),
@@ -49,9 +50,10 @@ enum FrameFastPath {
     /// The text of `frame` when it is one of the fast frames, keys sorted as the general encoder sorts them.
     static func encode(_ frame: ClientFrame) -> String? {
         switch frame {
-        case .send(let send):
+        case .send(let send) where send.push == nil:
             var writer = FrameJSONWriter(capacity: send.body.utf8.count + send.to.utf8.count + 48)
             writer.member("body", send.body)
+            writer.member("copy", send.copy)
             writer.member("id", send.id)
             writer.member("to", send.to)
             writer.member("ttl", send.ttl)
@@ -78,6 +80,7 @@ enum FrameFastPath {
             writer.member("held", message.held)
             writer.member("messageId", message.messageId)
             writer.member("sentAt", message.sentAt)
+            writer.member("to", message.to)
             writer.member("type", "message")
             return writer.finish()
         case .answer(let answer):

@@ -22,6 +22,12 @@ public enum ServerFrame: Sendable, Equatable {
     case error(ErrorFrame)
     /// The server is about to close the socket, and why.
     case closing(Closing)
+    /// A page of the user's calls (answer to `calls`).
+    case calls(CallsPage)
+    /// The user's registered devices (answer to `register_device`, `devices` and `remove_device`).
+    case devices(Devices)
+    /// A call pushed to this user was withdrawn before this session took it (a tombstone, sent at login).
+    case callWithdrawn(CallWithdrawn)
 
     /// The `type` string on the wire.
     public var type: String {
@@ -37,6 +43,9 @@ public enum ServerFrame: Sendable, Equatable {
         case .pong: "pong"
         case .error: "error"
         case .closing: "closing"
+        case .calls: "calls"
+        case .devices: "devices"
+        case .callWithdrawn: "call_withdrawn"
         }
     }
 
@@ -124,12 +133,18 @@ public enum ServerFrame: Sendable, Equatable {
         public var messageId: String
         /// Whether the server held it while this user was offline.
         public var held: Bool?
-        public init(from: String, body: String, sentAt: Int64, messageId: String, held: Bool? = nil) {
+        /// Set on a copy of a message this user sent from another session (`send` with `copy`): the user it
+        /// was sent to. `from` is then this user.
+        public var to: String?
+        public init(
+            from: String, body: String, sentAt: Int64, messageId: String, held: Bool? = nil, to: String? = nil
+        ) {
             self.from = from
             self.body = body
             self.sentAt = sentAt
             self.messageId = messageId
             self.held = held
+            self.to = to
         }
     }
 
@@ -223,6 +238,31 @@ public enum ServerFrame: Sendable, Equatable {
         public init(reason: SignalErrorCode, message: String) {
             self.reason = reason
             self.message = message
+        }
+    }
+}
+
+extension ServerFrame {
+    /// `devices`: the user's registered devices, without their tokens.
+    public struct Devices: Codable, Sendable, Equatable {
+        public var id: Int?
+        public var devices: [PushDeviceSummary]
+        public init(id: Int?, devices: [PushDeviceSummary]) {
+            self.id = id
+            self.devices = devices
+        }
+    }
+
+    /// `call_withdrawn`: the call `callId` was pushed to this user and is over before it was taken.
+    public struct CallWithdrawn: Codable, Sendable, Equatable {
+        public var callId: String
+        public var reason: PushMark.Reason
+        /// When it was withdrawn, milliseconds since 1970 (server clock).
+        public var at: Int64
+        public init(callId: String, reason: PushMark.Reason, at: Int64) {
+            self.callId = callId
+            self.reason = reason
+            self.at = at
         }
     }
 }

@@ -48,8 +48,8 @@ package enum CallAPIUpdate: Sendable, Equatable {
 /// screen distinguishes.
 ///
 /// `answeredElsewhere` and `declinedElsewhere` come from the server's tombstone of a pushed call (see
-/// ``SystemCallWithdrawal``) and, once CallAPI reports multi-device endings (`CallStateReason` gains
-/// `answeredElsewhere`/`rejectedElsewhere` on the `multi-device` branch), from ``init(_:)``.
+/// ``SystemCallWithdrawal``) and from CallAPI's multi-device endings (`CallStateReason.answeredElsewhere` and
+/// `.rejectedElsewhere`, docs/multi-device.md) through ``init(_:)``.
 package enum CallEnding: Sendable, Equatable {
     /// This user hung up, cancelled or declined in the app (or through the system screen).
     case local
@@ -63,6 +63,10 @@ package enum CallEnding: Sendable, Equatable {
             self = .remote(.remoteEnded)
         case .callingTimeout, .remoteCallingTimeout:
             self = .remote(.unanswered)
+        case .answeredElsewhere:
+            self = .remote(.answeredElsewhere)
+        case .rejectedElsewhere:
+            self = .remote(.declinedElsewhere)
         case .joinRTCFailed, .messageFailed, .peerLost:
             self = .remote(.failed)
         case .remoteAccepted, .localAccepted, .recvRemoteFirstFrame, .localVideoCall, .localAudioCall,

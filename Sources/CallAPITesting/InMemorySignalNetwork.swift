@@ -5,6 +5,10 @@ import CallAPI
 ///
 /// Messages are delivered after ``latencyMillis`` on the network's clock (at once when 0). The network
 /// vouches for senders (it knows which client sent what) unless ``vouchesForSender`` is false.
+///
+/// A user may have several devices (``addDevice(userId:)``): a message to the user reaches every one of them,
+/// and, as our server does, what one device sends is copied to the user's other devices unless
+/// ``copiesToOwnDevices`` is false (a channel that cannot, where the caller's messages must be enough).
 public final class InMemorySignalNetwork: Sendable {
     /// What to do with a message in flight.
     public enum Fault: Sendable, Equatable {
@@ -24,6 +28,8 @@ public final class InMemorySignalNetwork: Sendable {
         public var to: UInt
         public var text: String
         public var sentAtMillis: Int64
+        /// Which of the sender's devices sent it (0: the first, ``InMemorySignalNetwork/client(userId:)``).
+        public var fromDevice: Int
     }
 
     private struct Rule: Sendable {
@@ -34,7 +40,9 @@ public final class InMemorySignalNetwork: Sendable {
     }
 
     private struct State: Sendable {
-        var clients: [UInt: InMemorySignalClient] = [:]
+        /// Each user's devices, the first one being ``client(userId:)``.
+        var clients: [UInt: [InMemorySignalClient]] = [:]
+        var copiesToOwnDevices = true
         var offline: Set<UInt> = []
         var rules: [Rule] = []
         var held: [Envelope] = []
@@ -59,14 +67,30 @@ public final class InMemorySignalNetwork: Sendable {
         state.withLock { $0.latencyMillis = latencyMillis }
     }
 
-    /// The client of `userId` (the same one each time).
+    /// The client of `userId` (the same one each time): its first device.
     public func client(userId: UInt) -> InMemorySignalClient {
         state.withLock { state in
-            if let existing = state.clients[userId] { return existing }
-            let client = InMemorySignalClient(userId: userId, network: self)
-            state.clients[userId] = client
+            if let existing = state.clients[userId]?.first { return existing }
+            let client = InMemorySignalClient(userId: userId, device: 0, network: self)
+            state.clients[userId] = [client]
             return client
         }
+    }
+
+    /// A new device of `userId`, logged in beside its others: messages to the user reach it too.
+    public func addDevice(userId: UInt) -> InMemorySignalClient {
+        state.withLock { state in
+            let devices = state.clients[userId] ?? []
+            let client = InMemorySignalClient(userId: userId, device: devices.count, network: self)
+            state.clients[userId] = devices + [client]
+            return client
+        }
+    }
+
+    /// Whether what a device sends is also handed to its user's other devices (as our server does).
+    public var copiesToOwnDevices: Bool {
+        get { state.withLock { $0.copiesToOwnDevices } }
+        set { state.withLock { $0.copiesToOwnDevices = newValue } }
     }
 
     /// One-way delay of every message.
@@ -119,9 +143,9 @@ public final class InMemorySignalNetwork: Sendable {
     /// Hands `text` to `userId` at once, as if `from` had sent it (the network vouches for `from`): for
     /// injecting forged or stale messages.
     public func inject(text: String, from: UInt, to userId: UInt, receivedAtMillis: Int64? = nil) {
-        let target = state.withLock { $0.clients[userId] }
-        target?.receive(
-            text, from: SignalSender(userId: String(from), receivedAtMillis: receivedAtMillis ?? clock.nowMillis()))
+        let targets = state.withLock { $0.clients[userId] ?? [] }
+        let sender = SignalSender(userId: String(from), receivedAtMillis: receivedAtMillis ?? clock.nowMillis())
+        for target in targets { target.receive(text, from: sender) }
     }
 
     /// Marks `userId` offline (sends to it fail, as with a channel that knows presence) or back online.
@@ -131,12 +155,15 @@ public final class InMemorySignalNetwork: Sendable {
         }
     }
 
-    func send(from: UInt, to userId: String, text: String, completion: (@Sendable ((any Error)?) -> Void)?) {
+    func send(
+        from: UInt, device: Int, to userId: String, text: String, completion: (@Sendable ((any Error)?) -> Void)?
+    ) {
         guard let to = UInt(userId) else {
             completion?(InMemorySignalError.invalidUserId(userId))
             return
         }
-        let envelope = Envelope(from: from, to: to, text: text, sentAtMillis: clock.nowMillis())
+        let envelope = Envelope(
+            from: from, to: to, text: text, sentAtMillis: clock.nowMillis(), fromDevice: device)
         let decision = state.withLock { state -> (fault: Fault?, latency: Int64)? in
             state.sent.append(envelope)
             guard state.clients[to] != nil, !state.offline.contains(to) else { return nil }
@@ -176,10 +203,18 @@ public final class InMemorySignalNetwork: Sendable {
         _ = clock.schedule(afterMillis: latency) { [weak self] in self?.deliverNow(envelope) }
     }
 
+    /// Hands the envelope to every device of its receiver and, when copying, to the sender's other devices.
     private func deliverNow(_ envelope: Envelope) {
-        let (target, vouches) = state.withLock { ($0.clients[envelope.to], $0.vouchesForSender) }
+        let (targets, copies, vouches) = state.withLock { state in
+            (
+                state.clients[envelope.to] ?? [],
+                state.copiesToOwnDevices
+                    ? (state.clients[envelope.from] ?? []).filter { $0.device != envelope.fromDevice } : [],
+                state.vouchesForSender
+            )
+        }
         let sender = SignalSender(userId: String(envelope.from), receivedAtMillis: envelope.sentAtMillis)
-        target?.receive(envelope.text, from: vouches ? sender : nil)
+        for target in targets + copies { target.receive(envelope.text, from: vouches ? sender : nil) }
     }
 }
 
@@ -203,16 +238,19 @@ public final class InMemorySignalClient: ISignalClient {
     }
 
     public let userId: UInt
+    /// Which of its user's devices this is (0: the first).
+    public let device: Int
     private let listeners = Locked<[Entry]>([])
     private weak let network: InMemorySignalNetwork?
 
-    init(userId: UInt, network: InMemorySignalNetwork) {
+    init(userId: UInt, device: Int, network: InMemorySignalNetwork) {
         self.userId = userId
+        self.device = device
         self.network = network
     }
 
     public func sendMessage(userId: String, message: String, completion: (@Sendable ((any Error)?) -> Void)?) {
-        network?.send(from: self.userId, to: userId, text: message, completion: completion)
+        network?.send(from: self.userId, device: device, to: userId, text: message, completion: completion)
     }
 
     public func addListener(listener: any ISignalClientListener) {

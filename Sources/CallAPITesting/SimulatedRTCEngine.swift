@@ -29,14 +29,19 @@ public final class SimulatedRTCEngine: CallRTCEngine {
     }
 
     public let userId: UInt
+    /// Which of its user's devices this engine is (0: the first).
+    public let device: Int
     private let state = Locked(State())
     private let listeners = RTCEventListeners()
     private weak let world: SimulatedRTCWorld?
 
-    init(userId: UInt, world: SimulatedRTCWorld) {
+    init(userId: UInt, device: Int, world: SimulatedRTCWorld) {
         self.userId = userId
+        self.device = device
         self.world = world
     }
+
+    private var key: SimulatedRTCWorld.EngineKey { .init(uid: userId, device: device) }
 
     // MARK: - What the engine was asked
 
@@ -86,7 +91,7 @@ public final class SimulatedRTCEngine: CallRTCEngine {
             return channels
         }
         listeners.removeAll()
-        for channel in channels { _ = world?.leave(userId, channel: channel, dropped: true) }
+        for channel in channels { _ = world?.leave(key, channel: channel, dropped: true) }
     }
 
     func isCurrent(session: Int) -> Bool {
@@ -143,7 +148,7 @@ public final class SimulatedRTCEngine: CallRTCEngine {
             state.joins += 1
             state.session = session
         }
-        world.join(uid, channel: channel, media: media, session: session)
+        world.join(.init(uid: uid, device: device), channel: channel, media: media, session: session)
     }
 
     public func updateMedia(_ media: RTCMediaOptions) {
@@ -153,7 +158,7 @@ public final class SimulatedRTCEngine: CallRTCEngine {
                 return state.channel
             })
         else { return }
-        world?.update(userId, channel: channel, media: media)
+        world?.update(key, channel: channel, media: media)
     }
 
     public func leaveChannel() {
@@ -166,7 +171,7 @@ public final class SimulatedRTCEngine: CallRTCEngine {
             if state.channel != nil { state.leaves += 1 }
             return state.channel
         }
-        guard let left, world?.leave(userId, channel: left, dropped: false) == true else { return }
+        guard let left, world?.leave(key, channel: left, dropped: false) == true else { return }
         emit(.localLeft(channel: left))
     }
 
@@ -175,7 +180,7 @@ public final class SimulatedRTCEngine: CallRTCEngine {
         if isIn(channel) { return rejectJoin(channel) }
         let session = world.makeSession()
         state.withLock { $0.secondaries[channel] = Secondary(media: media, session: session) }
-        world.join(uid, channel: channel, media: media, session: session)
+        world.join(.init(uid: uid, device: device), channel: channel, media: media, session: session)
     }
 
     public func updateSecondaryChannelMedia(_ channel: String, media: RTCMediaOptions) {
@@ -184,12 +189,12 @@ public final class SimulatedRTCEngine: CallRTCEngine {
             state.secondaries[channel]?.media = media
             return true
         }
-        if known { world?.update(userId, channel: channel, media: media) }
+        if known { world?.update(key, channel: channel, media: media) }
     }
 
     public func leaveSecondaryChannel(_ channel: String) {
         guard state.withLock({ $0.secondaries.removeValue(forKey: channel) }) != nil else { return }
-        if world?.leave(userId, channel: channel, dropped: false) == true { emit(.localLeft(channel: channel)) }
+        if world?.leave(key, channel: channel, dropped: false) == true { emit(.localLeft(channel: channel)) }
     }
 
     public func setRemotePlaybackVolume(_ volume: Int, uid: UInt) {

@@ -5,6 +5,10 @@ import CallAPI
 ///
 /// With a ``ManualClock`` nothing happens until you advance it; with zero latencies events are reported
 /// at once, on the thread that caused them.
+///
+/// A user may be in a channel from several devices (``engine(userId:device:)``) under its one uid: the others
+/// see the uid join when its first device joins and leave when its last device leaves, so a device that
+/// leaves never takes the media of the one still in the call.
 public final class SimulatedRTCWorld: Sendable {
     /// Timing of the simulated media plane.
     public struct Timing: Sendable, Equatable {
@@ -24,6 +28,12 @@ public final class SimulatedRTCWorld: Sendable {
         var frameIntervalMillis: Int64 { frameRate > 0 ? Int64((1000 + frameRate - 1) / frameRate) : 0 }
     }
 
+    /// One engine: a device of a user.
+    struct EngineKey: Hashable, Sendable {
+        var uid: UInt
+        var device: Int
+    }
+
     struct Member: Sendable {
         var uid: UInt
         var media: RTCMediaOptions
@@ -39,8 +49,8 @@ public final class SimulatedRTCWorld: Sendable {
 
     private struct State: Sendable {
         var timing: Timing
-        var channels: [String: [UInt: Member]] = [:]
-        var engines: [UInt: SimulatedRTCEngine] = [:]
+        var channels: [String: [EngineKey: Member]] = [:]
+        var engines: [EngineKey: SimulatedRTCEngine] = [:]
         var joinFailures: [UInt: Int] = [:]
         var nextSession = 0
     }
@@ -53,12 +63,16 @@ public final class SimulatedRTCWorld: Sendable {
         state = Locked(State(timing: timing))
     }
 
-    /// The engine of `userId` (the same one each time).
-    public func engine(userId: UInt) -> SimulatedRTCEngine {
+    /// The engine of `userId`'s first device (the same one each time).
+    public func engine(userId: UInt) -> SimulatedRTCEngine { engine(userId: userId, device: 0) }
+
+    /// The engine of one of `userId`'s devices (the same one each time for the same pair).
+    public func engine(userId: UInt, device: Int) -> SimulatedRTCEngine {
         state.withLock { state in
-            if let existing = state.engines[userId] { return existing }
-            let engine = SimulatedRTCEngine(userId: userId, world: self)
-            state.engines[userId] = engine
+            let key = EngineKey(uid: userId, device: device)
+            if let existing = state.engines[key] { return existing }
+            let engine = SimulatedRTCEngine(userId: userId, device: device, world: self)
+            state.engines[key] = engine
             return engine
         }
     }
@@ -70,7 +84,7 @@ public final class SimulatedRTCWorld: Sendable {
 
     /// The uids in `channel`.
     public func members(of channel: String) -> [UInt] {
-        state.withLock { ($0.channels[channel] ?? [:]).keys.sorted() }
+        state.withLock { Set(($0.channels[channel] ?? [:]).values.map(\.uid)).sorted() }
     }
 
     /// Every channel with someone in it.
@@ -91,90 +105,96 @@ public final class SimulatedRTCWorld: Sendable {
         }
     }
 
-    func join(_ uid: UInt, channel: String, media: RTCMediaOptions, session: Int) {
+    func join(_ key: EngineKey, channel: String, media: RTCMediaOptions, session: Int) {
         let (delay, failure) = state.withLock { state in
-            (state.timing.joinLatencyMillis, state.joinFailures.removeValue(forKey: uid))
+            (state.timing.joinLatencyMillis, state.joinFailures.removeValue(forKey: key.uid))
         }
         after(delay) { [self] in
             if let failure {
-                engineOf(uid)?.failJoin(channel, session: session, code: failure)
+                engineOf(key)?.failJoin(channel, session: session, code: failure)
                 return
             }
-            completeJoin(uid, channel: channel, media: media, session: session)
+            completeJoin(key, channel: channel, media: media, session: session)
         }
     }
 
-    private func completeJoin(_ uid: UInt, channel: String, media joinMedia: RTCMediaOptions, session: Int) {
-        guard let engine = engineOf(uid), engine.isCurrent(session: session) else { return }
+    private func completeJoin(_ key: EngineKey, channel: String, media joinMedia: RTCMediaOptions, session: Int) {
+        guard let engine = engineOf(key), engine.isCurrent(session: session) else { return }
         // What the engine was asked to publish since the join began counts, as with a real SDK.
         let media = engine.media(session: session) ?? joinMedia
-        let others = state.withLock { state -> [UInt] in
+        let uid = key.uid
+        let others = state.withLock { state -> [EngineKey] in
             let others = Array((state.channels[channel] ?? [:]).keys)
-            state.channels[channel, default: [:]][uid] = Member(uid: uid, media: media, session: session)
+            state.channels[channel, default: [:]][key] = Member(uid: uid, media: media, session: session)
             return others
         }
-        let me = engineOf(uid)
-        me?.emit(.localJoined(channel: channel, uid: uid))
-        if media.publishMicrophone { me?.emit(.localFirstAudioFramePublished(channel: channel)) }
-        if media.publishCamera { me?.emit(.localFirstVideoFramePublished(channel: channel)) }
-        for other in others {
-            me?.emit(.remoteJoined(channel: channel, uid: other))
+        engine.emit(.localJoined(channel: channel, uid: uid))
+        if media.publishMicrophone { engine.emit(.localFirstAudioFramePublished(channel: channel)) }
+        if media.publishCamera { engine.emit(.localFirstVideoFramePublished(channel: channel)) }
+        let uidWasIn = others.contains { $0.uid == uid }
+        for other in Set(others.map(\.uid)).sorted() where other != uid {
+            engine.emit(.remoteJoined(channel: channel, uid: other))
+        }
+        for other in others where other.uid != uid && !uidWasIn {
             engineOf(other)?.emit(.remoteJoined(channel: channel, uid: uid))
         }
-        mediaChanged(in: channel, by: uid)
+        mediaChanged(in: channel, by: key)
     }
 
-    /// `uid` changed what it publishes and subscribes in `channel`: the others hear of a change in what it
-    /// publishes, and first frames now due are scheduled.
-    func update(_ uid: UInt, channel: String, media: RTCMediaOptions) {
-        let change = state.withLock { state -> (old: RTCMediaOptions, others: [UInt])? in
-            guard let old = state.channels[channel]?[uid]?.media else { return nil }
-            state.channels[channel]?[uid]?.media = media
-            return (old, (state.channels[channel] ?? [:]).keys.filter { $0 != uid })
+    /// The engine `key` changed what it publishes and subscribes in `channel`: the others hear of a change
+    /// in what it publishes, and first frames now due are scheduled.
+    func update(_ key: EngineKey, channel: String, media: RTCMediaOptions) {
+        let change = state.withLock { state -> (old: RTCMediaOptions, others: [EngineKey])? in
+            guard let old = state.channels[channel]?[key]?.media else { return nil }
+            state.channels[channel]?[key]?.media = media
+            return (old, (state.channels[channel] ?? [:]).keys.filter { $0.uid != key.uid })
         }
         guard let change else { return }
         if change.old.publishMicrophone != media.publishMicrophone || change.old.publishCamera != media.publishCamera {
-            for other in change.others.sorted() {
+            for other in change.others.sorted(by: { ($0.uid, $0.device) < ($1.uid, $1.device) }) {
                 engineOf(other)?.emit(
                     .remotePublishingChanged(
-                        channel: channel, uid: uid, audio: media.publishMicrophone, video: media.publishCamera))
+                        channel: channel, uid: key.uid, audio: media.publishMicrophone, video: media.publishCamera))
             }
         }
-        mediaChanged(in: channel, by: uid)
+        mediaChanged(in: channel, by: key)
     }
 
-    /// Removes `uid` from `channel`; whether it was in. `dropped`: it vanished (reason 1) rather than quit
-    /// (reason 0).
-    func leave(_ uid: UInt, channel: String, dropped: Bool) -> Bool {
-        let others = state.withLock { state -> [UInt]? in
-            guard let members = state.channels[channel], members[uid] != nil else { return nil }
-            state.channels[channel]?[uid] = nil
+    /// Removes the engine `key` from `channel`; whether it was in. `dropped`: it vanished (reason 1) rather
+    /// than quit (reason 0). The others see its uid leave once no other device of the user is in the channel.
+    func leave(_ key: EngineKey, channel: String, dropped: Bool) -> Bool {
+        let others = state.withLock { state -> [EngineKey]? in
+            guard let members = state.channels[channel], members[key] != nil else { return nil }
+            state.channels[channel]?[key] = nil
             if state.channels[channel]?.isEmpty == true { state.channels[channel] = nil }
-            return members.keys.filter { $0 != uid }.sorted()
+            return members.keys.filter { $0 != key }.sorted { ($0.uid, $0.device) < ($1.uid, $1.device) }
         }
         guard let others else { return false }
+        guard !others.contains(where: { $0.uid == key.uid }) else { return true }
         for other in others {
-            engineOf(other)?.emit(.remoteLeft(channel: channel, uid: uid, reason: dropped ? 1 : 0))
+            engineOf(other)?.emit(.remoteLeft(channel: channel, uid: key.uid, reason: dropped ? 1 : 0))
         }
         return true
     }
 
     /// After someone joined or changed what it publishes/subscribes: schedule the first frames now due.
-    private func mediaChanged(in channel: String, by uid: UInt) {
+    private func mediaChanged(in channel: String, by key: EngineKey) {
         let (members, timing) = state.withLock { ($0.channels[channel] ?? [:], $0.timing) }
         let delay = timing.firstFrameLatencyMillis + timing.frameIntervalMillis
-        for subscriber in members.values {
-            for publisher in members.values where publisher.uid != subscriber.uid {
-                guard subscriber.uid == uid || publisher.uid == uid else { continue }
+        for (subscriberKey, subscriber) in members {
+            for (publisherKey, publisher) in members where publisher.uid != subscriber.uid {
+                guard subscriberKey == key || publisherKey == key else { continue }
                 let kinds: [(video: Bool, flows: Bool)] = [
                     (true, publisher.media.publishCamera && subscriber.media.subscribeVideo),
                     (false, publisher.media.publishMicrophone && subscriber.media.subscribeAudio),
                 ]
                 for kind in kinds where kind.flows {
-                    let key = FrameKey(publisher: publisher.uid, video: kind.video)
+                    let frame = FrameKey(publisher: publisher.uid, video: kind.video)
                     let (sub, pub) = (subscriber, publisher)
                     after(delay) { [self] in
-                        firstFrame(key, to: sub.uid, session: sub.session, from: pub.session, in: channel)
+                        firstFrame(
+                            frame, to: subscriberKey, session: sub.session, from: publisherKey, session: pub.session,
+                            in: channel)
                     }
                 }
             }
@@ -182,21 +202,22 @@ public final class SimulatedRTCWorld: Sendable {
     }
 
     private func firstFrame(
-        _ key: FrameKey, to subscriber: UInt, session: Int, from publisherSession: Int, in channel: String
+        _ frame: FrameKey, to subscriber: EngineKey, session: Int, from publisher: EngineKey,
+        session publisherSession: Int, in channel: String
     ) {
         let due = state.withLock { state -> Bool in
             guard let sub = state.channels[channel]?[subscriber], sub.session == session,
-                state.channels[channel]?[key.publisher]?.session == publisherSession,
-                !sub.framesSeen.contains(key)
+                state.channels[channel]?[publisher]?.session == publisherSession,
+                !sub.framesSeen.contains(frame)
             else { return false }
-            state.channels[channel]?[subscriber]?.framesSeen.insert(key)
+            state.channels[channel]?[subscriber]?.framesSeen.insert(frame)
             return true
         }
         guard due else { return }
         engineOf(subscriber)?.emit(
-            key.video
-                ? .remoteFirstVideoFrameDecoded(channel: channel, uid: key.publisher)
-                : .remoteFirstAudioFrameDecoded(channel: channel, uid: key.publisher))
+            frame.video
+                ? .remoteFirstVideoFrameDecoded(channel: channel, uid: frame.publisher)
+                : .remoteFirstAudioFrameDecoded(channel: channel, uid: frame.publisher))
     }
 
     func after(_ millis: Int64, _ action: @escaping @Sendable () -> Void) {
@@ -209,5 +230,5 @@ public final class SimulatedRTCWorld: Sendable {
 
     var frameIntervalMillis: Int64 { state.withLock { $0.timing.frameIntervalMillis } }
 
-    private func engineOf(_ uid: UInt) -> SimulatedRTCEngine? { state.withLock { $0.engines[uid] } }
+    private func engineOf(_ key: EngineKey) -> SimulatedRTCEngine? { state.withLock { $0.engines[key] } }
 }

@@ -10,7 +10,8 @@ struct ChaosCommand: AsyncParsableCommand {
             Each scenario drives 3 endpoints through random actions over a network that drops, duplicates,
             reorders and delays messages, partitions and heals, and crashes and restarts endpoints, on a
             virtual clock; then lets it settle and checks the invariants. A failing scenario prints its seed
-            and trace; `--scenarios 1 --seed S` replays it.
+            and trace; `--scenarios 1 --seed S` replays it. With `--devices N`, each user is logged in on 1 to N
+            devices (from the seed), which all ring; see docs/multi-device.md.
             """)
 
     @Option(help: "How many scenarios.") var scenarios = 1_000
@@ -20,6 +21,7 @@ struct ChaosCommand: AsyncParsableCommand {
     @Option(help: "Probability of reordering a message.") var reorder = 0.2
     @Option(help: "Endpoints per scenario (2 or more).") var endpoints = 3
     @Option(help: "Legacy endpoints per scenario (deployed iOS and Web clients' behaviour, in turn).") var legacy = 0
+    @Option(help: "Most devices per user (1 to 3); each user gets 1 to this many.") var devices = 1
     @Option(help: "Parallel workers (default: the number of cores).") var workers = ProcessInfo.processInfo
         .activeProcessorCount
     @Flag(help: "Print every failing scenario's trace (default: the first).") var allTraces = false
@@ -31,6 +33,7 @@ struct ChaosCommand: AsyncParsableCommand {
         }
         guard endpoints >= 2 else { throw ValidationError("--endpoints must be at least 2") }
         guard legacy >= 0 else { throw ValidationError("--legacy must not be negative") }
+        guard (1...3).contains(devices) else { throw ValidationError("--devices must be 1, 2 or 3") }
     }
 
     func run() async throws {
@@ -40,6 +43,7 @@ struct ChaosCommand: AsyncParsableCommand {
         configuration.reorder = reorder
         configuration.endpoints = endpoints
         configuration.legacyEndpoints = legacy
+        configuration.maxDevicesPerUser = devices
         let runner = ChaosRunner(configuration: configuration)
         let start = Date()
         let (count, seed, workers) = (scenarios, self.seed, max(1, workers))

@@ -79,6 +79,44 @@ struct ServeCommand: AsyncParsableCommand {
     var webhookURL: String?
     @Option(name: .customLong("webhook-secret"), help: "HMAC-SHA256 key for the X-CallAPI-Signature header.")
     var webhookSecret: String?
+    @Option(help: "Keep the call ledger: 1/true or 0/false (default on).") var ledger: String?
+    @Option(
+        name: .customLong("data-dir"),
+        help: "Folder of the server's files: the ledger (default: the current folder), push devices (default: memory).")
+    var dataDir: String?
+    @Option(
+        name: .customLong("ledger-database"),
+        help:
+            "Ledger database: an SQLite file, or postgres://user@host:port/db (default DATA_DIR/callapi-ledger.sqlite)."
+    )
+    var ledgerDatabase: String?
+    @Option(name: .customLong("ledger-retention-days"), help: "Days ended calls are kept (default 90; 0: forever).")
+    var ledgerRetentionDays: String?
+    @Flag(name: .customLong("answer-busy"), help: "Answer calls to users in a call with busy on their behalf.")
+    var answerBusy = false
+    @Option(
+        name: .customLong("ledger-liveness"),
+        help: "Seconds after a call's last session closed that it ends as dropped (default 30).")
+    var ledgerLiveness: String?
+    @Option(name: .customLong("push-ring-seconds"), help: "How long a pushed call is held and rings (default 30).")
+    var pushRingSeconds: String?
+    @Option(
+        name: .customLong("push-tombstone-seconds"),
+        help: "How long a withdrawn call's tombstone is kept (default 120).")
+    var pushTombstoneSeconds: String?
+    @Option(name: .customLong("apns-key"), help: "APNs auth key file (.p8).") var apnsKey: String?
+    @Option(name: .customLong("apns-key-id"), help: "APNs auth key id.") var apnsKeyId: String?
+    @Option(name: .customLong("apns-team-id"), help: "Apple developer team id.") var apnsTeamId: String?
+    @Option(name: .customLong("apns-url"), help: "APNs production endpoint.") var apnsURL: String?
+    @Option(name: .customLong("apns-sandbox-url"), help: "APNs sandbox endpoint.") var apnsSandboxURL: String?
+    @Option(name: .customLong("apns-alert-sound"), help: "Sound of alert call pushes (default ringtone.caf).")
+    var apnsAlertSound: String?
+    @Option(name: .customLong("fcm-service-account"), help: "FCM service account key file (JSON).")
+    var fcmServiceAccount: String?
+    @Option(name: .customLong("fcm-url"), help: "FCM endpoint.") var fcmURL: String?
+    @Option(name: .customLong("fcm-token-url"), help: "OAuth2 token endpoint for FCM.") var fcmTokenURL: String?
+    @Option(name: .customLong("push-ca-file"), help: "Extra trusted root (PEM) for the push endpoints (the mock's).")
+    var pushCAFile: String?
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error (default info).")
     var logLevel: String?
 
@@ -94,6 +132,14 @@ struct ServeCommand: AsyncParsableCommand {
             "max-held-per-sender": maxHeldPerSender, "max-held-bytes": maxHeldBytes,
             "max-outbox-frames": maxOutboxFrames, "max-outbox-bytes": maxOutboxBytes, "max-refusals": maxRefusals,
             "max-unauthenticated": maxUnauthenticated, "request-timeout": requestTimeout,
+            "ledger": ledger, "data-dir": dataDir, "ledger-database": ledgerDatabase,
+            "ledger-retention-days": ledgerRetentionDays, "answer-busy": answerBusy ? "1" : nil,
+            "ledger-liveness": ledgerLiveness,
+            "push-ring-seconds": pushRingSeconds, "push-tombstone-seconds": pushTombstoneSeconds,
+            "apns-key": apnsKey, "apns-key-id": apnsKeyId, "apns-team-id": apnsTeamId, "apns-url": apnsURL,
+            "apns-sandbox-url": apnsSandboxURL, "apns-alert-sound": apnsAlertSound,
+            "fcm-service-account": fcmServiceAccount, "fcm-url": fcmURL, "fcm-token-url": fcmTokenURL,
+            "push-ca-file": pushCAFile,
         ]
         let configuration: SignalServerConfiguration
         do {

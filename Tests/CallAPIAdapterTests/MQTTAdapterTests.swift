@@ -128,14 +128,25 @@ struct MQTTOwnBrokerTests {
         alice.sendMessage(userId: "2", message: "to bob", completion: nil)
         #expect(try await inbox.messages.first(within: 5, "bob's message") { _ in true } == "to bob")
 
-        // Someone else's topic: the broker refuses the subscription.
+        // Someone else's topic: Mosquitto 2 grants an MQTT 3.1.1 subscription the ACL forbids (SUBACK 0) and
+        // filters at delivery instead, so what counts is what reaches the snoop. User 1 subscribes to every
+        // user's topic; alice (user 1's own publisher connection) sends to bob, then to user 1. Publishes from
+        // one connection reach a subscriber in order, so if the first message the snoop gets is the one to
+        // user 1, the one to bob was withheld.
+        let snooped = AsyncStream<MQTTPublish>.makeStream()
         let snooping = MQTTConnection.Parameters(
             host: "127.0.0.1", port: broker.port,
-            connect: MQTTConnect(clientId: "snoop", keepAliveSeconds: 30, username: "1"), topic: "callapi/u/2",
+            connect: MQTTConnect(clientId: "snoop", keepAliveSeconds: 30, username: "1"), topic: "callapi/u/+",
             handshakeTimeout: .seconds(5))
-        await #expect(throws: MQTTClientError.subscriptionRefused) {
-            _ = try await MQTTConnection.open(snooping, onPublish: { _ in }, onClose: { _ in })
-        }
+        let snoop = try await MQTTConnection.open(
+            snooping, onPublish: { snooped.continuation.yield($0) }, onClose: { _ in })
+        alice.sendMessage(userId: "2", message: "secret for bob", completion: nil)
+        alice.sendMessage(userId: "1", message: "marker for user 1", completion: nil)
+        let first = try await snooped.stream.first(within: 5, "the snoop's first message") { _ in true }
+        #expect(first.topic == "callapi/u/1")
+        #expect(String(decoding: first.payload, as: UTF8.self) == "marker for user 1")
+        #expect(try await inbox.messages.first(within: 5, "bob's second message") { _ in true } == "secret for bob")
+        await snoop.close()
         await alice.logout()
         await bob.logout()
     }

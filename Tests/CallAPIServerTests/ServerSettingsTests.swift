@@ -68,3 +68,36 @@ import Testing
         #expect(ServerSettings.environmentName("max-frame-bytes") == "CALLAPI_MAX_FRAME_BYTES")
     }
 }
+
+/// The call ledger's `callapi serve` settings.
+@Suite struct LedgerServerSettingsTests {
+    @Test func theLedgerIsOnByDefaultInAFileUnderTheDataFolder() throws {
+        let ledger = try ServerSettings.configuration(flags: ["data-dir": "/var/lib/callapi/"], environment: [:]).ledger
+        #expect(ledger.enabled)
+        #expect(ledger.database == .sqlite(path: "/var/lib/callapi/callapi-ledger.sqlite"))
+        #expect(ledger.retentionDays == 90)
+        #expect(!ledger.answersBusy)
+    }
+
+    @Test func settingsChooseTheDatabaseRetentionAndBusyAnswers() throws {
+        let ledger = try ServerSettings.configuration(
+            flags: ["ledger-database": "postgres://callapi@db:5432/calls", "ledger-retention-days": "0"],
+            environment: ["CALLAPI_ANSWER_BUSY": "1", "CALLAPI_LEDGER_LIVENESS": "45"]
+        ).ledger
+        #expect(ledger.database == .postgres(url: "postgres://callapi@db:5432/calls"))
+        #expect(ledger.retentionDays == nil)
+        #expect(ledger.answersBusy)
+        #expect(ledger.livenessSeconds == 45)
+        #expect(try ServerSettings.configuration(flags: ["ledger": "off"], environment: [:]).ledger.enabled == false)
+    }
+
+    @Test(arguments: [
+        ["ledger": "maybe"], ["ledger-database": "mysql://x@y/z"], ["ledger-retention-days": "-1"],
+        ["ledger-liveness": "0"],
+    ])
+    func badLedgerSettingsAreRefusedWithTheirName(flags: [String: String]) {
+        #expect(throws: ServerSettings.InvalidSetting.self) {
+            _ = try ServerSettings.configuration(flags: flags, environment: [:])
+        }
+    }
+}

@@ -85,7 +85,7 @@ struct LeavingCallTests {
             (.callingAsCallee, .reject(remoteUserId: 2, reason: nil)),
             (.connecting, .hangup(remoteUserId: 2, reason: nil)),
             (.connected, .hangup(remoteUserId: 2, reason: nil)),
-            (.callingAsCaller, .ringTimerFired(callId: MachineDriver.ownCallId)),
+            (.callingAsCaller, .timerFired(.ring(callId: MachineDriver.ownCallId))),
             (.connected, .deinitialize),
             (.callingAsCaller, .rtc(.joinFailed(channel: MachineDriver.ownRoom, code: 1, message: "x"))),
         ]

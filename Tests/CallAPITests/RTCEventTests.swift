@@ -42,7 +42,7 @@ struct RTCEventTests {
         driver.advance(90)
         let actions = driver.handle(.rtc(.remoteFirstVideoFrameDecoded(channel: Self.room, uid: Self.peer)))
         #expect(actions.events == [.recvRemoteFirstFrame])
-        #expect(driver.machine.call?.firstFrameArrived == true)
+        #expect(driver.machine.call?.media.firstFrameArrived == true)
         #expect(driver.machine.call?.costs.stages[CostMap.recvFirstFrame] == 90)
         #expect(driver.machine.state == .calling, "remembered, not acted on before connecting")
     }
@@ -51,11 +51,11 @@ struct RTCEventTests {
     func firstFrameKindFollowsCallType() {
         var video = MachineDriver(.callingAsCaller, type: .video)
         #expect(video.handle(.rtc(.remoteFirstAudioFrameDecoded(channel: Self.room, uid: Self.peer))).isEmpty)
-        #expect(video.machine.call?.firstFrameArrived == false)
+        #expect(video.machine.call?.media.firstFrameArrived == false)
 
         var audio = MachineDriver(.callingAsCaller, type: .audio)
         #expect(audio.handle(.rtc(.remoteFirstVideoFrameDecoded(channel: Self.room, uid: Self.peer))).isEmpty)
-        #expect(audio.machine.call?.firstFrameArrived == false)
+        #expect(audio.machine.call?.media.firstFrameArrived == false)
         #expect(
             audio.handle(.rtc(.remoteFirstAudioFrameDecoded(channel: Self.room, uid: Self.peer))).events == [
                 .recvRemoteFirstFrame

@@ -41,7 +41,7 @@ struct RoomAndTokenTests {
         var driver = MachineDriver(.prepared, config: Self.config(provider: { _, _ in "unused" }))
         let placed = driver.handle(.call(remoteUserId: 2, type: .video, extension: nil, callId: "c1"))
         #expect(placed.joins.isEmpty)
-        #expect(placed.contains(.fetchRTCToken(callId: "c1", channel: "1-c1", uid: 1)))
+        #expect(placed.tokenFetches == [TokenFetch(callId: "c1", channel: "1-c1", uid: 1)])
         #expect(placed.events.contains(.joinRTCStart))
         let fetched = driver.handle(.rtcTokenFetched(callId: "c1", outcome: .success("per-call")))
         #expect(fetched.joins.map(\.token) == ["per-call"])
@@ -53,7 +53,7 @@ struct RoomAndTokenTests {
     @Test func withAProviderTheCalleeAsksForTheCallersRoomsToken() {
         var driver = MachineDriver(.prepared, config: Self.config(provider: { _, _ in "unused" }))
         let rang = driver.ringFromPeer()
-        #expect(rang.contains(.fetchRTCToken(callId: MachineDriver.peerCallId, channel: "room-2", uid: 1)))
+        #expect(rang.tokenFetches == [TokenFetch(callId: MachineDriver.peerCallId, channel: "room-2", uid: 1)])
         #expect(rang.joins.isEmpty)
     }
 

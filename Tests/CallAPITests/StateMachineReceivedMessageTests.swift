@@ -32,7 +32,7 @@ struct StateMachineReceivedMessageTests {
         #expect(driver.machine.state == .calling)
         #expect(driver.machine.callId == "c-9")
         #expect(driver.machine.call?.isCaller == false)
-        #expect(driver.machine.call?.localAccepted == false)
+        #expect(driver.machine.call?.stage == .ringing)
         #expect(driver.machine.call?.room == MachineDriver.peerRoom)
 
         let join = driver.handle(.earlyJoinDecided(callId: "c-9", allowed: true))
@@ -164,7 +164,7 @@ struct StateMachineReceivedMessageTests {
         #expect(actions.stateChanges.map { StateReason($0.state, $0.reason) } == [.init(.connecting, .remoteAccepted)])
         #expect(actions.events == [.remoteAccepted])
         #expect(driver.machine.state == .connecting)
-        #expect(driver.machine.call?.remoteAccepted == true)
+        #expect(driver.machine.call?.stage == .connecting)
     }
 
     @Test("Accept is only acted on in calling by the caller")

@@ -108,23 +108,23 @@ struct TimerTests {
     func machineStartsAndStops() {
         var caller = MachineDriver(.prepared, config: MachineDriver.prepareConfig(timeout: 7_000))
         let placed = caller.handle(.call(remoteUserId: 2, type: .video, extension: nil, callId: "c"))
-        #expect(placed.contains(.startRingTimer(callId: "c", millis: 7_000)))
+        #expect(placed.contains(.startTimer(.ring(callId: "c"), millis: 7_000)))
         #expect(caller.handle(.cancel).hasStopTimer)
 
         var callee = MachineDriver(.prepared, config: MachineDriver.prepareConfig(timeout: 7_000))
-        #expect(callee.ringFromPeer(callId: "r").contains(.startRingTimer(callId: "r", millis: 7_000)))
+        #expect(callee.ringFromPeer(callId: "r").contains(.startTimer(.ring(callId: "r"), millis: 7_000)))
     }
 
     @Test("A fire of the machine's timer for another call, or after the call ended, does nothing")
     func staleFireIsIgnored() {
         var driver = MachineDriver(.callingAsCaller)
-        #expect(driver.handle(.ringTimerFired(callId: "old-call")).isEmpty)
+        #expect(driver.handle(.timerFired(.ring(callId: "old-call"))).isEmpty)
         #expect(driver.machine.state == .calling)
         var connected = MachineDriver(.connected)
-        #expect(connected.handle(.ringTimerFired(callId: MachineDriver.ownCallId)).isEmpty)
+        #expect(connected.handle(.timerFired(.ring(callId: MachineDriver.ownCallId))).isEmpty)
         #expect(connected.machine.state == .connected)
         var prepared = MachineDriver(.prepared)
-        #expect(prepared.handle(.ringTimerFired(callId: MachineDriver.ownCallId)).isEmpty)
+        #expect(prepared.handle(.timerFired(.ring(callId: MachineDriver.ownCallId))).isEmpty)
     }
 
     @Test(
@@ -133,7 +133,7 @@ struct TimerTests {
     func machineFire(situation: MachineDriver.Situation) throws {
         var driver = MachineDriver(situation)
         let callId = driver.machine.callId
-        let actions = driver.handle(.ringTimerFired(callId: callId))
+        let actions = driver.handle(.timerFired(.ring(callId: callId)))
         let sent = try #require(actions.sent.first)
         #expect(sent.to == MachineDriver.peerId)
         #expect(sent.message.action == .cancelCall)

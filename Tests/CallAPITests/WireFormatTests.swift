@@ -232,7 +232,7 @@ struct WireFormatTests {
             .remoteCancelled: 12, .recvRemoteFirstFrame: 13, .callingTimeout: 14, .cancelByCallerRecall: 15,
             .remoteCallBusy: 17, .remoteCallingTimeout: 18, .localVideoCall: 30, .localAudioCall: 31,
             .remoteVideoCall: 32, .remoteAudioCall: 33,
-            .peerLost: 40,  // ours
+            .peerLost: 40, .answeredElsewhere: 41, .rejectedElsewhere: 42,  // ours
         ]
         #expect(CallStateReason.allCases.count == reasons.count)
         for (reason, raw) in reasons { #expect(reason.rawValue == raw, "\(reason)") }
@@ -245,7 +245,7 @@ struct WireFormatTests {
             .remoteCallBusy: 117, .captureFirstLocalVideoFrame: 119, .publishFirstLocalVideoFrame: 120,
             .publishFirstLocalAudioFrame: 130, .localVideoCall: 140, .localAudioCall: 141,
             .remoteVideoCall: 142, .remoteAudioCall: 143,
-            .peerLost: 150,  // ours
+            .peerLost: 150, .answeredElsewhere: 151, .rejectedElsewhere: 152,  // ours
         ]
         #expect(CallEvent.allCases.count == events.count)
         for (event, raw) in events { #expect(event.rawValue == raw, "\(event)") }

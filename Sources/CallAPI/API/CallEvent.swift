@@ -32,4 +32,8 @@ public enum CallEvent: Int, Sendable, CaseIterable {
     case remoteAudioCall = 143
     /// Ours: the peer stopped answering; the call ended with ``CallStateReason/peerLost``.
     case peerLost = 150
+    /// Ours: another device of this user accepted the call; see ``CallStateReason/answeredElsewhere``.
+    case answeredElsewhere = 151
+    /// Ours: another device of this user rejected the call; see ``CallStateReason/rejectedElsewhere``.
+    case rejectedElsewhere = 152
 }

@@ -22,4 +22,10 @@ public enum CallStateReason: Int, Sendable, CaseIterable {
     case remoteAudioCall = 33
     /// Ours: the peer stopped answering (no keep-alives, or it left the RTC channel and did not come back).
     case peerLost = 40
+    /// Ours: another device of this user accepted the call that rang here; this device stopped ringing
+    /// without telling the caller anything (docs/multi-device.md).
+    case answeredElsewhere = 41
+    /// Ours: another device of this user rejected the call that rang here (or was busy), which rejects it
+    /// for every device of the user.
+    case rejectedElsewhere = 42
 }

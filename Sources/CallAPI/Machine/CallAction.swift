@@ -1,5 +1,10 @@
 /// What the state machine asks its shell to do, in order.
 package enum CallAction: Sendable, Equatable {
+    /// The endpoint is initialized: from now on, feed the signaling channel's messages and the RTC engine's
+    /// events in as inputs.
+    case attach
+    /// The endpoint is deinitialized: stop feeding them, and cancel every timer still running.
+    case detach
     /// Send `message` to `to`. When `completesRequest`, the request being handled completes with the send's
     /// outcome; the outcome also comes back as ``CallInput/sendFinished(_:to:error:)``.
     case send(CallMessage, to: UInt, completesRequest: Bool)
@@ -9,16 +14,14 @@ package enum CallAction: Sendable, Equatable {
     /// The engine is already in `channel` (pre-joined): set up preview and canvases as ``joinRTC(_:)`` does
     /// and publish and subscribe as `media` says.
     case publishInJoinedRTC(RTCJoin)
-    /// Ask the prepare config's token provider for a token for `channel`; answer with
+    /// Ask `provider` (the prepare config's) for a token for `channel`; answer with
     /// ``CallInput/rtcTokenFetched(callId:outcome:)``.
-    case fetchRTCToken(callId: String, channel: String, uid: UInt)
+    case fetchRTCToken(callId: String, channel: String, uid: UInt, provider: TokenProviderRef)
     /// Stop preview, release both canvases and leave the channel.
     case leaveRTC(remoteUid: UInt?)
     case setRemoteVolume(uid: UInt, volume: Int)
     case renewRTCToken(String)
-    case startRingTimer(callId: String, millis: Int64)
-    case stopRingTimer
-    /// Start (or restart) a reliability timer; when it falls due, feed ``CallInput/timerFired(_:)``.
+    /// Start (or restart) a timer; when it falls due, feed ``CallInput/timerFired(_:)``.
     case startTimer(CallTimerID, millis: Int64)
     case stopTimer(CallTimerID)
     /// Ask the listeners `canJoinRtcOnCalling` and answer with ``CallInput/earlyJoinDecided(callId:allowed:)``.
@@ -32,6 +35,15 @@ package enum CallAction: Sendable, Equatable {
     case notifyDisconnected(roomId: String, hangupUserId: UInt, selfId: UInt, durationMillis: Int64)
     case notifyTokenWillExpire
     case log(CallLogLevel, String)
+}
+
+extension CallAction {
+    /// `notifyState` of a new state.
+    static func stateChanged(
+        _ state: CallStateType, _ reason: CallStateReason, eventReason: String = "", info: [String: JSONValue] = [:]
+    ) -> CallAction {
+        .notifyState(CallStateChange(state: state, reason: reason, eventReason: eventReason, eventInfo: info))
+    }
 }
 
 /// How to join a call's channel.
@@ -55,4 +67,12 @@ package struct CanvasRef: Sendable, Equatable {
     }
 
     package static func == (lhs: CanvasRef, rhs: CanvasRef) -> Bool { lhs.view === rhs.view }
+}
+
+/// A token provider carried by an action. Closures cannot be compared, so any two are equal: actions are
+/// compared by what they ask for.
+package struct TokenProviderRef: Sendable, Equatable {
+    package let provider: RTCTokenProvider
+
+    package static func == (lhs: TokenProviderRef, rhs: TokenProviderRef) -> Bool { true }
 }

@@ -19,8 +19,7 @@ package enum CallInput: Sendable {
 
     // From the RTC engine, the timer and the listeners.
     case rtc(RTCEngineEvent)
-    case ringTimerFired(callId: String)
-    /// A reliability timer (``CallTimerID``) fell due.
+    /// A timer (``CallTimerID``) fell due.
     case timerFired(CallTimerID)
     /// The listeners' answer to `.askCanJoinOnCalling`.
     case earlyJoinDecided(callId: String, allowed: Bool)

@@ -1,9 +1,10 @@
 // Pre-join at prepare (`PrepareConfig.preJoinsCallRoom`): the caller joins the room of the next call it
-// will place while it is prepared, so that `call()` finds the room joined and only starts publishing.
+// will place while it is prepared, so that `call()` finds the room joined and only starts publishing. The
+// room is data of the prepared phase: a call takes it over, a ringing call or a new prepare leaves it.
 
 /// The room of the next call this user places, joined (or being joined) ahead of the call.
-struct PreJoinedRoom: Sendable, Equatable {
-    enum Phase: Sendable, Equatable {
+package struct PreJoinedRoom: Sendable, Equatable {
+    package enum Phase: Sendable, Equatable {
         case awaitingToken
         case joining
         case joined
@@ -12,64 +13,75 @@ struct PreJoinedRoom: Sendable, Equatable {
     }
 
     /// The id the next call will have: the room is named from it.
-    var callId: String
-    var room: String
-    var phase: Phase
+    package var callId: String
+    package var room: String
+    package var phase: Phase
 }
 
 extension CallStateMachine {
     /// Whether the shell should make a call id and feed ``CallInput/preJoin(callId:)``: prepared, pre-join
     /// enabled, and no room pre-joined (or tried) since the last prepare or call.
     package var wantsPreJoin: Bool {
-        state == .prepared && call == nil && preJoined == nil && prepareConfig?.preJoinsCallRoom == true
+        guard case .prepared(let endpoint, preJoined: nil) = phase else { return false }
+        return endpoint.config.preJoinsCallRoom
+    }
+
+    /// The pre-joined room, while prepared with one.
+    package var preJoined: PreJoinedRoom? {
+        if case .prepared(_, let room) = phase { room } else { nil }
     }
 
     /// Joins the room of the next call, named from `callId`, publishing nothing yet.
     mutating func preJoin(callId: String) -> [CallAction] {
-        guard wantsPreJoin, let userId, let prepareConfig else { return [] }
-        let room = roomForNewCall(callId: callId, userId: userId)
+        guard wantsPreJoin, case .prepared(let endpoint, _) = phase else { return [] }
+        let room = roomForNewCall(callId: callId, endpoint: endpoint)
         let log = CallAction.log(.normal, "pre-joining room \(room) for the next call")
-        guard prepareConfig.rtcTokenProvider == nil else {
-            preJoined = PreJoinedRoom(callId: callId, room: room, phase: .awaitingToken)
-            return [log, .fetchRTCToken(callId: callId, channel: room, uid: userId)]
+        if let provider = endpoint.config.rtcTokenProvider {
+            phase = .prepared(endpoint, preJoined: PreJoinedRoom(callId: callId, room: room, phase: .awaitingToken))
+            return [
+                log,
+                .fetchRTCToken(
+                    callId: callId, channel: room, uid: endpoint.userId, provider: TokenProviderRef(provider: provider)),
+            ]
         }
-        preJoined = PreJoinedRoom(callId: callId, room: room, phase: .joining)
-        return [log, preJoinAction(room: room, token: prepareConfig.rtcToken, userId: userId)]
+        phase = .prepared(endpoint, preJoined: PreJoinedRoom(callId: callId, room: room, phase: .joining))
+        return [log, preJoinAction(room: room, token: endpoint.config.rtcToken, endpoint)]
     }
 
-    private func preJoinAction(room: String, token: String, userId: UInt) -> CallAction {
+    private func preJoinAction(room: String, token: String, _ endpoint: Endpoint) -> CallAction {
         .joinRTC(
             RTCJoin(
-                channel: room, token: token, uid: userId, remoteUid: 0, media: .call(.audio).withoutPublishing,
-                localView: nil, remoteView: nil))
+                channel: room, token: token, uid: endpoint.userId, remoteUid: 0,
+                media: .call(.audio).withoutPublishing, localView: nil, remoteView: nil))
     }
 
     /// The token provider answered for the pre-joined room (no call yet).
     mutating func preJoinTokenFetched(_ callId: String, _ outcome: Result<String, CallAPIError>) -> [CallAction] {
-        guard var room = preJoined, room.callId == callId, room.phase == .awaitingToken, let userId else { return [] }
+        guard case .prepared(let endpoint, var room?) = phase, room.callId == callId, room.phase == .awaitingToken
+        else { return [] }
         switch outcome {
         case .success(let token):
             room.phase = .joining
-            preJoined = room
-            return [preJoinAction(room: room.room, token: token, userId: userId)]
+            phase = .prepared(endpoint, preJoined: room)
+            return [preJoinAction(room: room.room, token: token, endpoint)]
         case .failure(let error):
             room.phase = .failed
-            preJoined = room
+            phase = .prepared(endpoint, preJoined: room)
             return [.log(.warning, "pre-join of \(room.room) skipped: no RTC token: \(error.message)")]
         }
     }
 
     /// An event of the pre-joined room's channel, while no call is in it.
     mutating func preJoinedRoomEvent(_ event: RTCEngineEvent) -> [CallAction] {
-        guard var room = preJoined, room.phase != .failed else { return [] }
+        guard case .prepared(let endpoint, var room?) = phase, room.phase != .failed else { return [] }
         switch event {
         case .localJoined:
             room.phase = .joined
-            preJoined = room
+            phase = .prepared(endpoint, preJoined: room)
             return [.log(.normal, "pre-joined room \(room.room)")]
         case .joinFailed(_, let code, let message):
             room.phase = .failed
-            preJoined = room
+            phase = .prepared(endpoint, preJoined: room)
             return [
                 .log(.warning, "pre-join of \(room.room) failed (\(code): \(message)); the next call joins on call"),
                 .notifyError(.rtcOccurError, .rtc, code: code, message: message),
@@ -81,40 +93,33 @@ extension CallStateMachine {
         }
     }
 
-    /// The pre-joined room the call being placed takes over (and forgets it), if one is usable.
-    mutating func takePreJoinedRoom() -> PreJoinedRoom? {
-        defer { preJoined = nil }
-        guard let room = preJoined, room.phase != .failed else { return nil }
-        return room
-    }
-
-    /// The caller's call takes over `room`: publish as the call needs (the join itself was done at prepare,
-    /// or is done when the token comes).
-    mutating func startCallInPreJoinedRoom(_ room: PreJoinedRoom) -> [CallAction] {
-        guard var call, let userId, let prepareConfig else { return [] }
-        call.joinedRTC = true
-        call.awaitingToken = room.phase == .awaitingToken
-        self.call = call
-        guard room.phase != .awaitingToken else { return [.notifyEvent(.joinRTCStart, reason: nil)] }
+    /// The caller's new call takes over `room`: publish as the call needs (the join itself was done at
+    /// prepare, or is done when the token comes).
+    mutating func startCallInPreJoinedRoom(_ room: PreJoinedRoom, now: Int64) -> [CallAction] {
+        guard case .inCall(let endpoint, var call) = phase, call.media == .notJoined else { return [] }
+        guard room.phase != .awaitingToken else {
+            call.media = .awaitingToken(firstFrame: false)
+            phase = .inCall(endpoint, call)
+            return [.notifyEvent(.joinRTCStart, reason: nil)]
+        }
+        call.media = .joined(firstFrame: false)
+        if room.phase == .joined { call.recordCost(CostMap.localUserJoinChannel, now: now) }
+        phase = .inCall(endpoint, call)
         let join = RTCJoin(
-            channel: call.room, token: prepareConfig.rtcToken, uid: userId, remoteUid: call.peer,
-            media: .call(call.type), localView: call.type == .video ? CanvasRef(prepareConfig.localView) : nil,
-            remoteView: call.type == .video ? CanvasRef(prepareConfig.remoteView) : nil)
-        var actions: [CallAction] = [
+            channel: call.room, token: endpoint.config.rtcToken, uid: endpoint.userId, remoteUid: call.peer,
+            media: .call(call.type), localView: call.type == .video ? CanvasRef(endpoint.config.localView) : nil,
+            remoteView: call.type == .video ? CanvasRef(endpoint.config.remoteView) : nil)
+        return [
             .publishInJoinedRTC(join), .setRemoteVolume(uid: call.peer, volume: 0),
             .notifyEvent(.joinRTCStart, reason: nil),
         ]
-        if room.phase == .joined {
-            recordCost(CostMap.localUserJoinChannel, now: call.startedAt)
-            actions += [.notifyEvent(.localJoined, reason: nil), .notifyEvent(.joinRTCSuccessed, reason: nil)]
-        }
-        return actions
+            + (room.phase == .joined
+                ? [.notifyEvent(.localJoined, reason: nil), .notifyEvent(.joinRTCSuccessed, reason: nil)] : [])
     }
 
     /// A call rings for this user: it joins the caller's room, so it leaves the pre-joined one.
-    mutating func leavePreJoinedRoom() -> [CallAction] {
-        guard let room = preJoined else { return [] }
-        preJoined = nil
-        return room.phase == .failed ? [] : [.leaveRTC(remoteUid: nil)]
+    func leaving(_ preJoined: PreJoinedRoom?) -> [CallAction] {
+        guard let preJoined, preJoined.phase != .failed else { return [] }
+        return [.leaveRTC(remoteUid: nil)]
     }
 }

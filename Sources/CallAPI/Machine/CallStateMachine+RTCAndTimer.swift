@@ -1,9 +1,9 @@
-// What the machine does with RTC engine events, the ring timer and the early-join answer
+// What the machine does with RTC engine events, its timers and the early-join answer
 // (call-behaviour.md, "RTC events", "Timer", "The connected check").
 extension CallStateMachine {
     mutating func handleRTC(_ event: RTCEngineEvent, now: Int64) -> [CallAction] {
-        guard state != .idle else { return [] }
-        if call == nil, let room = preJoined?.room, event.channel == room { return preJoinedRoomEvent(event) }
+        guard endpoint != nil else { return [] }
+        if let room = preJoined?.room, event.channel == room { return preJoinedRoomEvent(event) }
         switch event {
         case .tokenWillExpire(let channel) where call == nil || channel == call?.room:
             return [.notifyTokenWillExpire]
@@ -12,32 +12,38 @@ extension CallStateMachine {
         default:
             break
         }
-        guard let call, call.joinedRTC else { return [] }
+        guard case .inCall(let endpoint, var call) = phase, call.media.isJoining else { return [] }
+        let fromPeer: (String, UInt) -> Bool = { channel, uid in channel == call.room && uid == call.peer }
         switch event {
         case .localJoined(let channel, _) where channel == call.room:
-            recordCost(CostMap.localUserJoinChannel, now: now)
+            call.recordCost(CostMap.localUserJoinChannel, now: now)
+            phase = .inCall(endpoint, call)
             return [.notifyEvent(.localJoined, reason: nil), .notifyEvent(.joinRTCSuccessed, reason: nil)]
         case .joinFailed(let channel, let code, let message) where channel == call.room:
             return joinFailed(code: code, message: message, now: now)
-        case .remoteJoined(let channel, let uid) where channel == call.room && uid == call.peer:
-            recordCost(CostMap.remoteUserJoinChannel, now: now)
+        case .remoteJoined(let channel, let uid) where fromPeer(channel, uid):
+            call.recordCost(CostMap.remoteUserJoinChannel, now: now)
+            phase = .inCall(endpoint, call)
             return [.notifyEvent(.remoteJoined, reason: nil)] + remoteRejoinedChannel()
-        case .remoteLeft(let channel, let uid, let reason) where channel == call.room && uid == call.peer:
-            return [.notifyEvent(.remoteLeft, reason: "\(reason)")] + remoteLeftChannel(now: now)
-        case .remoteFirstVideoFrameDecoded(let channel, let uid)
-        where channel == call.room && uid == call.peer && call.type == .video:
+        case .remoteLeft(let channel, let uid, let reason) where fromPeer(channel, uid):
+            return [.notifyEvent(.remoteLeft, reason: "\(reason)")] + remoteLeftChannel()
+        case .remoteFirstVideoFrameDecoded(let channel, let uid) where fromPeer(channel, uid) && call.type == .video:
             return firstFrameArrived(now: now)
-        case .remoteFirstAudioFrameDecoded(let channel, let uid)
-        where channel == call.room && uid == call.peer && call.type == .audio:
+        case .remoteFirstAudioFrameDecoded(let channel, let uid) where fromPeer(channel, uid) && call.type == .audio:
             return firstFrameArrived(now: now)
         case .localFirstVideoFrameCaptured:
-            recordCost(CostMap.localFirstFrameDidCapture, now: now)
+            call.recordCost(CostMap.localFirstFrameDidCapture, now: now)
+            phase = .inCall(endpoint, call)
             return [.notifyEvent(.captureFirstLocalVideoFrame, reason: nil)]
         case .localFirstVideoFramePublished(let channel) where channel == call.room:
-            recordCost(CostMap.localFirstFrameDidPublish, now: now)
+            call.recordCost(CostMap.localFirstFrameDidPublish, now: now)
+            phase = .inCall(endpoint, call)
             return [.notifyEvent(.publishFirstLocalVideoFrame, reason: nil)]
         case .localFirstAudioFramePublished(let channel) where channel == call.room:
-            if call.type == .audio { recordCost(CostMap.localFirstFrameDidPublish, now: now) }
+            if call.type == .audio {
+                call.recordCost(CostMap.localFirstFrameDidPublish, now: now)
+                phase = .inCall(endpoint, call)
+            }
             return [.notifyEvent(.publishFirstLocalAudioFrame, reason: nil)]
         default:
             return []
@@ -46,9 +52,14 @@ extension CallStateMachine {
 
     /// A first frame before connecting is remembered; in connecting it completes the connection.
     private mutating func firstFrameArrived(now: Int64) -> [CallAction] {
-        guard call?.firstFrameArrived == false else { return [] }
-        updateCall { $0.firstFrameArrived = true }
-        recordCost(CostMap.recvFirstFrame, now: now)
+        guard case .inCall(let endpoint, var call) = phase else { return [] }
+        switch call.media {
+        case .notJoined, .awaitingToken(firstFrame: true), .joined(firstFrame: true): return []
+        case .awaitingToken(firstFrame: false): call.media = .awaitingToken(firstFrame: true)
+        case .joined(firstFrame: false): call.media = .joined(firstFrame: true)
+        }
+        call.recordCost(CostMap.recvFirstFrame, now: now)
+        phase = .inCall(endpoint, call)
         return [.notifyEvent(.recvRemoteFirstFrame, reason: nil)]
             + connectedCheck(reason: .recvRemoteFirstFrame, now: now)
     }
@@ -56,25 +67,39 @@ extension CallStateMachine {
     /// The media channel cannot be joined, so the call cannot work: tell the peer (so it does not ring or
     /// wait on), leave, and go `failed(joinRTCFailed)`.
     mutating func joinFailed(code: Int, message text: String, now: Int64) -> [CallAction] {
-        guard let call, let userId else { return [] }
-        return [
-            .notifyError(.rtcOccurError, .rtc, code: code, message: text),
-            .send(endingMessage(reason: "joinRTCFailed", now: now), to: call.peer, completesRequest: false),
-        ] + endCall(.failed, .joinRTCFailed, event: nil, endedBy: userId, eventReason: text, now: now)
+        guard case .inCall(let endpoint, let call) = phase else { return [] }
+        let ending = endingMessage(endpoint, call, reason: "joinRTCFailed", now: now)
+        return [.notifyError(.rtcOccurError, .rtc, code: code, message: text)]
+            + send(ending, to: call.peer, now: now)
+            + endCall(.failed, .joinRTCFailed, event: nil, endedBy: endpoint.userId, eventReason: text, now: now)
     }
 
-    mutating func ringTimerFired(_ callId: String, now: Int64) -> [CallAction] {
-        guard let call, call.callId == callId, state == .calling || state == .connecting, let userId else {
-            return []
+    mutating func timerFired(_ timer: CallTimerID, now: Int64) -> [CallAction] {
+        switch timer {
+        case .ring(let callId): ringTimerFired(callId, now: now)
+        case .retry(let id): retryDue(id, now: now)
+        case .keepAlive(let callId): keepAliveDue(callId, now: now)
+        case .peerSilence(let callId): peerSilenceCheck(callId, now: now)
+        case .remoteLeftGrace(let callId): remoteLeftGraceOver(callId, now: now)
         }
-        let message = message(.cancelCall, callId: callId, now: now) { $0.cancelCallByInternal = true }
-        return [.send(message, to: call.peer, completesRequest: false)]
+    }
+
+    /// Nobody accepted, or the connection did not complete, in `callTimeoutMillisecond`: cancel (flagged as a
+    /// timeout) and end the call.
+    private mutating func ringTimerFired(_ callId: String, now: Int64) -> [CallAction] {
+        guard case .inCall(let endpoint, let call) = phase, call.id == callId,
+            call.stage == .ringing || call.stage == .connecting
+        else { return [] }
+        let message = message(.cancelCall, callId: callId, from: endpoint, now: now) { $0.cancelCallByInternal = true }
+        return send(message, to: call.peer, now: now)
             + endCall(
-                .prepared, .callingTimeout, event: .callingTimeout, endedBy: userId, info: message.fields, now: now)
+                .prepared, .callingTimeout, event: .callingTimeout, endedBy: endpoint.userId, info: message.fields,
+                now: now)
     }
 
     mutating func earlyJoinDecided(_ callId: String, allowed: Bool) -> [CallAction] {
-        guard let call, call.callId == callId, state == .calling, !call.joinedRTC else { return [] }
+        guard case .inCall(_, let call) = phase, call.id == callId, call.stage == .ringing, call.media == .notJoined
+        else { return [] }
         guard allowed else { return [.log(.normal, "canJoinRtcOnCalling is false: joining on accept")] }
         return joinCallRoom()
     }

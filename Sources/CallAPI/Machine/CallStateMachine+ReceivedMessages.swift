@@ -1,7 +1,7 @@
 // What the machine does with messages from the signaling channel (call-behaviour.md, "Received messages").
 extension CallStateMachine {
     mutating func receive(_ text: String, sender vouched: SignalSender?, now: Int64) -> [CallAction] {
-        guard let userId, state != .idle else { return [.log(.normal, "message ignored: not initialized")] }
+        guard let endpoint else { return [.log(.normal, "message ignored: not initialized")] }
         let decoded: CallMessage
         let fields: [String: JSONValue]
         do {
@@ -9,9 +9,9 @@ extension CallStateMachine {
         } catch {
             return [.log(.normal, "message dropped: \(error)")]
         }
-        var actions: [CallAction] = []
         // The channel's word on who sent it wins over the body's (shortfall 4).
         var sender = decoded.fromUserId
+        var actions: [CallAction] = []
         if let vouched {
             guard let id = UserID.canonical(vouched.userId) else {
                 return [
@@ -27,7 +27,7 @@ extension CallStateMachine {
             }
             sender = id
         }
-        guard sender != userId else { return actions + [.log(.warning, "message from this user to itself dropped")] }
+        guard sender != endpoint.userId else { return actions + receiveFromOwnDevice(decoded, now: now) }
         let message = busyAnswerToCurrentCall(decoded, from: sender)
         if message.callId != decoded.callId {
             actions.append(
@@ -36,16 +36,21 @@ extension CallStateMachine {
                     "busy reject from user \(sender) carries its own call \(decoded.callId): taken as the answer to "
                         + "\(message.callId)"))
         }
+        if let ignored = receiveFromOtherDevice(message, sender: sender, now: now) { return actions + ignored }
         noteReceived(message, from: sender, now: now)
-        if message.action == .ack { return actions + receiveAck(message, from: sender, now: now) }
-        // Handling a message twice equals handling it once (shortfall 2); the sender still gets its ack.
-        guard !isRepeat(message, sender: sender) else {
+        if message.action == .ack {
+            actions += receiveAck(message, from: sender, now: now)
+        } else if isRepeat(message, sender: sender) {
+            // Handling a message twice equals handling it once (shortfall 2); the sender still gets its ack.
             let id = message.messageId.map(String.init) ?? "without messageId"
-            return actions + [.log(.normal, "repeated \(message.action) \(id) of call \(message.callId) ignored")]
-                + acknowledgement(of: message, from: sender, now: now)
+            actions.append(.log(.normal, "repeated \(message.action) \(id) of call \(message.callId) ignored"))
+            actions += acknowledgement(of: message, from: sender, now: now)
+        } else {
+            actions += handle(message, sender: sender, fields: fields, receivedAt: vouched?.receivedAtMillis, now: now)
+            actions += acknowledgement(of: message, from: sender, now: now)
         }
-        actions += handle(message, sender: sender, fields: fields, receivedAt: vouched?.receivedAtMillis, now: now)
-        return actions + acknowledgement(of: message, from: sender, now: now)
+        // A message may be the first sign that the call's peer keeps alive.
+        return actions + armLivenessTimers()
     }
 
     /// The deployed clients stamp their busy reject with the callId of their own current call, not ours
@@ -53,62 +58,65 @@ extension CallStateMachine {
     /// user's answer to the current call, whatever its callId. Only for senders without the reliability
     /// mark: ours stamp the call they refuse, so a late busy of an earlier call cannot end this one.
     private func busyAnswerToCurrentCall(_ message: CallMessage, from sender: UInt) -> CallMessage {
-        guard message.action == .reject, message.rejectByInternal, !message.reliable, state == .calling,
-            let call, call.isCaller, call.peer == sender, call.callId != message.callId
+        // Only the deployed clients (no reliability mark, no device id) stamp a busy reject with their own callId;
+        // ours carries the call it answers, which may be another device's call of this user.
+        guard message.action == .reject, message.rejectByInternal, !message.reliable, message.deviceId == nil,
+            case .inCall(_, let call) = phase, call.stage == .ringing, call.role == .caller, call.peer == sender,
+            call.id != message.callId
         else { return message }
         var answer = message
-        answer.callId = call.callId
+        answer.callId = call.id
         return answer
     }
 
     private mutating func handle(
         _ message: CallMessage, sender: UInt, fields: [String: JSONValue], receivedAt: Int64?, now: Int64
     ) -> [CallAction] {
-        var actions: [CallAction] = []
         var info = fields
         info[kFromUserId] = .int(Int(sender))
         info[kPublisher] = .int(Int(sender))
 
         if message.action.isCall {
-            return actions
-                + receiveCall(message, sender: sender, info: info, receivedAt: receivedAt, now: now)
+            return receiveCall(message, sender: sender, info: info, receivedAt: receivedAt, now: now)
         }
         // Anything but a call acts only on the call whose callId it carries, from that call's peer (shortfall 1).
-        guard let call, call.callId == message.callId, call.peer == sender else {
-            return actions + [
-                .log(.normal, "\(message.action) for call \(message.callId) ignored: not the current call")
-            ]
+        guard case .inCall(let endpoint, var call) = phase, call.id == message.callId, call.peer == sender else {
+            return [.log(.normal, "\(message.action) for call \(message.callId) ignored: not the current call")]
         }
+        if let settled = settledByCaller(message, info: info, now: now) { return settled }
         switch message.action {
         case .cancelCall:
             let timedOut = message.cancelCallByInternal
-            return actions
-                + endCall(
-                    .prepared, timedOut ? .remoteCallingTimeout : .remoteCancelled,
-                    event: timedOut ? .remoteCallingTimeout : .remoteCancelled, endedBy: sender, info: info, now: now)
+            return endCall(
+                .prepared, timedOut ? .remoteCallingTimeout : .remoteCancelled,
+                event: timedOut ? .remoteCallingTimeout : .remoteCancelled, endedBy: sender, info: info, now: now)
         case .accept:
-            guard state == .calling, call.isCaller else {
-                return actions + [.log(.normal, "accept ignored in \(state)")]
+            guard call.stage == .ringing, call.role == .caller else {
+                return [.log(.normal, "accept ignored in \(state)")]
             }
-            updateCall { $0.remoteAccepted = true }
-            recordCost(CostMap.acceptCall, now: now)
-            actions.append(setState(.connecting, .remoteAccepted, info: info))
-            actions.append(.notifyEvent(.remoteAccepted, reason: nil))
-            return actions + connectedCheck(reason: .remoteAccepted, now: now)
+            call.stage = .connecting
+            call.peerDevice = message.deviceId
+            call.recordCost(CostMap.acceptCall, now: now)
+            phase = .inCall(endpoint, call)
+            return [
+                .stateChanged(.connecting, .remoteAccepted, info: info), .notifyEvent(.remoteAccepted, reason: nil),
+            ]
+                + connectedCheck(reason: .remoteAccepted, now: now)
+                + settledNotice(call, endpoint, answeredBy: message.deviceId, after: message, now: now)
         case .reject:
             let busy = message.rejectByInternal
-            return actions
-                + endCall(
-                    .prepared, busy ? .remoteCallBusy : .remoteRejected,
-                    event: busy ? .remoteCallBusy : .remoteRejected, endedBy: sender,
-                    eventReason: message.rejectReason ?? "", info: info, now: now)
+            return endCall(
+                .prepared, busy ? .remoteCallBusy : .remoteRejected,
+                event: busy ? .remoteCallBusy : .remoteRejected, endedBy: sender,
+                eventReason: message.rejectReason ?? "", info: info, now: now)
+                + (call.isCaller
+                    ? settledNotice(call, endpoint, rejectedBy: message.deviceId, after: message, now: now) : [])
         case .hangup:
-            return actions
-                + endCall(
-                    .prepared, .remoteHangup, event: .remoteHangup, endedBy: sender,
-                    eventReason: message.hangupReason ?? "", info: info, now: now)
+            return endCall(
+                .prepared, .remoteHangup, event: .remoteHangup, endedBy: sender,
+                eventReason: message.hangupReason ?? "", info: info, now: now)
         case .videoCall, .audioCall, .keepAlive, .ack:
-            return actions
+            return []
         }
     }
 
@@ -120,38 +128,49 @@ extension CallStateMachine {
                 .log(.warning, "call \(message.callId) is addressed to user \(message.remoteUserId ?? 0), not this one")
             ]
         }
-        switch state {
-        case .prepared:
-            if let age = staleness(of: message, receivedAt: receivedAt, now: now) {
+        switch phase {
+        case .prepared(let endpoint, let preJoined):
+            if let age = staleness(of: message, receivedAt: receivedAt, config: endpoint.config, now: now) {
                 return [.log(.warning, "call \(message.callId) ignored: \(age) ms old, past the ring timeout")]
             }
-            return ring(message, sender: sender, info: info, now: now)
-        case .calling, .connecting, .connected:
-            guard let call else { return [] }
-            guard call.peer == sender else { return replyBusy(to: message, sender: sender, now: now) }
-            if state == .calling && call.isCaller {
-                return glare(theirs: message, sender: sender, info: info, now: now)
+            return ring(message, sender: sender, info: info, endpoint, leaving: preJoined, now: now)
+        case .inCall(let endpoint, let call):
+            guard call.peer == sender else { return replyBusy(to: message, sender: sender, endpoint, now: now) }
+            // The peer user calls from another device than the one this call is with (docs/multi-device.md): a
+            // second call, not a recall. It is answered busy; the current call, its ring timer included, stays.
+            if let bound = call.peerDevice, let device = message.deviceId, device != bound {
+                return [
+                    .log(
+                        .normal,
+                        "call \(message.callId) from device \(device) of user \(sender): this call is with device "
+                            + "\(bound)")
+                ] + replyBusy(to: message, sender: sender, endpoint, now: now)
             }
-            if state == .calling {
-                return recall(message, now: now)
+            if call.stage == .ringing {
+                return call.isCaller
+                    ? glare(theirs: message, sender: sender, info: info, endpoint, ours: call, now: now)
+                    : recall(message, endpoint, replacing: call, now: now)
             }
             // Our call won a glare against this one (a higher callId), and the peer took ours: this is its
             // losing call, overtaken by its accept. Nothing to do.
-            if call.isCaller && message.callId > call.callId {
-                return [.log(.normal, "call \(message.callId) from user \(sender) lost a glare to \(call.callId)")]
+            if call.isCaller && message.callId > call.id {
+                return [.log(.normal, "call \(message.callId) from user \(sender) lost a glare to \(call.id)")]
             }
             // Otherwise the peer calls again while we are connecting or connected with it: it has left our
             // call, so that call is over; ring the new one.
-            let ended = endCall(.prepared, .remoteHangup, event: .remoteHangup, endedBy: sender, info: info, now: now)
-            return ended + ring(message, sender: sender, info: info, now: now)
-        case .idle, .failed:
+            return endCall(.prepared, .remoteHangup, event: .remoteHangup, endedBy: sender, info: info, now: now)
+                + ring(message, sender: sender, info: info, endpoint, now: now)
+        case .uninitialized, .initialized, .failed:
             return [.log(.normal, "call \(message.callId) ignored in \(state)")]
         }
     }
 
     /// The age in milliseconds when the message is older than the ring timeout allows (shortfall 8), else nil.
-    private func staleness(of message: CallMessage, receivedAt: Int64?, now: Int64) -> Int64? {
-        guard let timeout = prepareConfig?.callTimeoutMillisecond, timeout > 0 else { return nil }
+    private func staleness(
+        of message: CallMessage, receivedAt: Int64?, config: PrepareConfig, now: Int64
+    ) -> Int64? {
+        let timeout = config.callTimeoutMillisecond
+        guard timeout > 0 else { return nil }
         // Both times come from outside (a sender's clock, a channel's): saturate rather than trap.
         let age = now.saturatingMinus(receivedAt ?? message.timestamp)
         let allowance =
@@ -159,82 +178,94 @@ extension CallStateMachine {
         return age > Int64(clamping: timeout).saturatingPlus(allowance) ? age : nil
     }
 
+    /// A new call rings here: report it, start its ring timer and ask the listeners whether to join now.
     private mutating func ring(
-        _ message: CallMessage, sender: UInt, info: [String: JSONValue], now: Int64
+        _ message: CallMessage, sender: UInt, info: [String: JSONValue], _ endpoint: Endpoint,
+        leaving preJoined: PreJoinedRoom? = nil, now: Int64
     ) -> [CallAction] {
-        guard let type = message.action.callType, let room = message.fromRoomId else { return [] }
-        var actions = startCall(
-            CurrentCall(
-                callId: message.callId, peer: sender, room: room, type: type, isCaller: false, localAccepted: false,
-                remoteAccepted: true, startedAt: now))
-        actions.insert(setState(.calling, type == .video ? .remoteVideoCall : .remoteAudioCall, info: info), at: 0)
-        actions.insert(.notifyEvent(type == .video ? .remoteVideoCall : .remoteAudioCall, reason: nil), at: 1)
-        actions.append(.askCanJoinOnCalling(callId: message.callId, eventInfo: info))
-        return actions
+        startRinging(message, sender: sender, info: info, endpoint, leaving: preJoined, now: now)
+            + [.askCanJoinOnCalling(callId: message.callId, eventInfo: info)]
     }
 
-    private mutating func replyBusy(to message: CallMessage, sender: UInt, now: Int64) -> [CallAction] {
-        let reply = self.message(.reject, callId: message.callId, now: now) {
+    private mutating func startRinging(
+        _ message: CallMessage, sender: UInt, info: [String: JSONValue], _ endpoint: Endpoint,
+        leaving preJoined: PreJoinedRoom? = nil, now: Int64
+    ) -> [CallAction] {
+        guard let type = message.action.callType, let room = message.fromRoomId else { return [] }
+        let call = Call(
+            id: message.callId, peer: sender, room: room, type: type, role: .callee, startedAt: now,
+            peerDevice: message.deviceId)
+        phase = .inCall(endpoint, call)
+        return [
+            .stateChanged(.calling, type == .video ? .remoteVideoCall : .remoteAudioCall, info: info),
+            .notifyEvent(type == .video ? .remoteVideoCall : .remoteAudioCall, reason: nil),
+        ] + leaving(preJoined) + ringTimer(call, endpoint)
+    }
+
+    private mutating func replyBusy(
+        to message: CallMessage, sender: UInt, _ endpoint: Endpoint, now: Int64
+    ) -> [CallAction] {
+        let reply = self.message(.reject, callId: message.callId, from: endpoint, now: now) {
             $0.rejectByInternal = true
             $0.rejectReason = kRejectReasonCallBusy
         }
-        return [
-            .log(.normal, "user \(sender) calls while this user is in a call: replying busy"),
-            .send(reply, to: sender, completesRequest: false),
-        ]
+        return [.log(.normal, "user \(sender) calls while this user is in a call: replying busy")]
+            + send(reply, to: sender, now: now)
     }
 
     /// Both users called each other at once (shortfall 5). Both sides apply the same rule: the lower callId
     /// wins. The loser drops its own call, takes the winner's and accepts it; the winner waits for that accept.
     private mutating func glare(
-        theirs message: CallMessage, sender: UInt, info: [String: JSONValue], now: Int64
+        theirs message: CallMessage, sender: UInt, info: [String: JSONValue], _ endpoint: Endpoint, ours: Call,
+        now: Int64
     ) -> [CallAction] {
-        guard let ours = call else { return [] }
-        guard message.callId < ours.callId else {
-            return [.log(.normal, "glare with user \(sender): our call \(ours.callId) wins; waiting for accept")]
+        guard message.callId < ours.id else {
+            return [.log(.normal, "glare with user \(sender): our call \(ours.id) wins; waiting for accept")]
         }
-        var actions: [CallAction] = [.log(.normal, "glare with user \(sender): their call \(message.callId) wins")]
-        if ours.joinedRTC { actions += [.leaveRTC(remoteUid: ours.peer), .notifyEvent(.localLeft, reason: nil)] }
-        call = nil
-        actions += [.stopRingTimer] + ring(message, sender: sender, info: info, now: now)
-        actions.removeAll { if case .askCanJoinOnCalling = $0 { true } else { false } }
-        return actions + acceptCurrentCall(now: now, completesRequest: false)
+        guard message.fromRoomId != nil else { return [.log(.warning, "call \(message.callId) names no room")] }
+        let left: [CallAction] =
+            ours.media.isJoining ? [.leaveRTC(remoteUid: ours.peer), .notifyEvent(.localLeft, reason: nil)] : []
+        // Their call rings and is accepted at once, without asking the listeners about joining early.
+        let ringing = startRinging(message, sender: sender, info: info, endpoint, now: now)
+        guard case .inCall(_, let theirs) = phase else { return [] }
+        return [.log(.normal, "glare with user \(sender): their call \(message.callId) wins")] + left
+            + [.stopTimer(.ring(callId: ours.id))] + ringing
+            + acceptCurrentCall(endpoint, theirs, completesRequest: false, now: now)
     }
 
     /// The caller called again while its earlier call still rings here (its cancel may be lost): take the
     /// new call in place of the old one, without a new notification, as the existing clients do.
-    private mutating func recall(_ message: CallMessage, now: Int64) -> [CallAction] {
-        guard let old = call, let type = message.action.callType, let room = message.fromRoomId else { return [] }
-        var actions: [CallAction] = [
-            .log(.normal, "user \(old.peer) called again: call \(message.callId) replaces \(old.callId)")
-        ]
-        let wasJoined = old.joinedRTC
-        if wasJoined && old.room != room { actions.append(.leaveRTC(remoteUid: old.peer)) }
-        actions += [.stopRingTimer]
+    private mutating func recall(
+        _ message: CallMessage, _ endpoint: Endpoint, replacing old: Call, now: Int64
+    ) -> [CallAction] {
+        guard let type = message.action.callType, let room = message.fromRoomId else { return [] }
+        let wasJoined = old.media.isJoining
         // Staying in the same channel, the engine reports no new first frame: keep the one already seen.
         let sameMedia = wasJoined && old.room == room && old.type == type
-        actions += startCall(
-            CurrentCall(
-                callId: message.callId, peer: old.peer, room: room, type: type, isCaller: false, localAccepted: false,
-                remoteAccepted: true, firstFrameArrived: sameMedia && old.firstFrameArrived,
-                joinedRTC: wasJoined && old.room == room, startedAt: now))
-        if wasJoined { actions += joinCallRoom() }
-        return actions
+        let media: Call.Media =
+            wasJoined && old.room == room ? .joined(firstFrame: sameMedia && old.media.firstFrameArrived) : .notJoined
+        let call = Call(
+            id: message.callId, peer: old.peer, room: room, type: type, role: .callee, startedAt: now, media: media,
+            peerDevice: message.deviceId)
+        phase = .inCall(endpoint, call)
+        return [.log(.normal, "user \(old.peer) called again: call \(message.callId) replaces \(old.id)")]
+            + (wasJoined && old.room != room ? [.leaveRTC(remoteUid: old.peer)] : [])
+            + [.stopTimer(.ring(callId: old.id))] + ringTimer(call, endpoint)
+            + (wasJoined ? joinCallRoom() : [])
     }
 
     mutating func sendFinished(_ message: CallMessage, to peer: UInt, error: SendFailure?, now: Int64) -> [CallAction] {
-        guard state != .idle else { return [] }
+        guard endpoint != nil else { return [] }
         guard let error else {
-            if message.action.isCall, let call, call.callId == message.callId, call.isCaller,
-                call.costs.stages[CostMap.remoteUserRecvCall] == nil
-            {
-                recordCost(CostMap.remoteUserRecvCall, now: now)
-                return [.notifyEvent(.remoteUserRecvCall, reason: nil)]
-            }
-            return []
+            guard case .inCall(let endpoint, var call) = phase, message.action.isCall, call.id == message.callId,
+                call.isCaller, call.costs.stages[CostMap.remoteUserRecvCall] == nil
+            else { return [] }
+            call.recordCost(CostMap.remoteUserRecvCall, now: now)
+            phase = .inCall(endpoint, call)
+            return [.notifyEvent(.remoteUserRecvCall, reason: nil)]
         }
         let what = "sending \(message.action) of call \(message.callId) to user \(peer) failed: \(error.message)"
-        guard message.action.isCallFlow, !isRetry(message) else { return [.log(.normal, what)] }
+        guard message.action.isCallFlow, !delivery.isRetry(message) else { return [.log(.normal, what)] }
         return [
             .log(.error, what),
             .notifyError(.sendMessageFail, .message, code: error.code, message: error.message),

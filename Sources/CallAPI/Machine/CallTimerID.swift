@@ -1,5 +1,8 @@
-/// The timers of the reliability layer (the ring timer has actions of its own, as the contract names it).
+/// The machine's timers. The shell runs one per id (starting an id again restarts it) and feeds
+/// ``CallInput/timerFired(_:)`` when it falls due.
 package enum CallTimerID: Sendable, Hashable {
+    /// The ring timer of `callId` (`callTimeoutMillisecond`): runs while ringing and connecting.
+    case ring(callId: String)
     /// Resend our message `messageId` unless acknowledged.
     case retry(messageId: Int)
     /// Send the next keep-alive of `callId`.
@@ -8,13 +11,9 @@ package enum CallTimerID: Sendable, Hashable {
     case peerSilence(callId: String)
     /// The peer of `callId` left the RTC channel and has not come back.
     case remoteLeftGrace(callId: String)
-}
 
-/// A message sent reliably and not yet acknowledged.
-struct OutstandingMessage: Sendable, Equatable {
-    var message: CallMessage
-    var to: UInt
-    var firstSentAt: Int64
-    var nextDelay: Int64
-    var attempts = 0
+    /// A call's liveness timers, in the order they are stopped when it ends.
+    static func liveness(of callId: String) -> [CallTimerID] {
+        [.keepAlive(callId: callId), .peerSilence(callId: callId), .remoteLeftGrace(callId: callId)]
+    }
 }

@@ -6,6 +6,9 @@ struct RecentMessages: Sendable, Equatable {
         var callId: String
         var messageId: Int?
         var action: Int?
+        /// The caller's settled notice (a cancel naming a device) is not the call's real cancel: a later cancel
+        /// of the same call (the caller's ring timeout) must not be taken for a repeat of it.
+        var settlesOnDevice = false
     }
 
     let capacity: Int
@@ -32,11 +35,14 @@ struct RecentMessages: Sendable, Equatable {
         }
     }
 
-    // Same sender, call and messageId; or same sender, call and action. The callId is part of the first key
+    // Same sender, call and messageId; or same sender, call and action (a settled notice counting as an action
+    // of its own). The callId is part of the first key
     // because existing clients restart their messageId counter when the app restarts. A message without a
     // messageId (the Web client sends none) has only the second key.
     private static func keys(of message: CallMessage, sender: UInt) -> [Key] {
-        let byAction = Key(sender: sender, callId: message.callId, messageId: nil, action: message.action.rawValue)
+        let byAction = Key(
+            sender: sender, callId: message.callId, messageId: nil, action: message.action.rawValue,
+            settlesOnDevice: message.answeredByDevice != nil || message.rejectedByDevice != nil)
         guard let messageId = message.messageId else { return [byAction] }
         let byId = Key(sender: sender, callId: message.callId, messageId: messageId, action: nil)
         return message.action.isCallFlow ? [byId, byAction] : [byId]

@@ -14,13 +14,12 @@ public final class CallApiImpl: CallApiProtocol, ISignalClientListener {
     }
 
     private struct Core: Sendable {
-        var machine = CallStateMachine()
+        var machine: CallStateMachine
         var config: CallConfig?
         var queue: [Pending] = []
         var draining = false
         var listeners = ListenerSet()
         var streams: [UUID: AsyncStream<CallStateChange>.Continuation] = [:]
-        var ringTimer: (any CallTimer)?
         var timers: [CallTimerID: any CallTimer] = [:]
         /// CallAPI's own listener of the engine's events, while initialized.
         var rtcListener: RTCEventListenerToken?
@@ -30,20 +29,36 @@ public final class CallApiImpl: CallApiProtocol, ISignalClientListener {
     private struct Step {
         var actions: [CallAction]
         var completion: (@Sendable (CallAPIError?) -> Void)?
+        /// The endpoint's config, or the one `initialize` brought (which `.attach` makes the endpoint's).
         var config: CallConfig?
         var listeners: [any CallApiListenerProtocol]
         var streams: [AsyncStream<CallStateChange>.Continuation]
-        /// Set when this input initialized (attach) or deinitialized (detach) the endpoint.
-        var attach: CallConfig?
-        var detach: CallConfig?
     }
 
-    private let core = Locked(Core())
+    private let core: Locked<Core>
     /// The bridges of main-actor listeners, which the weakly held listener set cannot keep alive itself.
     let mainActorBridges = Locked<[ObjectIdentifier: MainActorListenerBridge]>([:])
     private static let fallbackClock = SystemCallClock()
 
-    public init() {}
+    /// This instance's device id, sent with every call message so that a user logged in on several devices
+    /// can have a call answered on one of them while the others stop ringing (docs/multi-device.md).
+    public let deviceId: String
+
+    /// A new endpoint. `deviceId` names this device among the user's devices; by default a random one is made,
+    /// which is what apps want. A given id that is empty or longer than
+    /// ``CallMessage/maxDeviceIdLength`` bytes is replaced by a random one.
+    public init(deviceId: String? = nil) {
+        let valid = deviceId.flatMap { $0.isEmpty || $0.utf8.count > CallMessage.maxDeviceIdLength ? nil : $0 }
+        let deviceId = valid ?? Self.makeDeviceId()
+        self.deviceId = deviceId
+        core = Locked(Core(machine: CallStateMachine(deviceId: deviceId)))
+    }
+
+    /// 16 random hexadecimal digits.
+    private static func makeDeviceId() -> String {
+        let digits = String(UInt64.random(in: .min ... .max), radix: 16)
+        return String(repeating: "0", count: 16 - digits.count) + digits
+    }
 
     /// The current state.
     public var state: CallStateType { core.withLock { $0.machine.state } }
@@ -170,37 +185,35 @@ public final class CallApiImpl: CallApiProtocol, ISignalClientListener {
                 return nil
             }
             let next = core.queue.removeFirst()
-            let wasInitialized = core.machine.userId != nil
-            let clock = next.config?.clock ?? core.config?.clock ?? Self.fallbackClock
+            let config = core.config ?? next.config
+            let clock = config?.clock ?? Self.fallbackClock
             let actions = core.machine.handle(next.input, now: clock.nowMillis())
-            let isInitialized = core.machine.userId != nil
-            if !wasInitialized && isInitialized { core.config = next.config }
-            let config = core.config
-            if wasInitialized && !isInitialized { core.config = nil }
             if core.machine.wantsPreJoin, let callId = config?.makeCallId() {
                 core.queue.append(Pending(input: .preJoin(callId: callId)))
             }
             return Step(
                 actions: actions, completion: next.completion, config: config,
-                listeners: core.listeners.alive, streams: Array(core.streams.values),
-                attach: !wasInitialized && isInitialized ? config : nil,
-                detach: wasInitialized && !isInitialized ? config : nil)
+                listeners: core.listeners.alive, streams: Array(core.streams.values))
         }
     }
 
     // MARK: - Performing actions
 
     private func perform(_ step: Step) {
-        if let config = step.attach { attach(to: config) }
         for action in step.actions {
             perform(action, step)
         }
-        if let config = step.detach { detach(from: config) }
     }
 
     private func perform(_ action: CallAction, _ step: Step) {
         let engine = step.config?.rtcEngine
         switch action {
+        case .attach:
+            guard let config = step.config else { return }
+            attach(to: config)
+        case .detach:
+            guard let config = step.config else { return }
+            detach(from: config)
         case .send(let message, let to, let completesRequest):
             guard let signal = step.config?.signalClient else { return }
             signal.sendMessage(userId: String(to), message: message.encoded()) { [weak self] error in
@@ -226,17 +239,11 @@ public final class CallApiImpl: CallApiProtocol, ISignalClientListener {
             } else {
                 engine?.updateMedia(join.media)
             }
-        case .fetchRTCToken(let callId, let channel, let uid):
-            guard let provider = core.withLock({ $0.machine.prepareConfig?.rtcTokenProvider }) else {
-                submit(
-                    .rtcTokenFetched(
-                        callId: callId, outcome: .failure(CallAPIError(.rtcTokenUnavailable, "no provider"))))
-                return
-            }
+        case .fetchRTCToken(let callId, let channel, let uid, let source):
             Task { [weak self] in
                 let outcome: Result<String, CallAPIError>
                 do {
-                    outcome = .success(try await provider(channel, uid))
+                    outcome = .success(try await source.provider(channel, uid))
                 } catch {
                     outcome = .failure(CallAPIError(.rtcTokenUnavailable, "the token provider failed: \(error)"))
                 }
@@ -251,21 +258,6 @@ public final class CallApiImpl: CallApiProtocol, ISignalClientListener {
             engine?.setRemotePlaybackVolume(volume, uid: uid)
         case .renewRTCToken(let token):
             engine?.renewToken(token)
-        case .startRingTimer(let callId, let millis):
-            let clock = step.config?.clock ?? Self.fallbackClock
-            let timer = clock.schedule(afterMillis: millis) { [weak self] in
-                self?.submit(.ringTimerFired(callId: callId))
-            }
-            let previous = core.withLock { core in
-                defer { core.ringTimer = timer }
-                return core.ringTimer
-            }
-            previous?.cancel()
-        case .stopRingTimer:
-            core.withLock { core in
-                defer { core.ringTimer = nil }
-                return core.ringTimer
-            }?.cancel()
         case .startTimer(let id, let millis):
             let clock = step.config?.clock ?? Self.fallbackClock
             let timer = clock.schedule(afterMillis: millis) { [weak self] in self?.submit(.timerFired(id)) }
@@ -311,7 +303,10 @@ public final class CallApiImpl: CallApiProtocol, ISignalClientListener {
 
     private func attach(to config: CallConfig) {
         let token = config.rtcEngine.addEventListener { [weak self] event in self?.submit(.rtc(event)) }
-        core.withLock { $0.rtcListener = token }
+        core.withLock {
+            $0.config = config
+            $0.rtcListener = token
+        }
         config.signalClient.addListener(listener: self)
     }
 
@@ -324,10 +319,10 @@ public final class CallApiImpl: CallApiProtocol, ISignalClientListener {
         config.signalClient.removeListener(listener: self)
         let timers = core.withLock { core in
             defer {
-                core.ringTimer = nil
+                core.config = nil
                 core.timers = [:]
             }
-            return Array(core.timers.values) + (core.ringTimer.map { [$0] } ?? [])
+            return Array(core.timers.values)
         }
         timers.forEach { $0.cancel() }
     }

@@ -28,6 +28,18 @@ public struct CallMessage: Sendable, Equatable {
     public var ackMessageId: Int?
     /// Ack: whether the acknowledging endpoint is in a call with the receiver of the ack.
     public var inCall: Bool?
+    /// Ours: the sending device, one of possibly several logged in as `fromUserId` (key `deviceId`).
+    /// Absent from the existing clients' messages.
+    public var deviceId: String?
+    /// Ours, cancel: the call was accepted on this device of the callee user; its other devices stop ringing
+    /// (key `answeredByDevice`).
+    public var answeredByDevice: String?
+    /// Ours, cancel: the call was rejected on this device of the callee user, which rejects it for all of
+    /// them (key `rejectedByDevice`).
+    public var rejectedByDevice: String?
+
+    /// The longest device id read or written.
+    public static let maxDeviceIdLength = 64
 
     public init(
         action: MessageAction, timestamp: Int64, messageId: Int?, fromUserId: UInt, callId: String,
@@ -55,7 +67,7 @@ public struct CallMessage: Sendable, Equatable {
     /// The message as a JSON object, keys as on the wire.
     public var fields: [String: JSONValue] {
         // Sized for every field a message can have, so adding the optional ones never grows the table.
-        var object = [String: JSONValue](minimumCapacity: 12)
+        var object = [String: JSONValue](minimumCapacity: 14)
         object["message_action"] = .int(action.rawValue)
         object["message_version"] = .string(Self.version)
         object["message_timestamp"] = .int(Int(timestamp))
@@ -64,12 +76,15 @@ public struct CallMessage: Sendable, Equatable {
         object["callId"] = .string(callId)
         if let fromUserExtension { object["fromUserExtension"] = .object(fromUserExtension) }
         if reliable { object["reliability"] = .int(1) }
+        if let deviceId { object["deviceId"] = .string(deviceId) }
         switch action {
         case .videoCall, .audioCall:
             if let remoteUserId { object["remoteUserId"] = .int(Int(remoteUserId)) }
             if let fromRoomId { object["fromRoomId"] = .string(fromRoomId) }
         case .cancelCall:
             object["cancelCallByInternal"] = .int(cancelCallByInternal ? 1 : 0)
+            if let answeredByDevice { object["answeredByDevice"] = .string(answeredByDevice) }
+            if let rejectedByDevice { object["rejectedByDevice"] = .string(rejectedByDevice) }
         case .reject:
             object["rejectByInternal"] = .int(rejectByInternal ? 1 : 0)
             if let rejectReason { object["rejectReason"] = .string(rejectReason) }
@@ -111,6 +126,7 @@ public struct CallMessage: Sendable, Equatable {
             action: action, timestamp: timestamp, messageId: messageId, fromUserId: fromUserId, callId: callId)
         message.fromUserExtension = try optionalField("fromUserExtension", in: object) { $0.objectValue }
         message.reliable = try optionalField("reliability", in: object) { $0.intValue }.map { $0 >= 1 } ?? false
+        message.deviceId = try optionalField("deviceId", in: object, deviceId)
         switch action {
         case .videoCall, .audioCall:
             message.remoteUserId = try field("remoteUserId", in: object, UserID.wire)
@@ -119,6 +135,8 @@ public struct CallMessage: Sendable, Equatable {
             }
         case .cancelCall:
             message.cancelCallByInternal = try optionalField("cancelCallByInternal", in: object) { $0.intValue } == 1
+            message.answeredByDevice = try optionalField("answeredByDevice", in: object, deviceId)
+            message.rejectedByDevice = try optionalField("rejectedByDevice", in: object, deviceId)
         case .reject:
             message.rejectByInternal = try optionalField("rejectByInternal", in: object) { $0.intValue } == 1
             message.rejectReason = try optionalField("rejectReason", in: object) { $0.stringValue }
@@ -131,6 +149,11 @@ public struct CallMessage: Sendable, Equatable {
             break
         }
         return (message, object)
+    }
+
+    /// A device id: a non-empty string of at most ``maxDeviceIdLength`` UTF-8 bytes.
+    private static func deviceId(_ value: JSONValue) -> String? {
+        value.stringValue.flatMap { $0.isEmpty || $0.utf8.count > maxDeviceIdLength ? nil : $0 }
     }
 
     private static func field<T>(

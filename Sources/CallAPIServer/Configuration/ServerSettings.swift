@@ -44,6 +44,32 @@ public enum ServerSettings {
         ("allow-any-channel-tokens", "accept RTC tokens for any channel (chn \"*\"): 1 or true (default off)"),
         ("webhook-url", "URL that channel events (userJoined, userLeft) are POSTed to (default: none)"),
         ("webhook-secret", "HMAC-SHA256 key of the X-CallAPI-Signature header of webhook posts"),
+        ("ledger", "keep the call ledger (history, missed calls): 1 or true, 0 or false (default on)"),
+        (
+            "data-dir",
+            "folder of the server's files: the ledger's SQLite database (default: the current folder) and the push "
+                + "device registrations (devices.json; without --data-dir they are kept in memory)"
+        ),
+        (
+            "ledger-database",
+            "the ledger's database: an SQLite file path, or postgres://user[:password]@host[:port]/db "
+                + "(default DATA_DIR/callapi-ledger.sqlite)"
+        ),
+        ("ledger-retention-days", "days ended calls are kept (default 90; 0 keeps them forever)"),
+        ("answer-busy", "answer calls to users in a call with busy on their behalf: 1 or true (default off)"),
+        ("ledger-liveness", "seconds after a call's last session closed that it ends as dropped (default 30)"),
+        ("push-ring-seconds", "how long a call pushed to an offline user is held and rings, seconds (default 30)"),
+        ("push-tombstone-seconds", "how long a withdrawn call's tombstone waits for the callee, seconds (default 120)"),
+        ("apns-key", "path of the APNs auth key (.p8, PEM); with --apns-key-id and --apns-team-id enables APNs"),
+        ("apns-key-id", "the APNs auth key's id"),
+        ("apns-team-id", "the Apple developer team id"),
+        ("apns-url", "APNs production endpoint (default https://api.push.apple.com)"),
+        ("apns-sandbox-url", "APNs sandbox endpoint (default https://api.sandbox.push.apple.com)"),
+        ("apns-alert-sound", "sound file of alert call pushes (default ringtone.caf)"),
+        ("fcm-service-account", "path of the FCM service account key (JSON); enables FCM"),
+        ("fcm-url", "FCM endpoint (default https://fcm.googleapis.com)"),
+        ("fcm-token-url", "OAuth2 token endpoint (default: the service account's token_uri)"),
+        ("push-ca-file", "extra trusted root certificate (PEM) for the push endpoints, e.g. callapi push-mock's"),
     ]
 
     /// The admin key used with the development secret when none is configured.
@@ -76,6 +102,13 @@ public enum ServerSettings {
                 throw InvalidSetting(name: name, problem: "\"\(text)\" is not a whole number in \(range)")
             }
             return number
+        }
+        func httpsURL(_ name: String, _ url: String) throws -> String {
+            guard url.hasPrefix("https://") else {
+                throw InvalidSetting(
+                    name: name, problem: "\"\(url)\" is not an https URL (push services speak HTTP/2 over TLS)")
+            }
+            return url.hasSuffix("/") ? String(url.dropLast()) : url
         }
         func file(_ name: String) throws -> String? {
             guard let path = value(name) else { return nil }
@@ -165,6 +198,77 @@ public enum ServerSettings {
             break
         }
         configuration.channels = channels
+        var push = configuration.push
+        if let directory = value("data-dir") {
+            push.devicesFile = PushConfiguration.devicesFile(inDataDirectory: directory)
+        }
+        if let v = try int("push-ring-seconds", range: 1...300) { push.policy.ringSeconds = v }
+        if let v = try int("push-tombstone-seconds", range: 1...86_400) { push.policy.tombstoneSeconds = v }
+        let apnsValues = ["apns-key", "apns-key-id", "apns-team-id"].map { value($0) }
+        if apnsValues.contains(where: { $0 != nil }) {
+            guard let keyId = apnsValues[1], let teamId = apnsValues[2], let key = try file("apns-key") else {
+                throw InvalidSetting(
+                    name: "apns-key", problem: "give --apns-key, --apns-key-id and --apns-team-id together")
+            }
+            var apns = APNsSettings(privateKeyPEM: key, keyId: keyId, teamId: teamId)
+            if let url = value("apns-url") { apns.productionURL = try httpsURL("apns-url", url) }
+            if let url = value("apns-sandbox-url") { apns.sandboxURL = try httpsURL("apns-sandbox-url", url) }
+            if let sound = value("apns-alert-sound") { apns.alertSound = sound }
+            push.apns = apns
+        }
+        if let json = try file("fcm-service-account") {
+            let account: FCMServiceAccount
+            do {
+                account = try FCMServiceAccount(json: json)
+            } catch {
+                throw InvalidSetting(
+                    name: "fcm-service-account",
+                    problem:
+                        "not a service account key (needs project_id, client_email, private_key_id, private_key, token_uri)"
+                )
+            }
+            var fcm = FCMSettings(account: account)
+            if let url = value("fcm-url") { fcm.endpoint = try httpsURL("fcm-url", url) }
+            if let url = value("fcm-token-url") { fcm.tokenURL = try httpsURL("fcm-token-url", url) }
+            push.fcm = fcm
+        }
+        push.trustedRootPEM = try file("push-ca-file")
+        configuration.push = push
+        configuration.ledger = try ledgerSettings(value: value, int: int)
         return configuration
+    }
+
+    /// The ledger's settings: on by default, in an SQLite file under the data folder.
+    private static func ledgerSettings(
+        value: (String) -> String?, int: (String, ClosedRange<Int>) throws -> Int?
+    ) throws -> LedgerSettings {
+        func bool(_ name: String) throws -> Bool? {
+            guard let text = value(name) else { return nil }
+            switch text.lowercased() {
+            case "1", "true", "yes", "on": return true
+            case "0", "false", "no", "off": return false
+            default: throw InvalidSetting(name: name, problem: "\"\(text)\" is not 1/0 or true/false")
+            }
+        }
+        var ledger = LedgerSettings()
+        ledger.enabled = try bool("ledger") ?? true
+        let dataDir = value("data-dir") ?? "."
+        switch value("ledger-database") {
+        case let url? where url.hasPrefix("postgres://") || url.hasPrefix("postgresql://"):
+            ledger.database = .postgres(url: url)
+        case let path?:
+            guard !path.contains("://") else {
+                throw InvalidSetting(
+                    name: "ledger-database", problem: "give a file path or a postgres:// URL, not \(path)")
+            }
+            ledger.database = .sqlite(path: path)
+        case nil:
+            ledger.database = .sqlite(
+                path: dataDir.hasSuffix("/") ? dataDir + "callapi-ledger.sqlite" : dataDir + "/callapi-ledger.sqlite")
+        }
+        if let days = try int("ledger-retention-days", 0...36_500) { ledger.retentionDays = days == 0 ? nil : days }
+        ledger.answersBusy = try bool("answer-busy") ?? false
+        if let seconds = try int("ledger-liveness", 1...86_400) { ledger.livenessSeconds = seconds }
+        return ledger
     }
 }

@@ -14,6 +14,8 @@ public struct SignalServerConfiguration: Sendable {
     public var limits = HubLimits()
     /// RTC channels (`/v1/rtc`): capacity, watchdog, token policy and webhook.
     public var channels = ChannelSettings()
+    /// The call ledger (on by default; in memory unless configured: `callapi serve` keeps a file).
+    public var ledger = LedgerSettings()
     /// How often the server checks timeouts and expiries, in milliseconds; `nil` leaves it to ``SignalServer/tick()``
     /// (tests).
     public var tickIntervalMillis: Int64? = 1000
@@ -21,6 +23,8 @@ public struct SignalServerConfiguration: Sendable {
     public var drainSeconds: Int = 5
     /// The longest lifetime `POST /v1/tokens` issues, in seconds.
     public var maxIssuedTTLSeconds: Int = 24 * 3600
+    /// Call pushes: device registrations, APNs and FCM (docs/push.md).
+    public var push = PushConfiguration()
 
     /// Certificate chain and key files for TLS.
     public struct TLSFiles: Sendable, Equatable {

@@ -9,4 +9,10 @@ public enum HubAction: Sendable, Equatable {
     /// Close the session's socket with `code` (a `closing` frame has been sent before). The hub has already
     /// forgotten the session.
     case close(SessionID, code: UInt16, reason: SignalErrorCode)
+    /// A `send` was handled (only when ``HubState/reportsRelays``): for the call ledger.
+    case relayed(RelayedSend)
+    /// Read the call ledger for the session's user, then report ``HubEvent/ledgerAnswered(_:_:)``.
+    case queryCalls(SessionID, userId: String, ClientFrame.CallsRequest)
+    /// Push work: deliver a held call to a device, cancel a call's unsent pushes, save the device registry.
+    case push(PushAction)
 }

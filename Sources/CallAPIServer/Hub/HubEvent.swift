@@ -16,12 +16,21 @@ public enum HubEvent: Sendable {
     case tokenChecked(SessionID, requestId: Int?, purpose: TokenPurpose, result: TokenCheck, now: Int64)
     /// The session's writer wrote `frames` more frames to its socket (the oldest queued ones).
     case written(SessionID, frames: Int)
+    /// The call ledger answers the session's `send` on its target's behalf with `body` (a busy reject) instead of
+    /// relaying it.
+    case answeredOnBehalf(SessionID, ClientFrame.Send, body: String, now: Int64)
+    /// The call ledger's answer to a session's `calls` request (``HubAction/queryCalls(_:userId:_:)``).
+    case ledgerAnswered(SessionID, ServerFrame)
     /// The connection closed.
     case disconnected(SessionID, now: Int64)
     /// Time passed: expire tokens, held messages, idle and unauthenticated sessions.
     case tick(now: Int64)
     /// The server is shutting down: tell everyone and close.
     case shutdown(now: Int64)
+    /// A push provider rejected `token` of `userId`'s device `deviceId` as no longer valid: remove the device.
+    case pushRejected(userId: String, deviceId: String, token: String, now: Int64)
+    /// The operator removes `userId`'s device `deviceId`.
+    case removeDevice(userId: String, deviceId: String, now: Int64)
 }
 
 /// What a checked token is for.

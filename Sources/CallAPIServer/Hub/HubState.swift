@@ -40,13 +40,15 @@ public struct HubState: Sendable {
         var body: String
         var sentAt: Int64
         var expiresAt: Int64
+        /// The call id, when this is a call pushed to the user's devices.
+        var pushedCall: String? = nil
     }
 
     public let limits: HubLimits
     private(set) var sessions: [SessionID: Session] = [:]
     /// Logged-in sessions by user, in login order.
     private(set) var userSessions: [String: [SessionID]] = [:]
-    private(set) var held: [String: [HeldMessage]] = [:]
+    var held: [String: [HeldMessage]] = [:]
     /// Messages held for offline users, their body bytes, and how many each sender has held (kept as counts so
     /// that the limits are checked in O(1)).
     public private(set) var heldCount = 0
@@ -58,9 +60,23 @@ public struct HubState: Sendable {
     private var loggedInSessionCount = 0
     private var nextMessageNumber: UInt64 = 1
     private(set) var isShuttingDown = false
+    /// Push devices by user, and how calls are pushed and withdrawn.
+    public internal(set) var devices: DeviceRegistry
+    public let pushPolicy: PushPolicy
+    /// Withdrawn pushed calls by callee, oldest first.
+    var tombstones: [String: [Tombstone]] = [:]
 
-    public init(limits: HubLimits) {
+    /// Whether ``relay`` reports each `send` it handled (``HubAction/relayed(_:)``), for the call ledger.
+    public let reportsRelays: Bool
+
+    public init(
+        limits: HubLimits, pushPolicy: PushPolicy = PushPolicy(), devices: DeviceRegistry = DeviceRegistry(),
+        reportsRelays: Bool = false
+    ) {
         self.limits = limits
+        self.pushPolicy = pushPolicy
+        self.devices = devices
+        self.reportsRelays = reportsRelays
     }
 
     /// Users with at least one logged-in session, sorted.
@@ -114,6 +130,11 @@ public struct HubState: Sendable {
             return []  // handled in `handle`
         case .disconnected(let id, _):
             return remove(id)
+        case .answeredOnBehalf(let id, let send, let body, let now):
+            return answerOnBehalf(id, send, body: body, now: now)
+        case .ledgerAnswered(let id, let frame):
+            // The session may have gone while the ledger was read.
+            return sessions[id] == nil ? [] : [.send(id, frame)]
         case .tick(let now):
             return tick(now: now)
         case .shutdown:
@@ -121,6 +142,12 @@ public struct HubState: Sendable {
             return sessions.keys.sorted().flatMap {
                 close($0, .serverShutdown, "the server is shutting down; reconnect in a moment")
             }
+        case .pushRejected(let userId, let deviceId, let token, _):
+            guard devices.removeRejected(deviceId: deviceId, of: userId, token: token) else { return [] }
+            return [.push(.saveDevices(devices))]
+        case .removeDevice(let userId, let deviceId, _):
+            guard devices.remove(deviceId: deviceId, of: userId) else { return [] }
+            return [.push(.saveDevices(devices))]
         }
     }
 
@@ -215,6 +242,23 @@ public struct HubState: Sendable {
             return [.send(id, .pong(.init(id: request.id, serverTime: now)))]
         case .logout:
             return close(id, .loggedOut, "logged out")
+        case .calls(let request):
+            guard reportsRelays else {
+                return refuse(
+                    id, requestId: request.id, isSend: false, .invalidFrame, "the call ledger is off on this server")
+            }
+            return [.queryCalls(id, userId: login.userId, request)]
+        case .registerDevice(let request):
+            if let problem = devices.register(request.device, for: login.userId, now: now) {
+                return refuse(id, requestId: request.id, isSend: false, .invalidFrame, problem)
+            }
+            return [.send(id, devicesFrame(of: login.userId, requestId: request.id)), .push(.saveDevices(devices))]
+        case .devices(let request):
+            return [.send(id, devicesFrame(of: login.userId, requestId: request.id))]
+        case .removeDevice(let request):
+            let removed = devices.remove(deviceId: request.deviceId, of: login.userId)
+            return [.send(id, devicesFrame(of: login.userId, requestId: request.id))]
+                + (removed ? [.push(.saveDevices(devices))] : [])
         }
     }
 
@@ -287,6 +331,7 @@ public struct HubState: Sendable {
             if existing.isEmpty {
                 actions += presenceChanged(userId, online: true)
             }
+            actions += liveTombstones(of: userId, now: now).map { .send(id, .callWithdrawn($0)) }
             actions += deliverHeld(to: userId, session: id, now: now)
             actions += tokenNotice(id, now: now)
             return actions
@@ -297,7 +342,9 @@ public struct HubState: Sendable {
 
     private mutating func relay(_ send: ClientFrame.Send, from id: SessionID, user: String, now: Int64) -> [HubAction] {
         func fail(_ reason: SignalErrorCode, _ message: String) -> [HubAction] {
-            [.send(id, .answer(.init(id: send.id, result: .failed, reason: reason, message: message)))]
+            // The ledger hears of a send before its sender does, so a sender that asks it next finds the call.
+            report(send, from: id, user: user, reason == .peerOffline ? .offline : .failed(reason.rawValue))
+                + [.send(id, .answer(.init(id: send.id, result: .failed, reason: reason, message: message)))]
         }
         guard SignalProtocol.isValidUserId(send.to) else {
             return fail(.invalidTarget, "\"to\" must be 1-64 characters of A-Z a-z 0-9 . _ -")
@@ -305,9 +352,12 @@ public struct HubState: Sendable {
         guard send.to != user else {
             return fail(.invalidTarget, "a user cannot send to itself")
         }
-        let ttl = send.ttl ?? 0
+        var ttl = send.ttl ?? 0
         guard ttl >= 0 else {
             return fail(.invalidFrame, "\"ttl\" must be 0 or more seconds")
+        }
+        if let problem = send.push?.problem {
+            return fail(.invalidFrame, problem)
         }
         let messageId = makeMessageId()
         if let targets = userSessions[send.to], !targets.isEmpty {
@@ -332,11 +382,25 @@ public struct HubState: Sendable {
                         "every session of user \(send.to) was too slow reading its socket and was disconnected")
             }
             return reached.map { .send($0, message) } + dropped
+                + report(send, from: id, user: user, .delivered(reached))
+                + copies(of: send, from: id, user: user, messageId: messageId, now: now)
                 + [
                     .send(
                         id,
                         .answer(.init(id: send.id, result: .delivered, messageId: messageId, sessions: reached.count)))
                 ]
+        }
+        if let mark = send.push, mark.kind == .withdraw,
+            let answer = withdrawHeldCall(mark, to: send.to, from: id, requestId: send.id, now: now)
+        {
+            return answer
+        }
+        // A call to a user with devices is held for the ring time (or the sender's shorter ttl) and pushed.
+        let call = send.push.flatMap { mark in
+            mark.kind == .call && devices.hasDevices(send.to) && pushPolicy.ringSeconds > 0 ? mark : nil
+        }
+        if call != nil {
+            ttl = ttl > 0 ? min(ttl, pushPolicy.ringSeconds) : pushPolicy.ringSeconds
         }
         guard ttl > 0 else {
             return fail(.peerOffline, "user \(send.to) is offline")
@@ -356,19 +420,71 @@ public struct HubState: Sendable {
             return fail(.queueFull, "the server holds as many message bytes for offline users as it keeps")
         }
         let appliedTTL = min(ttl, limits.maxTTLSeconds)
+        let expiresAt = now + Int64(appliedTTL) * 1000
+        // The push payload's caller id is a CallAPI user id: a sender whose id is not a number is not pushed.
+        let push = call.flatMap { mark in
+            UInt64(user).map {
+                CallPush(
+                    callId: mark.callId, callerId: $0, callerName: mark.callerName, video: mark.video ?? false,
+                    ringDeadline: expiresAt)
+            }
+        }
         held[send.to] =
             queue + [
                 HeldMessage(
-                    messageId: messageId, from: user, body: send.body, sentAt: now,
-                    expiresAt: now + Int64(appliedTTL) * 1000)
+                    messageId: messageId, from: user, body: send.body, sentAt: now, expiresAt: expiresAt,
+                    pushedCall: push?.callId)
             ]
         heldCount += 1
         heldBytes += bodyBytes
         heldBySender[user] = fromSender + 1
-        return [.send(id, .answer(.init(id: send.id, result: .queued, messageId: messageId, ttl: appliedTTL)))]
+        let answer = HubAction.send(
+            id, .answer(.init(id: send.id, result: .queued, messageId: messageId, ttl: appliedTTL)))
+        let reported = report(send, from: id, user: user, .queued)
+        guard let push, appliedTTL > 0 else { return reported + [answer] }
+        return reported + [answer]
+            + devices.devices(of: send.to).map {
+                .push(.deliver(PushJob(userId: send.to, device: $0.device, call: push)))
+            }
     }
 
-    private mutating func makeMessageId() -> String {
+    /// The ledger's view of a `send` the hub handled (nothing unless ``reportsRelays``).
+    private func report(_ send: ClientFrame.Send, from id: SessionID, user: String, _ result: RelayResult)
+        -> [HubAction]
+    {
+        guard reportsRelays else { return [] }
+        return [.relayed(RelayedSend(from: user, fromSession: id, to: send.to, body: send.body, result: result))]
+    }
+
+    /// Answers `send` from the session `id` with `body` from its target, without relaying it (the ledger's busy
+    /// answer): the sender's send is answered delivered, `body` goes to the sender's sessions as a message from
+    /// `send.to`.
+    private mutating func answerOnBehalf(_ id: SessionID, _ send: ClientFrame.Send, body: String, now: Int64)
+        -> [HubAction]
+    {
+        if let refusal = admit(id, now: now, requestId: send.id, isSend: true) { return refusal }
+        guard let user = sessions[id]?.login?.userId else {
+            return refuse(id, requestId: send.id, isSend: true, .notLoggedIn, "log in first")
+        }
+        let messageId = makeMessageId()
+        let message = ServerFrame.message(.init(from: send.to, body: body, sentAt: now, messageId: messageId))
+        return report(send, from: id, user: user, .answeredBusy)
+            + [.send(id, .answer(.init(id: send.id, result: .delivered, messageId: makeMessageId(), sessions: 1)))]
+            + toUser(user, message)
+    }
+
+    /// A `send` with `copy` also goes to the sender's other sessions, so a user's other devices learn what
+    /// this one answered (docs/multi-device.md).
+    private func copies(
+        of send: ClientFrame.Send, from id: SessionID, user: String, messageId: String, now: Int64
+    ) -> [HubAction] {
+        guard send.copy == true else { return [] }
+        let copy = ServerFrame.message(
+            .init(from: user, body: send.body, sentAt: now, messageId: messageId, to: send.to))
+        return (userSessions[user] ?? []).filter { $0 != id }.map { .send($0, copy) }
+    }
+
+    mutating func makeMessageId() -> String {
         defer { nextMessageNumber += 1 }
         return "m-\(nextMessageNumber)"
     }
@@ -379,6 +495,11 @@ public struct HubState: Sendable {
         for message in queue {
             forget(message)
             let outcome: ServerFrame.HeldResult.Outcome = message.expiresAt > now ? .delivered : .expired
+            if let callId = message.pushedCall {
+                // Taken over signaling (or over): its pushes not sent yet are pointless.
+                actions.append(.push(.cancel(callId: callId, userId: userId)))
+                if outcome == .expired { addTombstone(callId, .expired, for: userId, now: now) }
+            }
             if outcome == .delivered {
                 actions.append(
                     .send(
@@ -394,8 +515,8 @@ public struct HubState: Sendable {
         return actions
     }
 
-    /// Uncounts a held message that was delivered or expired.
-    private mutating func forget(_ message: HeldMessage) {
+    /// Uncounts a held message that was delivered, expired or withdrawn.
+    mutating func forget(_ message: HeldMessage) {
         heldCount -= 1
         heldBytes -= message.body.utf8.count
         let remaining = (heldBySender[message.from] ?? 1) - 1
@@ -526,9 +647,17 @@ public struct HubState: Sendable {
             held[userId] = kept.isEmpty ? nil : kept
             for message in expired {
                 forget(message)
+                if let callId = message.pushedCall {
+                    addTombstone(callId, .expired, for: userId, now: now)
+                    actions.append(.push(.cancel(callId: callId, userId: userId)))
+                }
                 actions += toUser(
                     message.from, .heldResult(.init(messageId: message.messageId, to: userId, result: .expired)))
             }
+        }
+        for userId in tombstones.keys.sorted() {
+            let live = tombstones[userId]?.filter { $0.expiresAt > now } ?? []
+            tombstones[userId] = live.isEmpty ? nil : live
         }
         return actions
     }

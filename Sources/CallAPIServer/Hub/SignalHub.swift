@@ -20,6 +20,8 @@ final class SignalHub: SessionEndpoint {
     private let clock: any SignalServerClock
     private let metrics: ServerMetrics
     private let logger: Logger
+    /// The call ledger, fed every `send` the hub handles and every session that closes.
+    private let ledger: CallLedger?
     /// Frames the connections wrote, fed to the state before each event.
     let writes = WriteTally()
     let limits: HubLimits
@@ -28,13 +30,22 @@ final class SignalHub: SessionEndpoint {
     /// How long a closed session may take to write what is queued and the close frame.
     static let closeGrace: TimeAmount = .seconds(5)
 
+    /// Performs the state's push actions (nil: pushes are dropped, registrations are not saved).
+    private let push: PushService?
+
     init(
         limits: HubLimits, authority: TokenAuthority, clock: any SignalServerClock, metrics: ServerMetrics,
-        logger: Logger
+        logger: Logger, pushPolicy: PushPolicy = PushPolicy(), devices: DeviceRegistry = DeviceRegistry(),
+        push: PushService? = nil, ledger: CallLedger? = nil
     ) {
-        core = NIOLockedValueBox(Core(state: HubState(limits: limits)))
+        core = NIOLockedValueBox(
+            Core(
+                state: HubState(
+                    limits: limits, pushPolicy: pushPolicy, devices: devices, reportsRelays: ledger != nil)))
         self.limits = limits
         maxMessageBytes = Self.hardLimit(for: limits)
+        self.push = push
+        self.ledger = ledger
         self.authority = authority
         self.clock = clock
         self.metrics = metrics
@@ -111,16 +122,39 @@ final class SignalHub: SessionEndpoint {
 
     func closed(_ id: SessionID) {
         let now = clock.nowMillis()
-        handle { core in
-            core.connections.remove(id)
-            return .disconnected(id, now: now)
-        }
+        handle(
+            { core in
+                core.connections.remove(id)
+                return .disconnected(id, now: now)
+            },
+            // Under the same lock, so the ledger learns of the close in the order the hub saw it.
+            then: { _ in ledger?.handle(.sessionClosed(id), now: now) })
         logger.debug("connection closed", metadata: ["session": "\(id)"])
     }
 
     /// Runs the time-based checks now.
     func tick() {
-        handle(.tick(now: clock.nowMillis()))
+        let now = clock.nowMillis()
+        handle({ _ in .tick(now: now) }, then: { _ in ledger?.handle(.tick, now: now) })
+    }
+
+    /// Applies a push event (a provider's rejection, the operator's removal of a device).
+    func handlePush(_ event: HubEvent) {
+        handle(event)
+    }
+
+    /// The push device registry now.
+    var devices: DeviceRegistry { core.withLockedValue { $0.state.devices } }
+
+    /// Removes `userId`'s device `deviceId` (the operator's request); returns whether it was there.
+    func removeDevice(_ deviceId: String, of userId: String) -> Bool {
+        let now = clock.nowMillis()
+        var existed = false
+        handle { core in
+            existed = core.state.devices.devices(of: userId).contains { $0.device.deviceId == deviceId }
+            return .removeDevice(userId: userId, deviceId: deviceId, now: now)
+        }
+        return existed
     }
 
     /// Ends every connection still open (shutdown, once the drain time is over).
@@ -137,46 +171,59 @@ final class SignalHub: SessionEndpoint {
         handle { _ in event }
     }
 
-    private func handle(_ prepare: (inout Core) -> HubEvent) {
-        handle(prepare, answer: { _ in () })
+    private func handle(_ prepare: (inout Core) -> HubEvent, then: (Core) -> Void = { _ in }) {
+        handle(prepare, answer: then)
     }
 
-    /// Under the lock: `prepare` registers what the event needs and names it, the state handles it, its actions
-    /// are performed in order, and `answer` reads the outcome. Token checks start once the lock is released.
+    /// Under the lock: `prepare` registers what the event needs and names it, the state handles it (or the ledger's
+    /// busy answer in its place), its actions are performed in order, and `answer` reads the outcome. Work that
+    /// awaits (token checks, ledger queries) starts once the lock is released.
     private func handle<Answer>(
         relayStartedAt: ContinuousClock.Instant? = nil, _ prepare: (inout Core) -> HubEvent,
         answer: (Core) -> Answer
     ) -> Answer {
-        let (answer, checks) = core.withLockedValue { core -> (Answer, [TokenCheckRequest]) in
+        let (answer, awaited) = core.withLockedValue { core -> (Answer, [AwaitedWork]) in
             for (id, frames) in writes.drain() {
                 _ = core.state.handle(.written(id, frames: frames))
             }
             let event = prepare(&core)
-            var checks: [TokenCheckRequest] = []
-            for action in core.state.handle(event) {
-                if let check = perform(action, in: core, relayStartedAt: relayStartedAt) { checks.append(check) }
+            var awaited: [AwaitedWork] = []
+            for action in core.state.handle(answeredBusy(event, state: core.state) ?? event) {
+                if let work = perform(action, in: core, relayStartedAt: relayStartedAt) { awaited.append(work) }
             }
             metrics.update(
                 sessions: core.state.sessionCount, usersOnline: core.state.onlineUserCount,
                 held: core.state.heldCount, heldBytes: core.state.heldBytes, queuedFrames: core.state.queuedFrames,
                 queuedBytes: core.state.queuedBytes)
-            return (answer(core), checks)
+            return (answer(core), awaited)
         }
-        for check in checks { start(check) }
+        for work in awaited { start(work) }
         return answer
     }
 
-    private struct TokenCheckRequest {
-        var id: SessionID
-        var requestId: Int?
-        var token: String
-        var purpose: TokenPurpose
+    /// The ledger's busy answer in place of relaying a call to a user who is in another call (when it answers busy).
+    private func answeredBusy(_ event: HubEvent, state: HubState) -> HubEvent? {
+        guard let ledger, case .frame(let id, .send(let send), let now) = event, let user = state.userId(of: id),
+            let body = ledger.busyAnswer(to: RelayedSendRequest(from: user, to: send.to, body: send.body), now: now)
+        else { return nil }
+        return .answeredOnBehalf(id, send, body: body, now: now)
+    }
+
+    /// An action's work that awaits, so must not run under the lock.
+    private enum AwaitedWork {
+        case tokenCheck(id: SessionID, requestId: Int?, token: String, purpose: TokenPurpose)
+        case callsQuery(id: SessionID, userId: String, request: ClientFrame.CallsRequest, ledger: CallLedger)
     }
 
     private func perform(
         _ action: HubAction, in core: Core, relayStartedAt: ContinuousClock.Instant?
-    ) -> TokenCheckRequest? {
+    ) -> AwaitedWork? {
         switch action {
+        case .relayed(let send):
+            ledger?.handle(.relayed(send), now: clock.nowMillis())
+        case .queryCalls(let id, let userId, let request):
+            guard let ledger else { return nil }
+            return .callsQuery(id: id, userId: userId, request: request, ledger: ledger)
         case .send(let id, let frame):
             guard let connection = core.connections[id] else { return nil }
             var startedAt: ContinuousClock.Instant?
@@ -202,20 +249,29 @@ final class SignalHub: SessionEndpoint {
                 let channel = connection.channel
                 channel.eventLoop.scheduleTask(in: Self.closeGrace) { channel.close(promise: nil) }
             }
+        case .push(let pushAction):
+            // Returns at once (it queues, or saves the small device file): keeps the order the state decided.
+            push?.perform(pushAction)
         case .verifyToken(let id, let requestId, let token, let purpose):
-            return TokenCheckRequest(id: id, requestId: requestId, token: token, purpose: purpose)
+            return .tokenCheck(id: id, requestId: requestId, token: token, purpose: purpose)
         }
         return nil
     }
 
-    private func start(_ check: TokenCheckRequest) {
-        let authority = authority
-        Task {
-            let result = await authority.checkLoginToken(check.token)
-            handle(
-                .tokenChecked(
-                    check.id, requestId: check.requestId, purpose: check.purpose, result: result,
-                    now: clock.nowMillis()))
+    private func start(_ work: AwaitedWork) {
+        switch work {
+        case .tokenCheck(let id, let requestId, let token, let purpose):
+            let authority = authority
+            Task {
+                let result = await authority.checkLoginToken(token)
+                handle(
+                    .tokenChecked(id, requestId: requestId, purpose: purpose, result: result, now: clock.nowMillis()))
+            }
+        case .callsQuery(let id, let userId, let request, let ledger):
+            Task {
+                let frame = await ledger.answer(request, userId: userId)
+                handle(.ledgerAnswered(id, frame))
+            }
         }
     }
 

@@ -25,6 +25,7 @@ final class ServerMetrics: Sendable {
     private let webhookFailures: Metrics.Counter
     private let answersDelivered: Metrics.Counter
     private let answersQueued: Metrics.Counter
+    private let ledgerLost: Metrics.Counter
 
     init() {
         registry = PrometheusCollectorRegistry()
@@ -63,6 +64,8 @@ final class ServerMetrics: Sendable {
             label: "callapi_answers_total", dimensions: [("result", "queued"), ("reason", "")], factory: factory)
         answersDelivered.increment(by: 0)
         answersQueued.increment(by: 0)
+        ledgerLost = Metrics.Counter(label: "callapi_ledger_records_lost_total", factory: factory)
+        ledgerLost.increment(by: 0)
     }
 
     func update(sessions: Int, usersOnline: Int, held: Int, heldBytes: Int, queuedFrames: Int, queuedBytes: Int) {
@@ -111,6 +114,15 @@ final class ServerMetrics: Sendable {
             .increment()
     }
 
+    /// A push ended with `outcome` (`callapi_pushes_total{provider,outcome}`).
+    func push(_ platform: PushDevice.Platform, _ outcome: PushMetricOutcome) {
+        Metrics.Counter(
+            label: "callapi_pushes_total",
+            dimensions: [("provider", platform.rawValue), ("outcome", outcome.rawValue)],
+            factory: factory
+        ).increment()
+    }
+
     func messageRelayed() { relayed.increment() }
 
     func updateChannels(open: Int, members: Int, queuedFrames: Int, queuedBytes: Int) {
@@ -130,6 +142,7 @@ final class ServerMetrics: Sendable {
     func channelWatchdogRemoval() { channelWatchdog.increment() }
     func webhookDelivered() { webhookDeliveries.increment() }
     func webhookFailed() { webhookFailures.increment() }
+    func ledgerRecordLost() { ledgerLost.increment() }
 
     func relayLatency(_ duration: Duration) {
         relayLatency.recordNanoseconds(

@@ -5,9 +5,14 @@ enum ConnectionEvent: Sendable, Equatable {
     case login(token: String, now: Int64)
     case logout(now: Int64)
     case renew(ticket: Int, token: String, now: Int64)
-    case send(ticket: Int, to: String, body: String, ttl: Int, now: Int64)
+    /// `copy`: ask the server to copy the message to this user's other sessions too.
+    case send(ticket: Int, to: String, body: String, ttl: Int, push: PushMark? = nil, copy: Bool = false, now: Int64)
+    /// `register_device`, `devices` or `remove_device`.
+    case devices(ticket: Int, DeviceRequest, now: Int64)
     /// `users` (`subscribe: false`) or `subscribe` (`true`).
     case presence(ticket: Int, subscribe: Bool, now: Int64)
+    /// A page of the user's calls from the server's call ledger.
+    case calls(ticket: Int, ClientFrame.CallsRequest, now: Int64)
     case socketOpened(socket: Int, now: Int64)
     case socketClosed(socket: Int, cause: String, now: Int64, jitter: Double)
     case frame(socket: Int, ServerFrame, now: Int64)
@@ -22,11 +27,21 @@ enum ConnectionAction: Sendable, Equatable {
     case completeSend(ticket: Int, Result<SendOutcome, SignalClientError>)
     case completeRenew(ticket: Int, Result<Int64, SignalClientError>)
     case completePresence(ticket: Int, Result<[String], SignalClientError>)
+    case completeCalls(ticket: Int, Result<ServerFrame.CallsPage, SignalClientError>)
     case state(SignalConnectionState)
     case deliver(ServerFrame.Message)
     case presenceChanged(ServerFrame.PresenceChanged)
     case tokenWillExpire(expiresAt: Int64)
     case heldResult(ServerFrame.HeldResult)
+    case completeDevices(ticket: Int, Result<[PushDeviceSummary], SignalClientError>)
+    case callWithdrawn(ServerFrame.CallWithdrawn)
+}
+
+/// A request about the user's push devices.
+enum DeviceRequest: Sendable, Equatable {
+    case register(PushDevice)
+    case list
+    case remove(deviceId: String)
 }
 
 /// The client's connection logic as a pure state machine: login, reconnect with backoff and jitter, the queue
@@ -57,6 +72,8 @@ struct ConnectionMachine: Sendable {
         case send(ticket: Int)
         case renew(ticket: Int)
         case presence(ticket: Int)
+        case calls(ticket: Int)
+        case devices(ticket: Int)
     }
 
     /// A send waiting for a connection.
@@ -65,6 +82,8 @@ struct ConnectionMachine: Sendable {
         var to: String
         var body: String
         var ttl: Int
+        var push: PushMark?
+        var copy = false
         var queuedAt: Int64
     }
 
@@ -134,11 +153,13 @@ struct ConnectionMachine: Sendable {
                 return [.completeRenew(ticket: ticket, .success(expiresAt ?? 0))]
             }
             return write(socket, pending: .renew(ticket: ticket), now: now) { .renew(.init(id: $0, token: token)) }
-        case .send(let ticket, let to, let body, let ttl, let now):
+        case .send(let ticket, let to, let body, let ttl, let push, let copy, let now):
             switch phase {
             case .connected(let socket):
                 return write(socket, pending: .send(ticket: ticket), now: now) {
-                    .send(.init(id: $0, to: to, body: body, ttl: ttl > 0 ? ttl : nil))
+                    .send(
+                        .init(id: $0, to: to, body: body, ttl: ttl > 0 ? ttl : nil, push: push, copy: copy ? true : nil)
+                    )
                 }
             case .idle:
                 return [.completeSend(ticket: ticket, .failure(.notLoggedIn))]
@@ -148,8 +169,26 @@ struct ConnectionMachine: Sendable {
                 guard queue.count < settings.sendQueueLimit else {
                     return [.completeSend(ticket: ticket, .failure(.queueFull(settings.sendQueueLimit)))]
                 }
-                queue.append(Queued(ticket: ticket, to: to, body: body, ttl: ttl, queuedAt: now))
+                queue.append(
+                    Queued(ticket: ticket, to: to, body: body, ttl: ttl, push: push, copy: copy, queuedAt: now))
                 return []
+            }
+        case .devices(let ticket, let request, let now):
+            guard case .connected(let socket) = phase else {
+                let error: SignalClientError =
+                    switch phase {
+                    case .idle: .notLoggedIn
+                    case .stopped(let reason): .stopped(reason)
+                    default: .timedOut("not connected right now; try again once connected")
+                    }
+                return [.completeDevices(ticket: ticket, .failure(error))]
+            }
+            return write(socket, pending: .devices(ticket: ticket), now: now) { id in
+                switch request {
+                case .register(let device): .registerDevice(.init(id: id, device: device))
+                case .list: .devices(.init(id: id))
+                case .remove(let deviceId): .removeDevice(.init(id: id, deviceId: deviceId))
+                }
             }
         case .presence(let ticket, let subscribe, let now):
             if subscribe { subscribed = true }
@@ -164,6 +203,21 @@ struct ConnectionMachine: Sendable {
             }
             return write(socket, pending: .presence(ticket: ticket), now: now) {
                 subscribe ? .subscribe(.init(id: $0)) : .users(.init(id: $0))
+            }
+        case .calls(let ticket, let request, let now):
+            guard case .connected(let socket) = phase else {
+                let error: SignalClientError =
+                    switch phase {
+                    case .idle: .notLoggedIn
+                    case .stopped(let reason): .stopped(reason)
+                    default: .timedOut("not connected right now; ask again once connected")
+                    }
+                return [.completeCalls(ticket: ticket, .failure(error))]
+            }
+            return write(socket, pending: .calls(ticket: ticket), now: now) {
+                var request = request
+                request.id = $0
+                return .calls(request)
             }
         case .socketOpened(let socket, let now):
             guard case .connecting(let attempt, socket, _) = phase, let token else { return [] }
@@ -250,6 +304,8 @@ struct ConnectionMachine: Sendable {
         case .send(let ticket): .completeSend(ticket: ticket, .failure(error))
         case .renew(let ticket): .completeRenew(ticket: ticket, .failure(error))
         case .presence(let ticket): .completePresence(ticket: ticket, .failure(error))
+        case .calls(let ticket): .completeCalls(ticket: ticket, .failure(error))
+        case .devices(let ticket): .completeDevices(ticket: ticket, .failure(error))
         }
     }
 
@@ -272,7 +328,10 @@ struct ConnectionMachine: Sendable {
             queue = []
             for queued in waiting {
                 actions += write(socket, pending: .send(ticket: queued.ticket), now: now) {
-                    .send(.init(id: $0, to: queued.to, body: queued.body, ttl: queued.ttl > 0 ? queued.ttl : nil))
+                    .send(
+                        .init(
+                            id: $0, to: queued.to, body: queued.body, ttl: queued.ttl > 0 ? queued.ttl : nil,
+                            push: queued.push, copy: queued.copy ? true : nil))
                 }
             }
             return actions
@@ -317,6 +376,18 @@ struct ConnectionMachine: Sendable {
             return []
         case .pong:
             return []
+        case .calls(let page):
+            guard let id = page.id, let entry = inFlight.removeValue(forKey: id),
+                case .calls(let ticket) = entry.pending
+            else { return [] }
+            return [.completeCalls(ticket: ticket, .success(page))]
+        case .devices(let devices):
+            guard let id = devices.id, let entry = inFlight.removeValue(forKey: id),
+                case .devices(let ticket) = entry.pending
+            else { return [] }
+            return [.completeDevices(ticket: ticket, .success(devices.devices))]
+        case .callWithdrawn(let tombstone):
+            return [.callWithdrawn(tombstone)]
         }
     }
 

@@ -15,6 +15,8 @@ actor ClientCore: ClientSocketDelegate {
     private var sendCompletions: [Int: @Sendable (Result<SendOutcome, SignalClientError>) -> Void] = [:]
     private var renewCompletions: [Int: @Sendable (Result<Int64, SignalClientError>) -> Void] = [:]
     private var presenceCompletions: [Int: @Sendable (Result<[String], SignalClientError>) -> Void] = [:]
+    private var callsCompletions: [Int: @Sendable (Result<ServerFrame.CallsPage, SignalClientError>) -> Void] = [:]
+    private var deviceCompletions: [Int: @Sendable (Result<[PushDeviceSummary], SignalClientError>) -> Void] = [:]
     private var loginWaiters: [CheckedContinuation<Void, any Error>] = []
     private var messageListeners: [WeakListener] = []
     private var connectionListeners: [WeakConnectionListener] = []
@@ -78,18 +80,36 @@ actor ClientCore: ClientSocketDelegate {
     }
 
     func send(
-        to userId: String, body: String, ttl: Int,
+        to userId: String, body: String, ttl: Int, push: PushMark? = nil, copy: Bool = false,
         completion: @escaping @Sendable (Result<SendOutcome, SignalClientError>) -> Void
     ) {
         let ticket = takeTicket()
         sendCompletions[ticket] = completion
-        handle(.send(ticket: ticket, to: userId, body: body, ttl: ttl, now: now()))
+        handle(.send(ticket: ticket, to: userId, body: body, ttl: ttl, push: push, copy: copy, now: now()))
+    }
+
+    func devices(
+        _ request: DeviceRequest,
+        completion: @escaping @Sendable (Result<[PushDeviceSummary], SignalClientError>) -> Void
+    ) {
+        let ticket = takeTicket()
+        deviceCompletions[ticket] = completion
+        handle(.devices(ticket: ticket, request, now: now()))
     }
 
     func presence(subscribe: Bool, completion: @escaping @Sendable (Result<[String], SignalClientError>) -> Void) {
         let ticket = takeTicket()
         presenceCompletions[ticket] = completion
         handle(.presence(ticket: ticket, subscribe: subscribe, now: now()))
+    }
+
+    func calls(
+        _ request: ClientFrame.CallsRequest,
+        completion: @escaping @Sendable (Result<ServerFrame.CallsPage, SignalClientError>) -> Void
+    ) {
+        let ticket = takeTicket()
+        callsCompletions[ticket] = completion
+        handle(.calls(ticket: ticket, request, now: now()))
     }
 
     func addListener(_ listener: any ISignalClientListener) {
@@ -206,6 +226,8 @@ actor ClientCore: ClientSocketDelegate {
             renewCompletions.removeValue(forKey: ticket)?(result)
         case .completePresence(let ticket, let result):
             presenceCompletions.removeValue(forKey: ticket)?(result)
+        case .completeCalls(let ticket, let result):
+            callsCompletions.removeValue(forKey: ticket)?(result)
         case .state(let state):
             changeState(to: state)
         case .deliver(let message):
@@ -225,6 +247,13 @@ actor ClientCore: ClientSocketDelegate {
             emit(.tokenWillExpire(expiresAtMillis: expiresAt))
         case .heldResult(let result):
             emit(.heldResult(messageId: result.messageId, to: result.to, delivered: result.result == .delivered))
+        case .completeDevices(let ticket, let result):
+            deviceCompletions.removeValue(forKey: ticket)?(result)
+        case .callWithdrawn(let tombstone):
+            logger.info(
+                "pushed call withdrawn",
+                metadata: ["call": "\(tombstone.callId)", "reason": "\(tombstone.reason.rawValue)"])
+            emit(.callWithdrawn(callId: tombstone.callId, reason: tombstone.reason))
         }
     }
 

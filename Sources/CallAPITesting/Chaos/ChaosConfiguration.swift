@@ -4,6 +4,8 @@ import CallAPI
 public struct ChaosConfiguration: Sendable {
     /// Endpoints (users 1...n); 3 lets busy and third-party forgeries happen.
     public var endpoints = 3
+    /// Each user has between 1 and this many devices (logged in at once), drawn from the seed.
+    public var maxDevicesPerUser = 1
     /// Random user actions per scenario.
     public var actions = 12
     /// Probability that a message is lost.

@@ -1,9 +1,14 @@
 import CallAPI
 
-/// One user of a chaos scenario: its current API instance (replaced when its process "crashes" and
-/// restarts) and what its listener saw.
+/// One device of a user of a chaos scenario: its current API instance (replaced when its process "crashes"
+/// and restarts) and what its listener saw. A user has one to three devices.
 final class ChaosEndpoint: Sendable {
     let userId: UInt
+    /// Which of the user's devices this is (0: the first).
+    let device: Int
+    /// The device's signaling client and RTC engine, kept across restarts.
+    let signal: InMemorySignalClient
+    let engine: SimulatedRTCEngine
     private let state: Locked<State>
 
     private struct State: Sendable {
@@ -13,9 +18,17 @@ final class ChaosEndpoint: Sendable {
         var crashed = false
     }
 
-    init(userId: UInt) {
+    init(userId: UInt, device: Int, signal: InMemorySignalClient, engine: SimulatedRTCEngine) {
         self.userId = userId
+        self.device = device
+        self.signal = signal
+        self.engine = engine
         state = Locked(State())
+    }
+
+    /// "user 2" for a user's only device, "user 2/b" for its second.
+    var name: String {
+        device == 0 ? "user \(userId)" : "user \(userId)/\(Character(UnicodeScalar(UInt8(97 + device))))"
     }
 
     var api: CallApiImpl? { state.withLock { $0.api } }
@@ -47,6 +60,9 @@ final class ChaosListener: CallApiListenerProtocol {
         var room: String?
         var closed = false
         var connections = 0
+        var callId: String?
+        /// The caller: the device of the peer user whose accept it took (from the accept's event info).
+        var peerDevice: String?
     }
 
     private let snapshot = Locked(Snapshot())
@@ -86,9 +102,21 @@ final class ChaosListener: CallApiListenerProtocol {
             case .remoteVideoCall, .remoteAudioCall:
                 s.isCaller = false
                 s.peer = eventInfo[kFromUserId] as? UInt
+            case .remoteAccepted:
+                s.peerDevice = eventInfo["deviceId"] as? String
+            case .remoteRejected, .remoteCancelled, .remoteCallingTimeout, .remoteHangup, .remoteCallBusy:
+                // Only the device the call is with may end it.
+                let from = eventInfo["deviceId"] as? String
+                if let bound = s.peerDevice, from != bound {
+                    violations.withLock {
+                        $0.append(
+                            "\(label): \(stateReason) from device \(from ?? "?") ended a call answered on \(bound)")
+                    }
+                }
             default:
                 break
             }
+            if let callId = eventInfo[kCallId] as? String { s.callId = callId }
             if state == .connected {
                 s.room = eventInfo[kFromRoomId] as? String
                 s.connections += 1
@@ -96,6 +124,8 @@ final class ChaosListener: CallApiListenerProtocol {
             if !state.isInCall {
                 s.peer = nil
                 s.room = nil
+                s.callId = nil
+                s.peerDevice = nil
             }
         }
     }

@@ -9,7 +9,11 @@ import CallAPI
 ///   state after settling unless its peer is connected in the same call;
 /// - every RTC channel joined is left when the call ends (engines released, no one left in a channel);
 /// - every completion handler runs exactly once; no callback follows deinitialize's completion;
-/// - no forged or stale message changes any state.
+/// - no forged or stale message changes any state;
+/// - with users on several devices: at most one device of a user is in a given call once it settles (two that
+///   accepted at once may overlap until the caller's notice arrives, never past the ring timeout); every other
+///   device leaves calling within the ring timeout of the call being answered; no device's message ends a
+///   call answered on another.
 ///
 /// A run is a pure function of its seed: the same seed replays the same scenario.
 public struct ChaosRunner: Sendable {
@@ -37,19 +41,39 @@ final class ChaosScenario: Sendable {
     let random: Locked<SeededRandom>
     let trace = Locked<[String]>([])
     let violations = Locked<[String]>([])
-    let completions = Locked<[Int: (label: String, count: Int, endpoint: UInt, generation: Int)]>([:])
-    let generations = Locked<[UInt: Int]>([:])
+    let completions = Locked<[Int: (label: String, count: Int, endpoint: String, generation: Int)]>([:])
+    let generations = Locked<[String: Int]>([:])
     let faultsOn = Locked(true)
+    /// When a device of the callee user was first seen connected in each call (for the answered-elsewhere bound).
+    let answeredAt = Locked<[String: Int64]>([:])
 
     init(configuration: ChaosConfiguration, seed: UInt64) {
         self.configuration = configuration
         self.seed = seed
-        random = Locked(SeededRandom(seed: seed))
-        network = InMemorySignalNetwork(clock: clock, latencyMillis: configuration.latencyMillis)
-        world = SimulatedRTCWorld(
+        let network = InMemorySignalNetwork(clock: clock, latencyMillis: configuration.latencyMillis)
+        let world = SimulatedRTCWorld(
             clock: clock, timing: .init(joinLatencyMillis: 30, firstFrameLatencyMillis: 60, frameRate: 0))
-        endpoints = (1...UInt(max(2, configuration.endpoints))).map(ChaosEndpoint.init)
-        legacy = Self.makeLegacyEndpoints(configuration, network: network, world: world, after: UInt(endpoints.count))
+        var rng = SeededRandom(seed: seed)
+        var endpoints: [ChaosEndpoint] = []
+        for user in 1...UInt(max(2, configuration.endpoints)) {
+            // Drawn only with several devices allowed, so that single-device seeds replay as before.
+            let devices =
+                configuration.maxDevicesPerUser > 1
+                ? Int.random(in: 1...configuration.maxDevicesPerUser, using: &rng) : 1
+            for device in 0..<devices {
+                endpoints.append(
+                    ChaosEndpoint(
+                        userId: user, device: device,
+                        signal: device == 0 ? network.client(userId: user) : network.addDevice(userId: user),
+                        engine: world.engine(userId: user, device: device)))
+            }
+        }
+        self.network = network
+        self.world = world
+        self.endpoints = endpoints
+        random = Locked(rng)
+        legacy = Self.makeLegacyEndpoints(
+            configuration, network: network, world: world, after: UInt(max(2, configuration.endpoints)))
     }
 
     func roll<T>(_ body: (inout SeededRandom) -> T) -> T { random.withLock { body(&$0) } }
@@ -63,6 +87,7 @@ final class ChaosScenario: Sendable {
         for _ in 0..<configuration.actions {
             clock.advance(byMillis: roll { Int64.random(in: 0...configuration.maxPauseMillis, using: &$0) })
             checkRingBound()
+            checkDevices()
             act()
         }
         settle()
@@ -99,12 +124,12 @@ final class ChaosScenario: Sendable {
 
     private func boot(_ endpoint: ChaosEndpoint) {
         let generation = generations.withLock { g -> Int in
-            g[endpoint.userId, default: 0] += 1
-            return g[endpoint.userId]!
+            g[endpoint.name, default: 0] += 1
+            return g[endpoint.name]!
         }
-        let api = CallApiImpl()
+        let api = CallApiImpl(deviceId: "\(endpoint.name)#\(generation)")
         let listener = ChaosListener(
-            label: "user \(endpoint.userId)#\(generation)", clock: clock, violations: violations)
+            label: "\(endpoint.name)#\(generation)", clock: clock, violations: violations)
         api.addListener(listener: listener)
         endpoint.start(api: api, listener: listener)
         network.setOnline(true, userId: endpoint.userId)
@@ -116,15 +141,15 @@ final class ChaosScenario: Sendable {
         if let closed = endpoint.listener, closed.current.closed {
             // The closed listener stays registered until now, to catch callbacks after deinitialize.
             let fresh = ChaosListener(
-                label: "user \(endpoint.userId) re-initialized", clock: clock, violations: violations)
+                label: "\(endpoint.name) re-initialized", clock: clock, violations: violations)
             api.removeListener(listener: closed)
             api.addListener(listener: fresh)
             endpoint.start(api: api, listener: fresh)
         }
         api.initialize(
             config: CallConfig(
-                appId: "chaos", userId: endpoint.userId, rtcEngine: world.engine(userId: endpoint.userId),
-                signalClient: network.client(userId: endpoint.userId), clock: clock,
+                appId: "chaos", userId: endpoint.userId, rtcEngine: endpoint.engine,
+                signalClient: endpoint.signal, clock: clock,
                 reliability: configuration.reliability, makeCallId: { [weak self] in self?.nextCallId() ?? "" }))
         endpoint.setInitialized(true)
         prepare(endpoint)
@@ -132,7 +157,7 @@ final class ChaosScenario: Sendable {
 
     private func prepare(_ endpoint: ChaosEndpoint) {
         let config = PrepareConfig(
-            roomId: "room-\(endpoint.userId)-\(clock.nowMillis() - start)", rtcToken: "t",
+            roomId: "room-\(endpoint.userId)-\(endpoint.device)-\(clock.nowMillis() - start)", rtcToken: "t",
             localView: TestCanvas(), remoteView: TestCanvas(), callTimeoutMillisecond: configuration.ringTimeoutMillis)
         request(endpoint, "prepareForCall") { $0.prepareForCall(prepareConfig: config, completion: $1) }
     }
@@ -143,11 +168,11 @@ final class ChaosScenario: Sendable {
         _ body: (CallApiImpl, @escaping @Sendable ((any Error)?) -> Void) -> Void
     ) {
         guard let api = endpoint.api else { return }
-        log("user \(endpoint.userId): \(label) [\(api.state)]")
-        let generation = generations.withLock { $0[endpoint.userId] ?? 0 }
+        log("\(endpoint.name): \(label) [\(api.state)]")
+        let generation = generations.withLock { $0[endpoint.name] ?? 0 }
         let id = completions.withLock { entries -> Int in
             let id = entries.count
-            entries[id] = (label: "user \(endpoint.userId): \(label)", count: 0, endpoint: endpoint.userId, generation)
+            entries[id] = (label: "\(endpoint.name): \(label)", count: 0, endpoint: endpoint.name, generation)
             return id
         }
         body(api) { [completions] _ in completions.withLock { $0[id]?.count += 1 } }
@@ -158,7 +183,11 @@ final class ChaosScenario: Sendable {
         roll { String($0.next(), radix: 16) }
     }
 
-    private func others(than user: UInt) -> [UInt] { endpoints.map(\.userId).filter { $0 != user } }
+    private func others(than user: UInt) -> [UInt] {
+        Array(Set(endpoints.map(\.userId))).sorted().filter { $0 != user }
+    }
+
+    private func devices(of user: UInt) -> [ChaosEndpoint] { endpoints.filter { $0.userId == user } }
 
     // MARK: - Actions
 
@@ -180,16 +209,18 @@ final class ChaosScenario: Sendable {
         if roll({ $0.chance(configuration.forgery) }) { injectForgery() }
         if endpoint.isCrashed {
             if roll({ $0.chance(0.5) }) {
-                log("user \(endpoint.userId): restarts")
+                log("\(endpoint.name): restarts")
                 boot(endpoint)
             }
             return
         }
         if roll({ $0.chance(configuration.crash) }) {
-            log("user \(endpoint.userId): crashes")
+            log("\(endpoint.name): crashes")
             endpoint.crash()
-            network.setOnline(false, userId: endpoint.userId)
-            world.engine(userId: endpoint.userId).crash()
+            if devices(of: endpoint.userId).allSatisfy(\.isCrashed) {
+                network.setOnline(false, userId: endpoint.userId)
+            }
+            endpoint.engine.crash()
             return
         }
         guard let api = endpoint.api, let listener = endpoint.listener else { return }
@@ -207,7 +238,7 @@ final class ChaosScenario: Sendable {
             return
         }
         if !endpoint.isInitialized {
-            log("user \(endpoint.userId): initialize")
+            log("\(endpoint.name): initialize")
             initialize(endpoint)
             return
         }
@@ -267,7 +298,7 @@ final class ChaosScenario: Sendable {
             request(endpoint, "hangup 4242 (invalid)") { $0.hangup(remoteUserId: 4242, reason: nil, completion: $1) }
         }
         if (api.state, api.getCallId()) != before {
-            violation("user \(endpoint.userId): a refused request changed \(before) to \((api.state, api.getCallId()))")
+            violation("\(endpoint.name): a refused request changed \(before) to \((api.state, api.getCallId()))")
         }
     }
 
@@ -320,9 +351,30 @@ final class ChaosScenario: Sendable {
             else { continue }
             let since = now - listener.current.ringingSince
             if since > 2 * Int64(configuration.ringTimeoutMillis) {
-                violation("user \(endpoint.userId) in \(api.state) for \(since) ms, past the ring timeout")
+                violation("\(endpoint.name) in \(api.state) for \(since) ms, past the ring timeout")
             }
         }
+    }
+
+    /// Several devices of one user: once a device is connected in a call, every other device of its user leaves
+    /// that call (stops ringing, or drops its crossing accept) within the ring timeout.
+    private func checkDevices() {
+        let now = clock.nowMillis()
+        var answered = answeredAt.withLock { $0 }
+        for endpoint in endpoints {
+            guard let api = endpoint.api, api.state == .connected, let callId = endpoint.listener?.current.callId
+            else { continue }
+            if answered[callId] == nil { answered[callId] = now }
+            let since = now - answered[callId, default: now]
+            guard since > Int64(configuration.ringTimeoutMillis) else { continue }
+            for sibling in devices(of: endpoint.userId) where sibling !== endpoint {
+                guard let other = sibling.api, other.state.isInCall, other.getCallId() == callId else { continue }
+                violation(
+                    "\(sibling.name) still \(other.state) in call \(callId) \(since) ms after \(endpoint.name) connected in it"
+                )
+            }
+        }
+        answeredAt.withLock { $0 = answered }
     }
 
     private func settle() {
@@ -336,47 +388,58 @@ final class ChaosScenario: Sendable {
     private func checkInvariants() {
         for endpoint in endpoints {
             guard let api = endpoint.api, let listener = endpoint.listener else { continue }
-            let me = endpoint.userId
-            let engine = world.engine(userId: me)
+            let me = endpoint.name
+            let engine = endpoint.engine
             let state = api.state
             switch state {
             case .calling, .connecting:
-                violation("user \(me) still \(state) after settling")
+                violation("\(me) still \(state) after settling")
             case .connected:
                 let snapshot = listener.current
                 if let peer = snapshot.peer, let other = legacy.first(where: { $0.userId == peer }) {
-                    checkConnected(me, room: snapshot.room, with: other)
+                    checkConnected(endpoint.userId, room: snapshot.room, with: other)
                     continue
                 }
-                guard let peer = snapshot.peer, let other = endpoints.first(where: { $0.userId == peer }),
-                    let otherAPI = other.api
-                else {
-                    violation("user \(me) connected with a peer that is gone")
+                guard let peer = snapshot.peer else {
+                    violation("\(me) connected with a peer that is gone")
                     continue
                 }
-                if otherAPI.state != .connected || otherAPI.getCallId() != api.getCallId()
-                    || other.listener?.current.room != snapshot.room
-                {
+                // Exactly one device of the peer user is connected in this call, in the same room; and no other
+                // device of this user is in it.
+                let peers = devices(of: peer).filter {
+                    $0.api?.state == .connected && $0.api?.getCallId() == api.getCallId()
+                        && $0.listener?.current.room == snapshot.room
+                }
+                if peers.count != 1 {
+                    let seen = devices(of: peer).map {
+                        "\($0.name) \($0.api?.state ?? .idle) \($0.api?.getCallId() ?? "")"
+                    }
                     violation(
-                        "user \(me) connected in call \(api.getCallId()) room \(snapshot.room ?? "?"), but user \(peer) "
-                            + "is \(otherAPI.state) in call \(otherAPI.getCallId())")
+                        "\(me) connected in call \(api.getCallId()) room \(snapshot.room ?? "?"), but "
+                            + "\(peers.count) devices of user \(peer) are: \(seen.joined(separator: ", "))")
                 }
+                let siblings = devices(of: endpoint.userId).filter {
+                    $0 !== endpoint && $0.api?.state.isInCall == true && $0.api?.getCallId() == api.getCallId()
+                }
+                for sibling in siblings { violation("\(me) and \(sibling.name) are both in call \(api.getCallId())") }
                 if engine.channel != snapshot.room {
                     violation(
-                        "user \(me) connected in \(snapshot.room ?? "?") but its engine is in \(engine.channel ?? "none")"
+                        "\(me) connected in \(snapshot.room ?? "?") but its engine is in \(engine.channel ?? "none")"
                     )
                 }
             case .idle, .prepared, .failed:
                 if !engine.isReleased {
-                    violation("user \(me) is \(state) but its RTC engine still holds a channel, preview or canvas")
+                    violation("\(me) is \(state) but its RTC engine still holds a channel, preview or canvas")
                 }
             }
         }
         for channel in world.occupiedChannels {
             // A legacy endpoint left in a channel is its own (deployed clients') fault, checked apart.
             for member in world.members(of: channel) where !legacy.contains(where: { $0.userId == member }) {
-                let endpoint = endpoints.first { $0.userId == member }
-                if endpoint?.api?.state != .connected || endpoint?.listener?.current.room != channel {
+                let inCall = devices(of: member).contains {
+                    $0.api?.state == .connected && $0.listener?.current.room == channel
+                }
+                if !inCall {
                     violation("user \(member) is still in RTC channel \(channel) outside a call")
                 }
             }

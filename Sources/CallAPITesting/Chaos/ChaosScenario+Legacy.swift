@@ -29,7 +29,7 @@ extension ChaosScenario {
     /// Whom `user` (ours) may call: the other endpoints, ours and legacy. (Forgeries claim only ours as
     /// senders: a forged message with the reliability mark would teach ours that a legacy user acknowledges.)
     func callTargets(than user: UInt) -> [UInt] {
-        (endpoints.map(\.userId) + legacy.map(\.userId)).filter { $0 != user }
+        (Array(Set(endpoints.map(\.userId))).sorted() + legacy.map(\.userId)).filter { $0 != user }
     }
 
     /// One action in four is a legacy endpoint's when there are any. Returns whether one acted.

@@ -17,6 +17,7 @@ struct PhoneCommand: AsyncParsableCommand {
               cancel              cancel the call you placed
               hangup              end the call
               users               list who is online
+              history [n]         your last n calls from the server's call ledger (default 10)
               wait <seconds>      pause (for scripts)
               quit                hang up, log out and exit (also at end of input)
             With --media webrtc (the default where GStreamer is installed) calls carry real VP8 video and Opus \
@@ -115,6 +116,7 @@ struct PhoneCommand: AsyncParsableCommand {
         }
         let online = try await signal.subscribePresence()
         output.say("online: \(online.joined(separator: ", "))")
+        await showMissedCalls(signal: signal, output: output)
 
         let api = CallApiImpl()
         let engine: any CallRTCEngine =
@@ -189,6 +191,18 @@ struct PhoneCommand: AsyncParsableCommand {
         output.say("bye")
     }
 
+    /// The calls missed in the last week, from the server's call ledger (a server without one says so).
+    private func showMissedCalls(signal: SignalClient, output: PhoneOutput) async {
+        let weekAgo = Int64(Date().timeIntervalSince1970 * 1000) - 7 * 86_400_000
+        do {
+            let page = try await signal.callHistory(missedOnly: true, since: weekAgo, limit: 20)
+            output.say(page.calls.isEmpty ? "missed calls: none" : "missed calls: \(page.calls.count) in the last week")
+            for record in page.calls { output.say("missed: \(CallRecordText.line(record))") }
+        } catch {
+            output.say("missed calls: not available (\(error))")
+        }
+    }
+
     private func perform(
         _ command: String, _ arguments: [String], api: CallApiImpl, signal: SignalClient, tracker: CallTracker,
         output: PhoneOutput
@@ -217,6 +231,14 @@ struct PhoneCommand: AsyncParsableCommand {
                     remoteUserId: peer, reason: arguments.isEmpty ? nil : arguments.joined(separator: " "))
             case "users":
                 output.say("online: \(try await signal.onlineUsers().joined(separator: ", "))")
+            case "history":
+                guard let count = Int(arguments.first ?? "10"), (1...200).contains(count) else {
+                    return output.say("history takes a number of calls from 1 to 200")
+                }
+                let page = try await signal.callHistory(limit: count)
+                output.say(
+                    page.calls.isEmpty ? "history: no calls" : "history: \(page.calls.count) calls, newest first")
+                for record in page.calls { output.say("history: \(CallRecordText.line(record))") }
             case "wait":
                 guard let seconds = Double(arguments.first ?? "1"), seconds >= 0, seconds <= 86_400 else {
                     return output.say("wait takes a number of seconds from 0 to 86400")
@@ -224,7 +246,8 @@ struct PhoneCommand: AsyncParsableCommand {
                 try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
             case "help":
                 output.say(
-                    "commands: call <id> [audio], accept, reject [reason], cancel, hangup, users, wait <s>, quit")
+                    "commands: call <id> [audio], accept, reject [reason], cancel, hangup, users, history [n], wait <s>, "
+                        + "quit")
             default:
                 output.say("unknown command \"\(command)\" (try help)")
             }

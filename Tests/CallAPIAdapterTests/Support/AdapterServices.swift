@@ -18,7 +18,7 @@ enum AdapterServices {
 
     static let noMQTT: Comment = "needs a broker: CALLAPI_TEST_MQTT_URL (set by .ci/run)"
     static let noMosquitto: Comment =
-        "needs the mosquitto binary: CALLAPI_TEST_MOSQUITTO (not set by .ci/run yet: these tests hang there)"
+        "needs the mosquitto binary: CALLAPI_TEST_MOSQUITTO (set by .ci/run)"
     static let noSynapse: Comment =
         "needs a homeserver: CALLAPI_TEST_SYNAPSE_URL and CALLAPI_TEST_SYNAPSE_SECRET (set by .ci/run)"
 

@@ -150,8 +150,8 @@ extension CallAction {
     var isJoin: Bool { if case .joinRTC = self { true } else { false } }
     var isLeave: Bool { if case .leaveRTC = self { true } else { false } }
     var isLog: Bool { if case .log = self { true } else { false } }
-    var isStartTimer: Bool { if case .startRingTimer = self { true } else { false } }
-    var isStopTimer: Bool { if case .stopRingTimer = self { true } else { false } }
+    var isStartTimer: Bool { if case .startTimer(.ring, _) = self { true } else { false } }
+    var isStopTimer: Bool { if case .stopTimer(.ring) = self { true } else { false } }
 }
 
 extension [CallAction] {
@@ -167,6 +167,15 @@ extension [CallAction] {
         compactMap { if case .send(let m, let to, _) = $0 { (m, to) } else { nil } }
     }
     var joins: [RTCJoin] { compactMap { if case .joinRTC(let j) = $0 { j } else { nil } } }
+    var tokenFetches: [TokenFetch] {
+        compactMap {
+            if case .fetchRTCToken(let callId, let channel, let uid, _) = $0 {
+                TokenFetch(callId: callId, channel: channel, uid: uid)
+            } else {
+                nil
+            }
+        }
+    }
     /// The outcome given to the request: `.some(nil)` success, `.some(error)`, or nil when not completed here.
     var completion: CallAPIError?? {
         for case .completeRequest(let error) in self { return .some(error) }
@@ -196,6 +205,13 @@ extension [CallAction] {
     var hasStartTimer: Bool { contains { $0.isStartTimer } }
     /// True when nothing but logging happened.
     var onlyLogs: Bool { allSatisfy(\.isLog) }
+}
+
+/// What a `fetchRTCToken` action asks for (its provider cannot be compared).
+struct TokenFetch: Equatable {
+    var callId: String
+    var channel: String
+    var uid: UInt
 }
 
 extension [String: JSONValue] {

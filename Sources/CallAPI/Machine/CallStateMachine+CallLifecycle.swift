@@ -1,0 +1,128 @@
+// The steps every call goes through, shared by the input handlers: its ring timer, joining its room, the
+// connected check, and its end.
+extension CallStateMachine {
+    /// The ring timer of a new call, unless `callTimeoutMillisecond` is 0.
+    func ringTimer(_ call: Call, _ endpoint: Endpoint) -> [CallAction] {
+        let timeout = endpoint.config.callTimeoutMillisecond
+        guard timeout > 0 else { return [] }
+        return [.startTimer(.ring(callId: call.id), millis: Int64(clamping: timeout))]
+    }
+
+    /// The room of a call this user places: the prepared room, or a fresh one named from the user and call
+    /// ids (channel names allow `A-Z a-z 0-9 . _ -`, at most 64 characters).
+    func roomForNewCall(callId: String, endpoint: Endpoint) -> String {
+        if !endpoint.config.roomId.isEmpty { return endpoint.config.roomId }
+        let allowed = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
+        return String("\(endpoint.userId)-\(callId.filter(allowed.contains))".prefix(64))
+    }
+
+    /// Joins the current call's room, publishing and subscribing as the call type needs, remote audio muted;
+    /// with a token provider, asks it for the room's token first.
+    mutating func joinCallRoom() -> [CallAction] {
+        guard case .inCall(let endpoint, var call) = phase, call.media == .notJoined else { return [] }
+        if let provider = endpoint.config.rtcTokenProvider {
+            call.media = .awaitingToken(firstFrame: false)
+            phase = .inCall(endpoint, call)
+            return [
+                .fetchRTCToken(
+                    callId: call.id, channel: call.room, uid: endpoint.userId,
+                    provider: TokenProviderRef(provider: provider)),
+                .notifyEvent(.joinRTCStart, reason: nil),
+            ]
+        }
+        call.media = .joined(firstFrame: false)
+        phase = .inCall(endpoint, call)
+        return join(call, endpoint, token: endpoint.config.rtcToken) + [.notifyEvent(.joinRTCStart, reason: nil)]
+    }
+
+    private func join(_ call: Call, _ endpoint: Endpoint, token: String) -> [CallAction] {
+        let join = RTCJoin(
+            channel: call.room, token: token, uid: endpoint.userId, remoteUid: call.peer, media: .call(call.type),
+            localView: call.type == .video ? CanvasRef(endpoint.config.localView) : nil,
+            remoteView: call.type == .video ? CanvasRef(endpoint.config.remoteView) : nil)
+        return [.joinRTC(join), .setRemoteVolume(uid: call.peer, volume: 0)]
+    }
+
+    /// The provider answered: join with the token, or fail the call as a join failure would.
+    mutating func rtcTokenFetched(
+        _ callId: String, _ outcome: Result<String, CallAPIError>, now: Int64
+    ) -> [CallAction] {
+        if case .prepared = phase { return preJoinTokenFetched(callId, outcome) }
+        guard case .inCall(let endpoint, var call) = phase, call.id == callId,
+            case .awaitingToken(let firstFrame) = call.media
+        else { return [] }
+        call.media = .joined(firstFrame: firstFrame)
+        phase = .inCall(endpoint, call)
+        switch outcome {
+        case .success(let token):
+            return join(call, endpoint, token: token)
+        case .failure(let error):
+            return joinFailed(code: error.code.rawValue, message: "no RTC token: \(error.message)", now: now)
+        }
+    }
+
+    /// In connecting: go connected once first-frame waiting is off or the remote first frame is in.
+    mutating func connectedCheck(reason: CallStateReason, now: Int64) -> [CallAction] {
+        guard case .inCall(let endpoint, var call) = phase, call.stage == .connecting else { return [] }
+        let waiting = !endpoint.config.firstFrameWaittingDisabled
+        guard !waiting || call.media.firstFrameArrived else { return [] }
+        call.stage = .connected(since: now)
+        phase = .inCall(endpoint, call)
+        let userId = endpoint.userId
+        let info: [String: JSONValue] = [
+            kFromRoomId: .string(call.room),
+            kFromUserId: .int(Int(call.peer)),
+            kRemoteUserId: .int(Int(userId)),
+            kCallId: .string(call.id),
+            kCostTimeMap: call.costs.json,
+            kPublisher: .int(Int(reason == .localAccepted ? userId : call.peer)),
+        ]
+        return [
+            .stopTimer(.ring(callId: call.id)),
+            .setRemoteVolume(uid: call.peer, volume: 100),
+            .stateChanged(.connected, reason, info: info),
+            .notifyConnected(roomId: call.room, callerId: call.isCaller ? userId : call.peer, selfId: userId),
+        ]
+    }
+
+    /// The message that ends `call` on the peer's side when this side leaves it: cancel from a ringing
+    /// caller, reject from a ringing callee, hangup once connecting.
+    mutating func endingMessage(_ endpoint: Endpoint, _ call: Call, reason: String?, now: Int64) -> CallMessage {
+        switch (call.stage, call.role) {
+        case (.ringing, .caller):
+            message(.cancelCall, callId: call.id, from: endpoint, now: now)
+        case (.ringing, .callee):
+            message(.reject, callId: call.id, from: endpoint, now: now) { $0.rejectReason = reason }
+        case (.connecting, _), (.connected, _):
+            message(.hangup, callId: call.id, from: endpoint, now: now) { $0.hangupReason = reason }
+        }
+    }
+
+    /// Every way out of a call: stop its timers, leave RTC, report the new state (`prepared`, or `failed`)
+    /// and event, and `onCallDisconnected` when the call had connected.
+    mutating func endCall(
+        _ newState: CallStateType, _ reason: CallStateReason, event: CallEvent?, endedBy: UInt,
+        eventReason: String = "", info: [String: JSONValue] = [:], now: Int64
+    ) -> [CallAction] {
+        guard case .inCall(let endpoint, let ending) = phase else { return [] }
+        phase = newState == .failed ? .failed(endpoint) : .prepared(endpoint, preJoined: nil)
+        var info = info
+        info[kPublisher] = .int(Int(endedBy))
+        let stops = CallTimerID.liveness(of: ending.id).filter(ending.armed.contains).map(CallAction.stopTimer)
+        let disconnected: [CallAction] =
+            if case .connected(let since) = ending.stage {
+                [
+                    .notifyDisconnected(
+                        roomId: ending.room, hangupUserId: endedBy, selfId: endpoint.userId,
+                        durationMillis: max(0, now - since))
+                ]
+            } else {
+                []
+            }
+        return [.stopTimer(.ring(callId: ending.id))] + stops + [.leaveRTC(remoteUid: ending.peer)]
+            + (ending.media.isJoining ? [.notifyEvent(.localLeft, reason: nil)] : [])
+            + [.stateChanged(newState, reason, eventReason: eventReason, info: info)]
+            + (event.map { [.notifyEvent($0, reason: eventReason.isEmpty ? nil : eventReason)] } ?? [])
+            + disconnected
+    }
+}

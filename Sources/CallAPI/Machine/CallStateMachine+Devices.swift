@@ -1,0 +1,106 @@
+// A user logged in on several devices (docs/multi-device.md). Every device of the callee user rings; the first
+// accept the caller receives wins and binds the call to that device; the caller then ignores the other devices
+// and tells them the call is settled with a cancel naming the winner (or the device that rejected). Our server
+// also copies each device's messages to the user's other devices, so they learn of an accept or reject at once.
+extension CallStateMachine {
+    /// A message this user sent from another device, copied here by the channel. An accept or a reject of the
+    /// call ringing here settles it on this device too; anything else is not for this device.
+    mutating func receiveFromOwnDevice(_ message: CallMessage, now: Int64) -> [CallAction] {
+        guard let deviceId, let other = message.deviceId, other != deviceId else {
+            return [.log(.warning, "message from this user to itself dropped")]
+        }
+        guard case .inCall(let endpoint, let call) = phase, call.id == message.callId, call.role == .callee,
+            call.stage == .ringing,
+            message.action == .accept || message.action == .reject
+        else { return [] }
+        let answered = message.action == .accept
+        return [.log(.normal, "call \(call.id) was \(answered ? "accepted" : "rejected") on device \(other)")]
+            + endCall(
+                .prepared, answered ? .answeredElsewhere : .rejectedElsewhere,
+                event: answered ? .answeredElsewhere : .rejectedElsewhere, endedBy: endpoint.userId, now: now)
+    }
+
+    /// A message of the current call from a device of the peer user that the call is not with: it must not act
+    /// on the call (its reject, cancel, timeout or hangup would end a call answered elsewhere). Returns what
+    /// to do instead, or nil when the message is for the normal path.
+    mutating func receiveFromOtherDevice(_ message: CallMessage, sender: UInt, now: Int64) -> [CallAction]? {
+        guard case .inCall(let endpoint, let call) = phase, call.peer == sender, call.id == message.callId,
+            !message.action.isCall
+        else { return nil }
+        guard let bound = call.peerDevice else {
+            // Before an accept binds the call, every device of the callee may answer keep-alives; one that never
+            // rang (it came online later) says it is in no call, which says nothing of the others.
+            guard call.isCaller, message.action == .ack, message.inCall == false, message.deviceId != nil else {
+                return nil
+            }
+            var ack = message
+            ack.inCall = nil
+            return receiveAck(ack, from: sender, now: now)
+        }
+        guard message.deviceId != bound else { return nil }
+        let device = message.deviceId.map { "device \($0)" } ?? "a device without id"
+        let ignored: [CallAction] = [
+            .log(.normal, "\(message.action) of call \(call.id) from \(device) ignored: the call is with \(bound)")
+        ]
+        if message.action == .ack {
+            // It still acknowledges what we sent to its user; whether it is in the call says nothing.
+            var ack = message
+            ack.inCall = nil
+            return ignored + receiveAck(ack, from: sender, now: now)
+        }
+        // A losing device that still acts on the call (or keeps it alive: it may have connected, its accept having
+        // crossed the winner's) missed the caller's notice: say it again.
+        let notice =
+            call.isCaller && message.deviceId != nil && (message.action.isCallFlow || message.action == .keepAlive)
+            ? settledNotice(call, endpoint, answeredBy: bound, after: message, now: now) : []
+        return ignored + notice + notInCallAcknowledgement(of: message, call, endpoint, now: now)
+    }
+
+    /// Acknowledges a message from a device this endpoint is in no call with, saying so: that device's keep-alive
+    /// check then ends its side even if every notice is lost.
+    private mutating func notInCallAcknowledgement(
+        of message: CallMessage, _ call: Call, _ endpoint: Endpoint, now: Int64
+    ) -> [CallAction] {
+        guard message.reliable, delivery.settings.acknowledges else { return [] }
+        let ack = self.message(.ack, callId: message.callId, from: endpoint, now: now) {
+            $0.ackMessageId = message.messageId
+            $0.inCall = false
+        }
+        return [.send(ack, to: call.peer, completesRequest: false)]
+    }
+
+    /// The caller's cancel that names the device which accepted or rejected: this device stops ringing with
+    /// its own reason and leaves RTC, telling the caller nothing; the named device itself ignores it.
+    /// Nil for any other message.
+    mutating func settledByCaller(_ message: CallMessage, info: [String: JSONValue], now: Int64) -> [CallAction]? {
+        guard message.action == .cancelCall, case .inCall(let endpoint, let call) = phase, call.role == .callee
+        else { return nil }
+        let answered = message.answeredByDevice != nil
+        guard let device = message.answeredByDevice ?? message.rejectedByDevice else { return nil }
+        if device == deviceId {
+            return [.log(.normal, "call \(call.id): the caller's notice names this device; nothing to do")]
+        }
+        return endCall(
+            .prepared, answered ? .answeredElsewhere : .rejectedElsewhere,
+            event: answered ? .answeredElsewhere : .rejectedElsewhere, endedBy: endpoint.userId, info: info, now: now)
+    }
+
+    /// The caller's notice to every device of the callee user that `call` is settled: a cancel naming the
+    /// device that accepted (or rejected), sent on `trigger` (that device's accept or reject, or a losing
+    /// device's message). Only when both sides speak our reliability extension (docs/multi-device.md, "The
+    /// settled notice"): an existing client's accept carries no device id, and a cancel without one would end
+    /// its call; with reliability off this endpoint sends exactly the 1.0 messages, so no notice either (our
+    /// server's copies still stop the other devices).
+    mutating func settledNotice(
+        _ call: Call, _ endpoint: Endpoint, answeredBy device: String? = nil, rejectedBy rejecter: String? = nil,
+        after trigger: CallMessage, now: Int64
+    ) -> [CallAction] {
+        guard call.isCaller, device != nil || rejecter != nil, delivery.settings.acknowledges, trigger.reliable
+        else { return [] }
+        let notice = message(.cancelCall, callId: call.id, from: endpoint, now: now) {
+            $0.answeredByDevice = device
+            $0.rejectedByDevice = rejecter
+        }
+        return send(notice, to: call.peer, now: now)
+    }
+}

@@ -1,0 +1,135 @@
+// The reliability layer's part in the call (ours, reliability.md): acknowledging what peers send, retries
+// as the nested DeliveryMachine decides them, keep-alives and the peer-silence check, and the RTC
+// remote-left grace period. Between two of our endpoints every call message carries `reliability: 1`; a
+// peer whose messages lack it is treated as a wire-format-1.0 client and is never sent acknowledgements,
+// keep-alives or retries.
+extension CallStateMachine {
+    /// Learns what a received message tells about its sender; notes that the current call's peer is alive.
+    mutating func noteReceived(_ message: CallMessage, from sender: UInt, now: Int64) {
+        delivery.received(message, from: sender)
+        guard case .inCall(let endpoint, var call) = phase, call.peer == sender, call.id == message.callId else {
+            return
+        }
+        call.liveness.lastHeardAt = now
+        if message.reliable { call.liveness.keepsAlive = true }
+        phase = .inCall(endpoint, call)
+    }
+
+    /// Arms the keep-alive and silence timers once the current call's peer is known to keep alive.
+    mutating func armLivenessTimers() -> [CallAction] {
+        guard delivery.settings.keepsAlive, case .inCall(let endpoint, var call) = phase, call.liveness.keepsAlive
+        else { return [] }
+        var actions: [CallAction] = []
+        if call.armed.insert(.keepAlive(callId: call.id)).inserted {
+            actions.append(.startTimer(.keepAlive(callId: call.id), millis: keepAliveInterval(call)))
+        }
+        if call.armed.insert(.peerSilence(callId: call.id)).inserted {
+            actions.append(.startTimer(.peerSilence(callId: call.id), millis: silenceWindow(call)))
+        }
+        phase = .inCall(endpoint, call)
+        return actions
+    }
+
+    private func keepAliveInterval(_ call: Call) -> Int64 {
+        let settings = delivery.settings
+        return call.stage.state == .connected ? settings.keepAliveConnectedMillis : settings.keepAliveRingingMillis
+    }
+
+    private func silenceWindow(_ call: Call) -> Int64 {
+        let settings = delivery.settings
+        return call.stage.state == .connected ? settings.peerSilenceConnectedMillis : settings.peerSilenceRingingMillis
+    }
+
+    /// The acknowledgement of a received message, when its sender wants one.
+    mutating func acknowledgement(of message: CallMessage, from sender: UInt, now: Int64) -> [CallAction] {
+        guard message.reliable, delivery.settings.acknowledges, message.action != .ack, let id = message.messageId,
+            let endpoint
+        else { return [] }
+        let inCall = call?.peer == sender
+        let ack = self.message(.ack, callId: message.callId, from: endpoint, now: now) {
+            $0.ackMessageId = id
+            $0.inCall = inCall
+        }
+        return [.send(ack, to: sender, completesRequest: false)]
+    }
+
+    mutating func receiveAck(_ ack: CallMessage, from sender: UInt, now: Int64) -> [CallAction] {
+        guard let id = ack.ackMessageId else { return [] }
+        let stopped = delivery.acknowledged(id, by: sender)
+        // The peer answers our keep-alive saying it is in no call with us: our call is over on its side.
+        guard ack.inCall == false, case .inCall(_, let call) = phase, call.peer == sender, call.id == ack.callId,
+            call.liveness.keepAliveIds.contains(id)
+        else { return stopped }
+        return stopped + peerLost(because: "user \(sender) is no longer in call \(call.id)", now: now)
+    }
+
+    /// A retry timer fell due: the delivery machine resends, if the message still means something.
+    mutating func retryDue(_ id: Int, now: Int64) -> [CallAction] {
+        guard userId != nil, let message = delivery.outstandingMessage(id) else { return [] }
+        let stillUseful: Bool
+        switch message.action {
+        case .videoCall, .audioCall: stillUseful = call?.id == message.callId && call?.stage == .ringing
+        case .accept: stillUseful = call?.id == message.callId
+        default: stillUseful = true
+        }
+        return delivery.retryDue(id, stillUseful: stillUseful, now: now)
+    }
+
+    mutating func keepAliveDue(_ callId: String, now: Int64) -> [CallAction] {
+        guard case .inCall(let endpoint, var call) = phase, call.id == callId,
+            call.armed.contains(.keepAlive(callId: callId))
+        else { return [] }
+        let keepAlive = message(.keepAlive, callId: callId, from: endpoint, now: now)
+        call.liveness.keepAliveIds = Array((call.liveness.keepAliveIds + [keepAlive.messageId ?? 0]).suffix(8))
+        phase = .inCall(endpoint, call)
+        return [
+            .send(keepAlive, to: call.peer, completesRequest: false),
+            .startTimer(.keepAlive(callId: callId), millis: keepAliveInterval(call)),
+        ]
+    }
+
+    mutating func peerSilenceCheck(_ callId: String, now: Int64) -> [CallAction] {
+        guard case .inCall(_, let call) = phase, call.id == callId, call.armed.contains(.peerSilence(callId: callId))
+        else { return [] }
+        let silent = now - call.liveness.lastHeardAt
+        let window = silenceWindow(call)
+        guard silent >= window else { return [.startTimer(.peerSilence(callId: callId), millis: window - silent)] }
+        return peerLost(because: "no word from user \(call.peer) for \(silent) ms", now: now)
+    }
+
+    mutating func remoteLeftGraceOver(_ callId: String, now: Int64) -> [CallAction] {
+        guard case .inCall(let endpoint, var call) = phase, call.id == callId,
+            call.armed.remove(.remoteLeftGrace(callId: callId)) != nil
+        else { return [] }
+        phase = .inCall(endpoint, call)
+        return peerLost(
+            because: "user \(call.peer) left the RTC channel \(delivery.settings.remoteLeftGraceMillis) ms ago",
+            now: now)
+    }
+
+    /// The RTC engine says the peer left the channel: give it a grace period to come back (or for its
+    /// hangup to arrive) before ending the call. This is what ends calls with 1.0 peers whose hangup is lost.
+    mutating func remoteLeftChannel() -> [CallAction] {
+        let grace = delivery.settings.remoteLeftGraceMillis
+        guard grace > 0, case .inCall(let endpoint, var call) = phase,
+            call.armed.insert(.remoteLeftGrace(callId: call.id)).inserted
+        else { return [] }
+        phase = .inCall(endpoint, call)
+        return [.startTimer(.remoteLeftGrace(callId: call.id), millis: grace)]
+    }
+
+    mutating func remoteRejoinedChannel() -> [CallAction] {
+        guard case .inCall(let endpoint, var call) = phase, call.armed.remove(.remoteLeftGrace(callId: call.id)) != nil
+        else { return [] }
+        phase = .inCall(endpoint, call)
+        return [.stopTimer(.remoteLeftGrace(callId: call.id))]
+    }
+
+    /// Ends the current call because the peer is gone, telling it too in case it is merely slow.
+    private mutating func peerLost(because why: String, now: Int64) -> [CallAction] {
+        guard case .inCall(let endpoint, let call) = phase else { return [] }
+        let ending = endingMessage(endpoint, call, reason: "peerLost", now: now)
+        return [.log(.warning, "call \(call.id) ended: \(why)")] + send(ending, to: call.peer, now: now)
+            + endCall(.prepared, .peerLost, event: .peerLost, endedBy: call.peer, eventReason: why, now: now)
+    }
+}

@@ -1,0 +1,92 @@
+/// The acknowledgement and retry layer (ours, reliability.md): a nested machine the call machine owns.
+///
+/// It keeps our reliably sent call messages until the peer acknowledges them, retries them with backoff
+/// within a bound, and learns which peers acknowledge at all. A peer whose messages lack the reliability
+/// mark speaks wire format 1.0 only; the deployed 1.0 clients do not de-duplicate, so a message is never sent
+/// twice to a peer not known to acknowledge (wire-format.md, "How the deployed clients treat repeats"),
+/// and a peer is only retried once it has shown it acknowledges. It outlives a login so that what was learnt of
+/// peers is kept; `stop()` forgets what was outstanding.
+package struct DeliveryMachine: Sendable {
+    /// The settings given at initialize.
+    package private(set) var settings = CallReliability.standard
+    /// Whether sends are tracked: from initialize until deinitialize.
+    private var running = false
+    /// Our reliably sent messages awaiting acknowledgement, by messageId.
+    private var outstanding: [Int: OutstandingMessage] = [:]
+    /// What we learnt of each peer. Bounded.
+    private var peers = PeerCapabilities()
+
+    /// A message sent reliably and not yet acknowledged.
+    struct OutstandingMessage: Sendable, Equatable {
+        var message: CallMessage
+        var to: UInt
+        var firstSentAt: Int64
+        var nextDelay: Int64
+        var attempts = 0
+    }
+
+    /// The endpoint initialized with `settings`.
+    mutating func start(_ settings: CallReliability) {
+        self.settings = settings
+        running = true
+    }
+
+    /// The endpoint deinitializes: nothing sent from now on is retried, nor anything outstanding.
+    mutating func stop() {
+        running = false
+        outstanding = [:]
+    }
+
+    /// We sent `message` to `peer` for the first time: retry it until acknowledged, when the peer may
+    /// acknowledge it.
+    mutating func sent(_ message: CallMessage, to peer: UInt, now: Int64) -> [CallAction] {
+        guard running, settings.acknowledges, message.action.isCallFlow, message.reliable, peers[peer] == true,
+            let id = message.messageId, outstanding[id] == nil
+        else { return [] }
+        outstanding[id] = OutstandingMessage(
+            message: message, to: peer, firstSentAt: now, nextDelay: settings.firstRetryMillis)
+        return [.startTimer(.retry(messageId: id), millis: settings.firstRetryMillis)]
+    }
+
+    /// Learns what a received message tells about its sender's client.
+    mutating func received(_ message: CallMessage, from sender: UInt) {
+        if message.reliable || message.action.isCallFlow {
+            peers.learn(sender, acknowledges: message.reliable)
+        }
+    }
+
+    /// `sender` acknowledged our message `id`.
+    mutating func acknowledged(_ id: Int, by sender: UInt) -> [CallAction] {
+        guard let entry = outstanding[id], entry.to == sender else { return [] }
+        outstanding[id] = nil
+        return [.stopTimer(.retry(messageId: id))]
+    }
+
+    /// The message the retry timer `id` is for, if it is still outstanding.
+    func outstandingMessage(_ id: Int) -> CallMessage? { outstanding[id]?.message }
+
+    /// The retry timer of message `id` fell due. `stillUseful` is the call machine's answer to whether the
+    /// message still means something in the current call.
+    mutating func retryDue(_ id: Int, stillUseful: Bool, now: Int64) -> [CallAction] {
+        guard var entry = outstanding[id] else { return [] }
+        let message = entry.message
+        guard stillUseful, peers[entry.to] == true, now - entry.firstSentAt < settings.retryBoundMillis else {
+            outstanding[id] = nil
+            return [.log(.normal, "stopped retrying \(message.action) \(id) of call \(message.callId)")]
+        }
+        entry.attempts += 1
+        entry.nextDelay = min(entry.nextDelay * 2, settings.maxRetryIntervalMillis)
+        outstanding[id] = entry
+        return [
+            .log(.normal, "retrying \(message.action) \(id) of call \(message.callId) (attempt \(entry.attempts + 1))"),
+            .send(message, to: entry.to, completesRequest: false),
+            .startTimer(.retry(messageId: id), millis: entry.nextDelay),
+        ]
+    }
+
+    /// Whether a failed send is a retry (its failure is logged, not reported again).
+    func isRetry(_ message: CallMessage) -> Bool {
+        guard let id = message.messageId else { return false }
+        return (outstanding[id]?.attempts ?? 0) > 0
+    }
+}

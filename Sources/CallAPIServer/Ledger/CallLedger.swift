@@ -1,0 +1,204 @@
+import CallAPISignalProtocol
+import Logging
+import NIOConcurrencyHelpers
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// The ledger's shell: runs ``CallLedgerMachine`` for the hub (synchronously, under a lock, so the hub's relay is
+/// never delayed by the database) and writes ended calls to the ``LedgerStore`` from one background task, in order.
+final class CallLedger: Sendable {
+    let settings: LedgerSettings
+    let store: any LedgerStore
+    private let machine: NIOLockedValueBox<CallLedgerMachine>
+    private let writes: AsyncStream<CallRecord>
+    private let continuation: AsyncStream<CallRecord>.Continuation
+    private let progress = WriteProgress()
+    /// Records queued for the writer (the writer's count is in `progress`).
+    private let queued = NIOLockedValueBox(0)
+    private let metrics: ServerMetrics
+    private let logger: Logger
+
+    /// Opens the configured store (migrating it) and returns the ledger.
+    static func open(settings: LedgerSettings, metrics: ServerMetrics, logger: Logger) async throws -> CallLedger {
+        let store: any LedgerStore
+        switch settings.database {
+        case .memory:
+            store = try await SQLiteLedgerStore.open(path: nil)
+        case .sqlite(let path):
+            store = try await SQLiteLedgerStore.open(path: path)
+        case .postgres(let url):
+            store = try await PostgresLedgerStore.open(url: url, logger: logger)
+        }
+        return CallLedger(settings: settings, store: store, metrics: metrics, logger: logger)
+    }
+
+    init(settings: LedgerSettings, store: any LedgerStore, metrics: ServerMetrics, logger: Logger) {
+        self.settings = settings
+        self.store = store
+        self.metrics = metrics
+        self.logger = logger
+        machine = NIOLockedValueBox(CallLedgerMachine(limits: settings.limits))
+        (writes, continuation) = AsyncStream.makeStream(
+            of: CallRecord.self, bufferingPolicy: .bufferingOldest(max(1, settings.writeQueueLimit)))
+    }
+
+    /// Feeds the machine and performs its actions.
+    func handle(_ input: LedgerInput, now: Int64) {
+        let actions = machine.withLockedValue { $0.handle(input, now: now) }
+        for action in actions {
+            switch action {
+            case .save(let record):
+                queued.withLockedValue { $0 += 1 }
+                switch continuation.yield(record) {
+                case .enqueued:
+                    logger.debug(
+                        "call ended",
+                        metadata: [
+                            "callId": "\(record.callId)", "outcome": "\(record.outcome.rawValue)",
+                            "reason": "\(record.endReason)",
+                        ])
+                default:
+                    queued.withLockedValue { $0 -= 1 }
+                    metrics.ledgerRecordLost()
+                    logger.error(
+                        "call ledger: record not written, the write queue is full or closed",
+                        metadata: ["callId": "\(record.callId)", "outcome": "\(record.outcome.rawValue)"])
+                }
+            case .notify:
+                break  // call webhooks: not wired yet (docs/ledger.md)
+            }
+        }
+    }
+
+    /// The accepted call `user` is in, if any.
+    func busyCall(of user: String) -> String? {
+        machine.withLockedValue { $0.busyCall(of: user) }
+    }
+
+    /// Whether `callId` is a call in progress between these two users.
+    func isCall(_ callId: String, between a: String, and b: String) -> Bool {
+        machine.withLockedValue { $0.isCall(callId, between: a, and: b) }
+    }
+
+    /// Calls in progress.
+    var liveCallCount: Int { machine.withLockedValue { $0.liveCallCount } }
+
+    /// A page of a user's calls, after every call that had ended when it was asked has been written.
+    func calls(_ query: CallQuery) async throws -> CallPage {
+        await progress.waitUntilWritten(queued.withLockedValue { $0 })
+        return try await store.calls(query)
+    }
+
+    /// The answer to a session's `calls` request: a page, or an error frame that says what was wrong.
+    func answer(_ request: ClientFrame.CallsRequest, userId: String) async -> ServerFrame {
+        var cursor: CallCursor?
+        if let text = request.cursor {
+            guard let value = CallCursor(text) else {
+                return .error(
+                    .init(id: request.id, code: .invalidFrame, message: "\"cursor\" is not one this server gave"))
+            }
+            cursor = value
+        }
+        let limit = request.limit ?? 50
+        guard (1...CallQuery.maxLimit).contains(limit) else {
+            return .error(
+                .init(id: request.id, code: .invalidFrame, message: "\"limit\" must be 1 to \(CallQuery.maxLimit)"))
+        }
+        let query =
+            request.missed == true
+            ? CallQuery.missed(userId: userId, since: request.since, limit: limit, cursor: cursor)
+            : CallQuery(userId: userId, since: request.since, limit: limit, cursor: cursor)
+        do {
+            let page = try await calls(query)
+            return .calls(.init(id: request.id, calls: page.calls, nextCursor: page.nextCursor?.description))
+        } catch {
+            logger.error("call ledger: a calls request failed: \(error)")
+            return .error(.init(id: request.id, code: .internalError, message: "the call ledger could not be read"))
+        }
+    }
+
+    /// Deletes calls past the retention (if one is set); returns how many.
+    @discardableResult
+    func applyRetention(now: Int64) async -> Int {
+        guard let days = settings.retentionDays else { return 0 }
+        do {
+            let deleted = try await store.deleteCalls(endedBefore: now - Int64(days) * 86_400_000)
+            if deleted > 0 { logger.info("call ledger: retention deleted \(deleted) calls older than \(days) days") }
+            return deleted
+        } catch {
+            logger.error("call ledger: retention failed: \(error)")
+            return 0
+        }
+    }
+
+    /// Writes ended calls, in order, until ``finish()``, then the rest; each write is retried a few times before it
+    /// is logged and counted as lost.
+    func run() async {
+        for await record in writes {
+            await write([record])
+        }
+        try? await store.close()
+        await progress.markDone()
+    }
+
+    private func write(_ batch: [CallRecord]) async {
+        var delay: Duration = .milliseconds(100)
+        for attempt in 1...5 {
+            do {
+                try await store.save(batch)
+                await progress.written(batch.count)
+                return
+            } catch {
+                logger.warning("call ledger: write failed (attempt \(attempt) of 5): \(error)")
+                try? await Task.sleep(for: delay)
+                delay *= 2
+            }
+        }
+        metrics.ledgerRecordLost()
+        logger.error("call ledger: \(batch.count) records not written after 5 attempts")
+        await progress.written(batch.count)
+    }
+
+    /// No more records: ``run()`` writes what is queued, closes the store and returns.
+    func finish() { continuation.finish() }
+
+    /// Waits until ``run()`` has returned.
+    func waitUntilDone() async { await progress.waitUntilDone() }
+}
+
+/// How many records the writer has handled, and who waits for a count.
+private actor WriteProgress {
+    private var written = 0
+    private var done = false
+    private var waiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+    private var doneWaiters: [CheckedContinuation<Void, Never>] = []
+
+    func written(_ count: Int) {
+        written += count
+        let ready = waiters.filter { $0.count <= written }
+        waiters.removeAll { $0.count <= written }
+        for waiter in ready { waiter.continuation.resume() }
+    }
+
+    func waitUntilWritten(_ count: Int) async {
+        guard written < count, !done else { return }
+        await withCheckedContinuation { waiters.append((count, $0)) }
+    }
+
+    func markDone() {
+        done = true
+        for waiter in waiters { waiter.continuation.resume() }
+        waiters = []
+        for waiter in doneWaiters { waiter.resume() }
+        doneWaiters = []
+    }
+
+    func waitUntilDone() async {
+        guard !done else { return }
+        await withCheckedContinuation { doneWaiters.append($0) }
+    }
+}

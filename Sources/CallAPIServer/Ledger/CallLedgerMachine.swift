@@ -1,0 +1,338 @@
+import CallAPISignalProtocol
+
+/// The call ledger as a pure state machine: it reads the call messages the hub relays (docs/spec/wire-format.md)
+/// and keeps each call in progress until it ends, then hands its ``CallRecord`` to the shell to save.
+///
+/// Only the vouched sender and receiver count: a message about a call is taken only from that call's caller or
+/// callee. Memory is bounded by ``LedgerLimits/maxLiveCalls``; ended calls leave memory at once.
+package struct CallLedgerMachine: Sendable {
+    /// Where a call in progress stands.
+    enum Phase: Sendable, Equatable {
+        /// The call message was relayed; `rangAt` is `nil` while it is held for an offline callee.
+        case ringing(rangAt: Int64?)
+        /// The callee's accept was relayed from `session`.
+        case accepted(rangAt: Int64?, at: Int64, session: SessionID)
+    }
+
+    /// A call in progress.
+    struct LiveCall: Sendable, Equatable {
+        let callId: String
+        let caller: String
+        let callee: String
+        let media: CallMedia
+        let roomId: String?
+        let startedAt: Int64
+        var phase: Phase
+        var devices: [CallDevice]
+        /// The participants' sessions still open.
+        var sessions: Set<SessionID>
+        /// When the last of `sessions` closed (`nil` while one is open).
+        var goneSince: Int64?
+        /// When the last message of the call was relayed.
+        var lastHeard: Int64
+    }
+
+    package let limits: LedgerLimits
+    private(set) var calls: [String: LiveCall] = [:]
+    /// Indexes over `calls` (kept beside them so that session closes and busy checks are not scans).
+    private var callsBySession: [SessionID: Set<String>] = [:]
+    private var acceptedCallsByUser: [String: Set<String>] = [:]
+
+    package init(limits: LedgerLimits = LedgerLimits()) {
+        self.limits = limits
+    }
+
+    /// Calls in progress.
+    package var liveCallCount: Int { calls.count }
+
+    /// The accepted call `user` is in, if any: a call to that user can be answered busy on its behalf.
+    package func busyCall(of user: String) -> String? {
+        acceptedCallsByUser[user]?.min()
+    }
+
+    /// Whether `callId` is a call in progress between `a` and `b` (either way round).
+    package func isCall(_ callId: String, between a: String, and b: String) -> Bool {
+        guard let call = calls[callId] else { return false }
+        return Set([call.caller, call.callee]) == Set([a, b])
+    }
+
+    // MARK: - Events
+
+    /// Applies `input` at `now` (ms since 1970) and returns what to do.
+    package mutating func handle(_ input: LedgerInput, now: Int64) -> [LedgerAction] {
+        switch input {
+        case .relayed(let send):
+            guard let fields = CallMessageFields.parse(send.body) else { return [] }
+            return relayed(send, fields, now: now)
+        case .sessionClosed(let session):
+            sessionClosed(session, now: now)
+            return []
+        case .tick:
+            return tick(now: now)
+        }
+    }
+
+    private mutating func relayed(_ send: RelayedSend, _ fields: CallMessageFields, now: Int64) -> [LedgerAction] {
+        switch fields.action {
+        case .call(let media, let roomId):
+            return called(send, fields, media: media, roomId: roomId, now: now)
+        case .reject(busy: true):
+            // The deployed clients stamp a busy reject with their own current call's id: match it by the pair too.
+            let callId =
+                calls[fields.callId].map { _ in fields.callId }
+                ?? calls.values.filter { $0.caller == send.to && $0.callee == send.from && !$0.isAccepted }
+                .map(\.callId).min()
+            guard let callId, var call = participantsCall(callId, send) else { return [] }
+            call.heard(from: send.fromSession, user: send.from, deviceId: fields.deviceId, now: now)
+            return end(call, outcome: .busy, by: send.from, reason: "calleeBusy", now: now)
+        default:
+            guard var call = participantsCall(fields.callId, send) else { return [] }
+            index(send.fromSession, call.callId)
+            call.heard(from: send.fromSession, user: send.from, deviceId: fields.deviceId, now: now)
+            return advance(call, send, fields, now: now)
+        }
+    }
+
+    /// The call `callId` if the sender is its caller or callee and the receiver the other one.
+    private func participantsCall(_ callId: String, _ send: RelayedSend) -> LiveCall? {
+        guard let call = calls[callId],
+            (send.from == call.caller && send.to == call.callee) || (send.from == call.callee && send.to == call.caller)
+        else { return nil }
+        return call
+    }
+
+    private mutating func called(
+        _ send: RelayedSend, _ fields: CallMessageFields, media: CallMedia, roomId: String?, now: Int64
+    ) -> [LedgerAction] {
+        if var call = calls[fields.callId] {
+            // A repeat (a retry, or the same caller updating its room): only new sessions are news.
+            guard call.caller == send.from, call.callee == send.to else { return [] }
+            call.heard(from: send.fromSession, user: send.from, deviceId: fields.deviceId, now: now)
+            if case .delivered(let sessions) = send.result {
+                for session in sessions { call.rang(session, user: send.to) }
+                if case .ringing(nil) = call.phase { call.phase = .ringing(rangAt: now) }
+            }
+            calls[call.callId] = call
+            indexAll(call)
+            return []
+        }
+        var call = LiveCall(
+            callId: fields.callId, caller: send.from, callee: send.to, media: media, roomId: roomId, startedAt: now,
+            phase: .ringing(rangAt: nil), devices: [], sessions: [], goneSince: nil, lastHeard: now)
+        call.devices.append(
+            CallDevice(
+                userId: send.from, session: send.fromSession.description, deviceId: fields.deviceId, ending: "called"))
+        call.sessions.insert(send.fromSession)
+        switch send.result {
+        case .offline:
+            return end(call, outcome: .missed, by: nil, reason: "calleeOffline", now: now)
+        case .failed(let code):
+            return end(call, outcome: .failed, by: nil, reason: "notDelivered:\(code)", now: now)
+        case .answeredBusy:
+            return end(call, outcome: .busy, by: nil, reason: "serverBusy", now: now)
+        case .queued:
+            break
+        case .delivered(let sessions):
+            call.phase = .ringing(rangAt: now)
+            for session in sessions { call.rang(session, user: send.to) }
+        }
+        var actions = makeRoom(now: now)
+        calls[call.callId] = call
+        indexAll(call)
+        actions.append(.notify(call.event(.ringing, at: now)))
+        return actions
+    }
+
+    /// Ends the oldest call in progress when the ledger is full.
+    private mutating func makeRoom(now: Int64) -> [LedgerAction] {
+        guard calls.count >= limits.maxLiveCalls,
+            let oldest = calls.values.min(by: { ($0.startedAt, $0.callId) < ($1.startedAt, $1.callId) })
+        else { return [] }
+        return end(oldest, outcome: .failed, by: nil, reason: "ledgerFull", now: now)
+    }
+
+    private mutating func advance(
+        _ call: LiveCall, _ send: RelayedSend, _ fields: CallMessageFields, now: Int64
+    ) -> [LedgerAction] {
+        var call = call
+        let fromCaller = send.from == call.caller
+        switch (fields.action, call.phase) {
+        case (.call, _), (.reject(busy: true), _):
+            return []  // handled in `relayed`
+        case (.alive, _):
+            calls[call.callId] = call
+            return []
+        case (.accept, .ringing(let rangAt)):
+            guard !fromCaller else { break }
+            call.phase = .accepted(rangAt: rangAt, at: now, session: send.fromSession)
+            call.setEnding(of: send.fromSession, "answered")
+            call.setEndingOfOthers(user: call.callee, except: send.fromSession, "answeredElsewhere")
+            calls[call.callId] = call
+            acceptedCallsByUser[call.caller, default: []].insert(call.callId)
+            acceptedCallsByUser[call.callee, default: []].insert(call.callId)
+            return [.notify(call.event(.accepted, at: now)), .notify(call.event(.connected, at: now))]
+        case (.accept, .accepted(_, _, let winner)):
+            // A second device's accept lost the race to the first one.
+            if !fromCaller && send.fromSession != winner {
+                call.setEnding(of: send.fromSession, "answeredElsewhere")
+            }
+        case (.cancel(let byTimer), .ringing):
+            if fromCaller {
+                return byTimer
+                    ? end(call, outcome: .missed, by: send.from, reason: "callerTimeout", now: now)
+                    : end(call, outcome: .cancelled, by: send.from, reason: "callerCancelled", now: now)
+            }
+            // The callee's ring timer sends cancel with cancelCallByInternal 1 (call-behaviour.md).
+            return byTimer
+                ? end(call, outcome: .missed, by: send.from, reason: "calleeTimeout", now: now)
+                : refused(call, send, now: now)
+        case (.reject, .ringing):
+            guard !fromCaller else { break }
+            return refused(call, send, now: now)
+        case (.hangup(let reason), .ringing):
+            // A hangup before any accept: the sending side gave up (an RTC failure ends a call this way too).
+            return fromCaller
+                ? end(call, outcome: .cancelled, by: send.from, reason: reason ?? "callerHungUp", now: now)
+                : refused(call, send, now: now)
+        case (.hangup(let reason), .accepted):
+            return end(call, outcome: .completed, by: send.from, reason: reason ?? "hangup", now: now)
+        case (.cancel, .accepted), (.reject, .accepted):
+            return end(call, outcome: .completed, by: send.from, reason: "endedAfterAccept", now: now)
+        }
+        calls[call.callId] = call
+        return []
+    }
+
+    /// The callee refused on one device: the others end as rejected elsewhere.
+    private mutating func refused(_ call: LiveCall, _ send: RelayedSend, now: Int64) -> [LedgerAction] {
+        var call = call
+        call.setEnding(of: send.fromSession, "rejected")
+        call.setEndingOfOthers(user: call.callee, except: send.fromSession, "rejectedElsewhere")
+        return end(call, outcome: .rejected, by: send.from, reason: "calleeRejected", now: now)
+    }
+
+    /// Forgets `call` and returns its record to save and the webhook events.
+    private mutating func end(
+        _ call: LiveCall, outcome: CallOutcome, by user: String?, reason: String, now: Int64
+    ) -> [LedgerAction] {
+        forget(call)
+        var rangAt: Int64?
+        var acceptedAt: Int64?
+        switch call.phase {
+        case .ringing(let rang):
+            rangAt = rang
+        case .accepted(let rang, let at, _):
+            rangAt = rang
+            acceptedAt = at
+        }
+        let devices = call.devices.map { device in
+            var device = device
+            if ["called", "rang", "answered"].contains(device.ending) { device.ending = outcome.rawValue }
+            return device
+        }
+        let record = CallRecord(
+            callId: call.callId, caller: call.caller, callee: call.callee, media: call.media, roomId: call.roomId,
+            startedAt: call.startedAt, rangAt: rangAt, acceptedAt: acceptedAt, connectedAt: acceptedAt, endedAt: now,
+            endedBy: user, endReason: reason, outcome: outcome,
+            durationMillis: acceptedAt.map { max(0, now - $0) } ?? 0, devices: devices)
+        var actions: [LedgerAction] = [.save(record)]
+        if outcome == .missed || outcome == .busy || (outcome == .cancelled && rangAt != nil) {
+            actions.append(.notify(call.event(.missed, at: now, outcome: outcome)))
+        }
+        actions.append(.notify(call.event(.ended, at: now, outcome: outcome)))
+        return actions
+    }
+
+    private mutating func forget(_ call: LiveCall) {
+        calls[call.callId] = nil
+        for session in call.sessions {
+            callsBySession[session]?.remove(call.callId)
+            if callsBySession[session]?.isEmpty == true { callsBySession[session] = nil }
+        }
+        for user in [call.caller, call.callee] {
+            acceptedCallsByUser[user]?.remove(call.callId)
+            if acceptedCallsByUser[user]?.isEmpty == true { acceptedCallsByUser[user] = nil }
+        }
+    }
+
+    private mutating func index(_ session: SessionID, _ callId: String) {
+        callsBySession[session, default: []].insert(callId)
+    }
+
+    private mutating func indexAll(_ call: LiveCall) {
+        for session in call.sessions { index(session, call.callId) }
+    }
+
+    // MARK: - Sessions and time
+
+    private mutating func sessionClosed(_ session: SessionID, now: Int64) {
+        guard let callIds = callsBySession.removeValue(forKey: session) else { return }
+        for callId in callIds {
+            guard var call = calls[callId] else { continue }
+            call.sessions.remove(session)
+            if call.sessions.isEmpty { call.goneSince = now }
+            calls[callId] = call
+        }
+    }
+
+    private mutating func tick(now: Int64) -> [LedgerAction] {
+        var actions: [LedgerAction] = []
+        for callId in calls.keys.sorted() {
+            guard let call = calls[callId] else { continue }
+            if let gone = call.goneSince, now - gone >= limits.livenessMillis {
+                actions += end(call, outcome: .dropped, by: nil, reason: "participantsGone", now: now)
+            } else if !call.isAccepted, now - call.lastHeard >= limits.ringTimeoutMillis {
+                actions += end(call, outcome: .missed, by: nil, reason: "noAnswer", now: now)
+            }
+        }
+        return actions
+    }
+}
+
+extension CallLedgerMachine.LiveCall {
+    var isAccepted: Bool {
+        if case .accepted = phase { return true }
+        return false
+    }
+
+    /// A message of the call came from `session`: it takes part, and the call is alive.
+    mutating func heard(from session: SessionID, user: String, deviceId: String?, now: Int64) {
+        sessions.insert(session)
+        goneSince = nil
+        lastHeard = now
+        if !devices.contains(where: { $0.session == session.description }) {
+            let ending = user == caller ? "called" : "rang"
+            devices.append(CallDevice(userId: user, session: session.description, deviceId: deviceId, ending: ending))
+        } else if let deviceId, let index = devices.firstIndex(where: { $0.session == session.description }),
+            devices[index].deviceId == nil
+        {
+            devices[index].deviceId = deviceId
+        }
+    }
+
+    /// The call message reached `session` of the callee.
+    mutating func rang(_ session: SessionID, user: String) {
+        sessions.insert(session)
+        goneSince = nil
+        guard !devices.contains(where: { $0.session == session.description }) else { return }
+        devices.append(CallDevice(userId: user, session: session.description, deviceId: nil, ending: "rang"))
+    }
+
+    mutating func setEnding(of session: SessionID, _ ending: String) {
+        guard let index = devices.firstIndex(where: { $0.session == session.description }) else { return }
+        devices[index].ending = ending
+    }
+
+    mutating func setEndingOfOthers(user: String, except session: SessionID, _ ending: String) {
+        for index in devices.indices
+        where devices[index].userId == user && devices[index].session != session.description
+            && devices[index].ending == "rang"
+        {
+            devices[index].ending = ending
+        }
+    }
+
+    func event(_ kind: CallEvent.Kind, at now: Int64, outcome: CallOutcome? = nil) -> CallEvent {
+        CallEvent(kind: kind, callId: callId, caller: caller, callee: callee, at: now, outcome: outcome)
+    }
+}

@@ -1,0 +1,42 @@
+import CallAPISignalProtocol
+
+/// Something the ledger learns from the hub. The time comes with ``CallLedgerMachine/handle(_:now:)``.
+package enum LedgerInput: Sendable, Equatable {
+    /// The hub handled a user's `send` (a call message or anything else; the ledger reads only call messages).
+    case relayed(RelayedSend)
+    /// A session closed.
+    case sessionClosed(SessionID)
+    /// Time passed: end calls nobody answered and calls whose participants are all gone.
+    case tick
+}
+
+/// A user's `send` and what the hub did with it.
+public struct RelayedSend: Sendable, Equatable {
+    public var from: String
+    public var fromSession: SessionID
+    public var to: String
+    public var body: String
+    public var result: RelayResult
+
+    public init(from: String, fromSession: SessionID, to: String, body: String, result: RelayResult) {
+        self.from = from
+        self.fromSession = fromSession
+        self.to = to
+        self.body = body
+        self.result = result
+    }
+}
+
+/// What became of a relayed `send`.
+public enum RelayResult: Sendable, Equatable {
+    /// Written to these sessions of the receiver.
+    case delivered([SessionID])
+    /// Held for the offline receiver.
+    case queued
+    /// The receiver is offline and the message was not held.
+    case offline
+    /// Refused for another reason (the signaling error code's raw value).
+    case failed(String)
+    /// Not relayed: the server answered busy on the receiver's behalf (``CallLedgerMachine/busyCall(of:)``).
+    case answeredBusy
+}

@@ -1,0 +1,44 @@
+import CallAPISignalProtocol
+
+/// The ledger's tables, the same for SQLite and PostgreSQL (docs/ledger.md). Each migration runs once, in order;
+/// `schema_version` holds the versions applied.
+enum LedgerSchema {
+    /// The version ``migrations`` bring a database to.
+    static var currentVersion: Int { migrations.count }
+
+    /// Statements per version: index 0 takes a database from version 0 to 1, and so on. Never edit a shipped
+    /// migration; append a new one.
+    static let migrations: [[String]] = [
+        [
+            """
+            CREATE TABLE calls (
+                call_id TEXT PRIMARY KEY,
+                caller TEXT NOT NULL,
+                callee TEXT NOT NULL,
+                media TEXT NOT NULL,
+                room_id TEXT,
+                started_at BIGINT NOT NULL,
+                rang_at BIGINT,
+                accepted_at BIGINT,
+                connected_at BIGINT,
+                ended_at BIGINT NOT NULL,
+                ended_by TEXT,
+                end_reason TEXT NOT NULL,
+                outcome TEXT NOT NULL,
+                duration_ms BIGINT NOT NULL,
+                devices TEXT NOT NULL
+            )
+            """,
+            "CREATE INDEX calls_by_caller ON calls (caller, started_at)",
+            "CREATE INDEX calls_by_callee ON calls (callee, started_at)",
+            "CREATE INDEX calls_by_end ON calls (ended_at)",
+        ]
+    ]
+
+    static let createVersionTable = "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)"
+
+    static let columns = [
+        "call_id", "caller", "callee", "media", "room_id", "started_at", "rang_at", "accepted_at", "connected_at",
+        "ended_at", "ended_by", "end_reason", "outcome", "duration_ms", "devices",
+    ]
+}

@@ -1,0 +1,154 @@
+import CallAPISignalProtocol
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// A value bound to, or read from, an SQL statement.
+enum SQLValue: Sendable, Equatable {
+    case integer(Int64)
+    case text(String)
+    case null
+
+    var integer: Int64? {
+        if case .integer(let value) = self { return value }
+        return nil
+    }
+    var text: String? {
+        if case .text(let value) = self { return value }
+        return nil
+    }
+}
+
+/// One database connection that runs a statement with positional parameters and returns its rows by column name.
+protocol SQLRunner: Sendable {
+    /// The `index`th (1-based) parameter's placeholder in this dialect.
+    static func placeholder(_ index: Int) -> String
+    func run(_ sql: String, _ binds: [SQLValue]) async throws -> [[String: SQLValue]]
+    /// Runs `body` in one transaction.
+    func transaction(_ body: @Sendable () async throws -> Void) async throws
+}
+
+/// The ledger's queries, written once over ``SQLRunner``: the SQLite and PostgreSQL stores differ only in how
+/// they connect.
+struct SQLLedgerQueries<Runner: SQLRunner>: Sendable {
+    let runner: Runner
+
+    func migrate() async throws {
+        _ = try await runner.run(LedgerSchema.createVersionTable, [])
+        let current = try await schemaVersion()
+        guard current <= LedgerSchema.currentVersion else {
+            throw LedgerStoreError(
+                "the ledger database is at schema version \(current), newer than this server's "
+                    + "\(LedgerSchema.currentVersion); upgrade the server")
+        }
+        for version in current..<LedgerSchema.currentVersion {
+            try await runner.transaction {
+                for statement in LedgerSchema.migrations[version] {
+                    _ = try await runner.run(statement, [])
+                }
+                _ = try await runner.run(
+                    "INSERT INTO schema_version (version) VALUES (\(Runner.placeholder(1)))",
+                    [.integer(Int64(version + 1))])
+            }
+        }
+    }
+
+    func schemaVersion() async throws -> Int {
+        let rows = try await runner.run("SELECT MAX(version) AS version FROM schema_version", [])
+        return Int(rows.first?["version"]?.integer ?? 0)
+    }
+
+    func save(_ records: [CallRecord]) async throws {
+        guard !records.isEmpty else { return }
+        let columns = LedgerSchema.columns
+        let placeholders = (1...columns.count).map(Runner.placeholder).joined(separator: ", ")
+        let updates = columns.dropFirst().map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
+        let sql =
+            "INSERT INTO calls (\(columns.joined(separator: ", "))) VALUES (\(placeholders)) "
+            + "ON CONFLICT (call_id) DO UPDATE SET \(updates)"
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        try await runner.transaction {
+            for record in records {
+                let devices = String(decoding: try encoder.encode(record.devices), as: UTF8.self)
+                _ = try await runner.run(sql, Self.binds(record, devices: devices))
+            }
+        }
+    }
+
+    private static func binds(_ record: CallRecord, devices: String) -> [SQLValue] {
+        func optional(_ value: Int64?) -> SQLValue { value.map(SQLValue.integer) ?? .null }
+        func optional(_ value: String?) -> SQLValue { value.map(SQLValue.text) ?? .null }
+        return [
+            .text(record.callId), .text(record.caller), .text(record.callee), .text(record.media.rawValue),
+            optional(record.roomId), .integer(record.startedAt), optional(record.rangAt), optional(record.acceptedAt),
+            optional(record.connectedAt), .integer(record.endedAt), optional(record.endedBy), .text(record.endReason),
+            .text(record.outcome.rawValue), .integer(record.durationMillis), .text(devices),
+        ]
+    }
+
+    func calls(_ query: CallQuery) async throws -> CallPage {
+        var binds: [SQLValue] = []
+        func bind(_ value: SQLValue) -> String {
+            binds.append(value)
+            return Runner.placeholder(binds.count)
+        }
+        let user = bind(.text(query.userId))
+        var conditions = [query.asCalleeOnly ? "callee = \(user)" : "(caller = \(user) OR callee = \(user))"]
+        if !query.outcomes.isEmpty {
+            let list = query.outcomes.map { bind(.text($0.rawValue)) }.joined(separator: ", ")
+            conditions.append("outcome IN (\(list))")
+        }
+        if let since = query.since { conditions.append("started_at >= \(bind(.integer(since)))") }
+        if let until = query.until { conditions.append("started_at < \(bind(.integer(until)))") }
+        if let cursor = query.cursor {
+            let at = bind(.integer(cursor.startedAt))
+            let atAgain = bind(.integer(cursor.startedAt))
+            let id = bind(.text(cursor.callId))
+            conditions.append("(started_at < \(at) OR (started_at = \(atAgain) AND call_id < \(id)))")
+        }
+        let sql =
+            "SELECT \(LedgerSchema.columns.joined(separator: ", ")) FROM calls WHERE "
+            + conditions.joined(separator: " AND ")
+            + " ORDER BY started_at DESC, call_id DESC LIMIT \(query.limit + 1)"
+        let rows = try await runner.run(sql, binds)
+        let records = try rows.prefix(query.limit).map(Self.record)
+        let next =
+            rows.count > query.limit ? records.last.map { CallCursor(startedAt: $0.startedAt, callId: $0.callId) } : nil
+        return CallPage(calls: records, nextCursor: next)
+    }
+
+    func deleteCalls(endedBefore cutoff: Int64) async throws -> Int {
+        let placeholder = Runner.placeholder(1)
+        let rows = try await runner.run(
+            "SELECT COUNT(*) AS n FROM calls WHERE ended_at < \(placeholder)", [.integer(cutoff)])
+        _ = try await runner.run("DELETE FROM calls WHERE ended_at < \(placeholder)", [.integer(cutoff)])
+        return Int(rows.first?["n"]?.integer ?? 0)
+    }
+
+    private static func record(_ row: [String: SQLValue]) throws -> CallRecord {
+        func text(_ column: String) throws -> String {
+            guard let value = row[column]?.text else { throw LedgerStoreError("calls.\(column) is not text") }
+            return value
+        }
+        func integer(_ column: String) throws -> Int64 {
+            guard let value = row[column]?.integer else { throw LedgerStoreError("calls.\(column) is not a number") }
+            return value
+        }
+        let mediaText = try text("media")
+        let outcomeText = try text("outcome")
+        guard let media = CallMedia(rawValue: mediaText), let outcome = CallOutcome(rawValue: outcomeText) else {
+            throw LedgerStoreError("calls row has media \(mediaText) / outcome \(outcomeText), unknown to this server")
+        }
+        let devices = try JSONDecoder().decode([CallDevice].self, from: Data(try text("devices").utf8))
+        return CallRecord(
+            callId: try text("call_id"), caller: try text("caller"), callee: try text("callee"), media: media,
+            roomId: row["room_id"]?.text, startedAt: try integer("started_at"), rangAt: row["rang_at"]?.integer,
+            acceptedAt: row["accepted_at"]?.integer, connectedAt: row["connected_at"]?.integer,
+            endedAt: try integer("ended_at"), endedBy: row["ended_by"]?.text, endReason: try text("end_reason"),
+            outcome: outcome, durationMillis: try integer("duration_ms"), devices: devices)
+    }
+}

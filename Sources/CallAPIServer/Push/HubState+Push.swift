@@ -1,0 +1,45 @@
+import CallAPISignalProtocol
+
+/// The hub's push rules: withdrawing held calls, tombstones, the `devices` answer.
+extension HubState {
+    /// The `devices` frame for `userId`.
+    func devicesFrame(of userId: String, requestId: Int?) -> ServerFrame {
+        .devices(.init(id: requestId, devices: devices.devices(of: userId).map(\.summary)))
+    }
+
+    /// The tombstones of `userId` not expired at `now`, as frames' contents.
+    func liveTombstones(of userId: String, now: Int64) -> [ServerFrame.CallWithdrawn] {
+        (tombstones[userId] ?? []).filter { $0.expiresAt > now }.map {
+            .init(callId: $0.callId, reason: $0.reason, at: $0.at)
+        }
+    }
+
+    /// Keeps a tombstone for `callId` (replacing an earlier one for the same call), dropping the oldest past the
+    /// per-user limit.
+    mutating func addTombstone(_ callId: String, _ reason: PushMark.Reason, for userId: String, now: Int64) {
+        var list = (tombstones[userId] ?? []).filter { $0.callId != callId && $0.expiresAt > now }
+        list.append(
+            Tombstone(
+                callId: callId, reason: reason, at: now, expiresAt: now + Int64(pushPolicy.tombstoneSeconds) * 1000))
+        tombstones[userId] = Array(list.suffix(max(1, pushPolicy.maxTombstonesPerUser)))
+    }
+
+    /// A `withdraw` from session `id` for an offline user: when the call `mark.callId` is held for `userId` as a
+    /// pushed call, drops it (its unsent pushes are cancelled), keeps a tombstone and answers `queued` (the
+    /// tombstone waits for the user). Nil when no such call is held: the message is then held or refused like any
+    /// other.
+    mutating func withdrawHeldCall(
+        _ mark: PushMark, to userId: String, from id: SessionID, requestId: Int, now: Int64
+    ) -> [HubAction]? {
+        guard var queue = held[userId],
+            let index = queue.firstIndex(where: { $0.pushedCall == mark.callId })
+        else { return nil }
+        let message = queue.remove(at: index)
+        held[userId] = queue.isEmpty ? nil : queue
+        forget(message)
+        addTombstone(mark.callId, mark.reason ?? .cancelled, for: userId, now: now)
+        let answer = ServerFrame.Answer(
+            id: requestId, result: .queued, messageId: makeMessageId(), ttl: pushPolicy.tombstoneSeconds)
+        return [.push(.cancel(callId: mark.callId, userId: userId)), .send(id, .answer(answer))]
+    }
+}

@@ -1,0 +1,68 @@
+import ArgumentParser
+import AsyncHTTPClient
+import CallAPISignalProtocol
+import Foundation
+import NIOCore
+
+struct CallsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "calls",
+        abstract: "Print a user's call history from a running server's call ledger (GET /v1/users/{id}/calls).",
+        discussion: """
+            Newest first, one call per line: start time, audio/video, caller -> callee, outcome, duration, and who \
+            ended it and why. Follows the server's pages until --limit calls are printed.
+            """)
+
+    @Option(help: "The server, e.g. http://127.0.0.1:8080 (ws:// and wss:// are read as http:// and https://).")
+    var server: String
+    @Option(name: .customLong("admin-key"), help: "The server's admin key.") var adminKey: String
+    @Option(help: "The user id.") var user: String
+    @Flag(help: "Only the calls the user missed as callee (missed, cancelled while ringing, busy).") var missed = false
+    @Option(
+        help: "Only these outcomes, comma-separated (completed, missed, rejected, busy, cancelled, failed, dropped).")
+    var outcome: String?
+    @Option(help: "At most this many calls (default 50).") var limit: Int = 50
+
+    func validate() throws {
+        guard limit > 0 && limit <= 10_000 else { throw ValidationError("--limit must be 1 to 10000") }
+    }
+
+    private struct Page: Decodable {
+        var calls: [CallRecord]
+        var nextCursor: String?
+    }
+
+    func run() async throws {
+        var base = server
+        if base.hasPrefix("ws://") { base = "http://" + base.dropFirst(5) }
+        if base.hasPrefix("wss://") { base = "https://" + base.dropFirst(6) }
+        while base.hasSuffix("/") { base.removeLast() }
+        var printed = 0
+        var cursor: String?
+        repeat {
+            var parameters = ["limit=\(min(200, limit - printed))"]
+            if missed { parameters += ["outcome=missed,cancelled,busy", "role=callee"] }
+            if let outcome, !missed { parameters.append("outcome=\(Self.encoded(outcome))") }
+            if let cursor { parameters.append("cursor=\(Self.encoded(cursor))") }
+            let url = "\(base)/v1/users/\(Self.encoded(user))/calls?" + parameters.joined(separator: "&")
+            var request = HTTPClientRequest(url: url)
+            request.headers.add(name: "Authorization", value: "Bearer \(adminKey)")
+            let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
+            let data = Data((try await response.body.collect(upTo: 16 << 20)).readableBytesView)
+            guard response.status == .ok else {
+                throw ValidationError(
+                    "the server answered \(response.status.code): \(String(decoding: data, as: UTF8.self))")
+            }
+            let page = try JSONDecoder().decode(Page.self, from: data)
+            for record in page.calls { print(CallRecordText.line(record)) }
+            printed += page.calls.count
+            cursor = page.nextCursor
+        } while cursor != nil && printed < limit
+        if printed == 0 { print("no calls") }
+    }
+
+    static func encoded(_ text: String) -> String {
+        text.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~,")))
+            ?? text
+    }
+}

@@ -1,0 +1,158 @@
+import CallAPISignalProtocol
+import Testing
+
+@testable import CallAPIServer
+
+/// The ledger machine on its own: relayed call messages in, records out.
+@Suite struct CallLedgerMachineTests {
+    let a = SessionID(1)
+    let b = SessionID(2)
+    let b2 = SessionID(3)
+
+    static func message(_ action: Int, callId: String = "c1", extra: String = "") -> String {
+        "{\"message_action\":\(action),\"message_version\":\"1.0\",\"message_timestamp\":1,\"fromUserId\":1,"
+            + "\"callId\":\"\(callId)\"\(extra)}"
+    }
+
+    func relay(
+        _ machine: inout CallLedgerMachine, _ body: String, from: String, _ session: SessionID, to: String,
+        _ result: RelayResult = .delivered([]), at now: Int64
+    ) -> [LedgerAction] {
+        machine.handle(
+            .relayed(RelayedSend(from: from, fromSession: session, to: to, body: body, result: result)), now: now)
+    }
+
+    func saved(_ actions: [LedgerAction]) -> CallRecord? {
+        actions.compactMap { if case .save(let record) = $0 { record } else { nil } }.first
+    }
+
+    @Test func acceptedThenHungUpIsCompletedWithItsDuration() {
+        var machine = CallLedgerMachine()
+        let ringing = relay(
+            &machine, Self.message(0, extra: ",\"remoteUserId\":2,\"fromRoomId\":\"r1\""), from: "1", a, to: "2",
+            .delivered([b]), at: 1000)
+        #expect(
+            ringing == [
+                .notify(CallEvent(kind: .ringing, callId: "c1", caller: "1", callee: "2", at: 1000, outcome: nil))
+            ])
+        _ = relay(&machine, Self.message(2), from: "2", b, to: "1", at: 3000)
+        #expect(machine.busyCall(of: "2") == "c1")
+        let record = saved(
+            relay(&machine, Self.message(4, extra: ",\"hangupReason\":\"bye\""), from: "1", a, to: "2", at: 63_000))
+        #expect(record?.outcome == .completed)
+        #expect(record?.durationMillis == 60_000)
+        #expect(record?.endedBy == "1")
+        #expect(record?.endReason == "bye")
+        #expect(record?.roomId == "r1")
+        #expect(record?.rangAt == 1000)
+        #expect(record?.acceptedAt == 3000)
+        #expect(machine.liveCallCount == 0)
+        #expect(machine.busyCall(of: "2") == nil)
+    }
+
+    @Test func busyRejectIsMatchedByThePairWhateverItsCallId() {
+        var machine = CallLedgerMachine()
+        _ = relay(&machine, Self.message(0, callId: "new"), from: "1", a, to: "2", .delivered([b]), at: 1000)
+        // The deployed clients stamp the busy reject with their own current call's id.
+        let record = saved(
+            relay(
+                &machine, Self.message(3, callId: "other", extra: ",\"rejectByInternal\":1"), from: "2", b, to: "1",
+                at: 1100))
+        #expect(record?.callId == "new")
+        #expect(record?.outcome == .busy)
+    }
+
+    @Test func aMessageAboutACallFromAThirdUserIsIgnored() {
+        var machine = CallLedgerMachine()
+        _ = relay(&machine, Self.message(0), from: "1", a, to: "2", .delivered([b]), at: 1000)
+        #expect(relay(&machine, Self.message(1), from: "3", SessionID(9), to: "2", at: 1100).isEmpty)
+        #expect(machine.liveCallCount == 1)
+    }
+
+    @Test func unknownFieldsAndActionsAndOtherTrafficAreTolerated() {
+        var machine = CallLedgerMachine()
+        #expect(relay(&machine, "hello", from: "1", a, to: "2", at: 1).isEmpty)
+        #expect(relay(&machine, Self.message(99), from: "1", a, to: "2", at: 1).isEmpty)
+        #expect(
+            relay(
+                &machine, "{\"message_action\":0,\"message_version\":\"2.0\",\"callId\":\"x\"}", from: "1", a, to: "2",
+                at: 1
+            ).isEmpty)
+        let ringing = relay(
+            &machine, Self.message(0, extra: ",\"deviceId\":\"phone\",\"future\":{\"x\":[1,2]}"), from: "1", a,
+            to: "2", .delivered([b]), at: 1)
+        #expect(ringing.count == 1)
+    }
+
+    @Test func acceptOnOneDeviceEndsTheOthersAsAnsweredElsewhere() {
+        var machine = CallLedgerMachine()
+        _ = relay(&machine, Self.message(0), from: "1", a, to: "2", .delivered([b, b2]), at: 1000)
+        _ = relay(&machine, Self.message(2, extra: ",\"deviceId\":\"tablet\""), from: "2", b2, to: "1", at: 2000)
+        let record = saved(relay(&machine, Self.message(4), from: "2", b2, to: "1", at: 5000))
+        #expect(record?.outcome == .completed)
+        #expect(record?.devices.map(\.ending) == ["completed", "answeredElsewhere", "completed"])
+        #expect(record?.devices.last?.deviceId == "tablet")
+    }
+
+    @Test func aCallWhoseSessionsAllCloseIsDroppedAfterTheLivenessWindow() {
+        var machine = CallLedgerMachine(limits: LedgerLimits(livenessMillis: 30_000))
+        _ = relay(&machine, Self.message(0), from: "1", a, to: "2", .delivered([b]), at: 1000)
+        _ = relay(&machine, Self.message(2), from: "2", b, to: "1", at: 2000)
+        _ = machine.handle(.sessionClosed(a), now: 3000)
+        #expect(machine.handle(.tick, now: 40_000).isEmpty)  // the callee is still there
+        _ = machine.handle(.sessionClosed(b), now: 50_000)
+        #expect(machine.handle(.tick, now: 79_999).isEmpty)
+        let record = saved(machine.handle(.tick, now: 80_000))
+        #expect(record?.outcome == .dropped)
+        #expect(record?.endedBy == nil)
+        #expect(machine.busyCall(of: "1") == nil)
+    }
+
+    @Test func aReconnectedParticipantKeepsTheCallAlive() {
+        var machine = CallLedgerMachine(limits: LedgerLimits(livenessMillis: 30_000))
+        _ = relay(&machine, Self.message(0), from: "1", a, to: "2", .delivered([b]), at: 1000)
+        _ = relay(&machine, Self.message(2), from: "2", b, to: "1", at: 2000)
+        _ = machine.handle(.sessionClosed(a), now: 3000)
+        _ = machine.handle(.sessionClosed(b), now: 3000)
+        _ = relay(&machine, Self.message(21), from: "1", SessionID(7), to: "2", at: 10_000)  // keep-alive, new session
+        #expect(machine.handle(.tick, now: 100_000).isEmpty)
+        #expect(machine.liveCallCount == 1)
+    }
+
+    @Test func liveCallsAreCappedByEndingTheOldest() {
+        var machine = CallLedgerMachine(limits: LedgerLimits(maxLiveCalls: 2))
+        _ = relay(&machine, Self.message(0, callId: "x1"), from: "1", a, to: "2", .delivered([b]), at: 1)
+        _ = relay(&machine, Self.message(0, callId: "x2"), from: "3", SessionID(5), to: "4", .delivered([]), at: 2)
+        let record = saved(relay(&machine, Self.message(0, callId: "x3"), from: "5", SessionID(6), to: "6", at: 3))
+        #expect(record?.callId == "x1")
+        #expect(record?.endReason == "ledgerFull")
+        #expect(machine.liveCallCount == 2)
+    }
+
+    @Test(arguments: [
+        (RelayResult.offline, CallOutcome.missed, "calleeOffline"),
+        (RelayResult.failed("invalid_target"), CallOutcome.failed, "notDelivered:invalid_target"),
+        (RelayResult.answeredBusy, CallOutcome.busy, "serverBusy"),
+    ])
+    func aCallThatIsNotDeliveredEndsAtOnce(result: RelayResult, outcome: CallOutcome, reason: String) {
+        var machine = CallLedgerMachine()
+        let record = saved(relay(&machine, Self.message(10), from: "1", a, to: "2", result, at: 5))
+        #expect(record?.outcome == outcome)
+        #expect(record?.endReason == reason)
+        #expect(record?.media == .audio)
+        #expect(record?.rangAt == nil)
+    }
+
+    @Test func anUnansweredCallWithNoMessagesEndsAsMissedAfterTheRingTimeout() {
+        var machine = CallLedgerMachine(limits: LedgerLimits(ringTimeoutMillis: 60_000))
+        _ = relay(&machine, Self.message(0), from: "1", a, to: "2", .queued, at: 0)
+        #expect(machine.handle(.tick, now: 59_999).isEmpty)
+        let actions = machine.handle(.tick, now: 60_000)
+        #expect(saved(actions)?.outcome == .missed)
+        #expect(saved(actions)?.endReason == "noAnswer")
+        #expect(
+            actions.contains(
+                .notify(CallEvent(kind: .missed, callId: "c1", caller: "1", callee: "2", at: 60_000, outcome: .missed)))
+        )
+    }
+}

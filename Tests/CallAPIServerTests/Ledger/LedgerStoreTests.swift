@@ -1,0 +1,138 @@
+import CallAPISignalProtocol
+import Foundation
+import Testing
+
+@testable import CallAPIServer
+
+/// The stores on their own: schema versions, saving, paging, filters, retention. Each test runs on SQLite and,
+/// where `.ci/run` started it, PostgreSQL.
+enum LedgerStoreScenarios {
+    static func record(
+        _ callId: String, caller: String, callee: String, startedAt: Int64, outcome: CallOutcome = .completed
+    ) -> CallRecord {
+        CallRecord(
+            callId: callId, caller: caller, callee: callee, media: .video, roomId: "r", startedAt: startedAt,
+            rangAt: startedAt, acceptedAt: nil, connectedAt: nil, endedAt: startedAt + 1000, endedBy: caller,
+            endReason: "test", outcome: outcome, durationMillis: 0,
+            devices: [CallDevice(userId: caller, session: "s-1", deviceId: "d\"1", ending: outcome.rawValue)])
+    }
+
+    static func migrationsAreVersionedAndIdempotent(_ backend: LedgerBackend) async throws {
+        let store = try await backend.openStore()
+        #expect(try await store.schemaVersion() == LedgerSchema.currentVersion)
+        try await store.migrate()
+        let fresh = try await backend.openStore(fresh: true)
+        #expect(try await fresh.schemaVersion() == LedgerSchema.currentVersion)
+        try await fresh.close()
+        #expect(try await store.schemaVersion() == LedgerSchema.currentVersion)
+        try await store.close()
+    }
+
+    static func pagesAreNewestFirstAndCoverEveryCallOnce(_ backend: LedgerBackend) async throws {
+        let store = try await backend.openStore()
+        let user = uniqueUser()
+        let other = uniqueUser()
+        // 7 calls, two of them at the same instant (the cursor orders by call id too).
+        var records = (0..<6).map {
+            record("\(user)-c\($0)", caller: user, callee: other, startedAt: 1_000 + Int64($0) * 10)
+        }
+        records.append(record("\(user)-c9", caller: other, callee: user, startedAt: 1_050))
+        try await store.save(records)
+        try await store.save([records[0]])  // saving again replaces
+        var seen: [String] = []
+        var cursor: CallCursor?
+        var pages = 0
+        repeat {
+            let page = try await store.calls(CallQuery(userId: user, limit: 3, cursor: cursor))
+            seen += page.calls.map(\.callId)
+            cursor = page.nextCursor
+            pages += 1
+        } while cursor != nil && pages < 10
+        #expect(pages == 3)
+        #expect(
+            seen == ["\(user)-c9", "\(user)-c5", "\(user)-c4", "\(user)-c3", "\(user)-c2", "\(user)-c1", "\(user)-c0"])
+        let first = try await store.calls(CallQuery(userId: user, limit: 1)).calls.first
+        #expect(first == records[6])
+        try await store.close()
+    }
+
+    static func filtersSelectOutcomesRoleAndTime(_ backend: LedgerBackend) async throws {
+        let store = try await backend.openStore()
+        let user = uniqueUser()
+        let peer = uniqueUser()
+        try await store.save([
+            record("\(user)-a", caller: peer, callee: user, startedAt: 100, outcome: .missed),
+            record("\(user)-b", caller: peer, callee: user, startedAt: 200, outcome: .cancelled),
+            record("\(user)-c", caller: user, callee: peer, startedAt: 300, outcome: .missed),
+            record("\(user)-d", caller: peer, callee: user, startedAt: 400, outcome: .completed),
+            record("\(user)-e", caller: peer, callee: user, startedAt: 500, outcome: .busy),
+        ])
+        let missed = try await store.calls(.missed(userId: user, since: 150))
+        #expect(missed.calls.map(\.callId) == ["\(user)-e", "\(user)-b"])
+        let window = try await store.calls(CallQuery(userId: user, since: 200, until: 400))
+        #expect(window.calls.map(\.callId) == ["\(user)-c", "\(user)-b"])
+        let completed = try await store.calls(CallQuery(userId: user, outcomes: [.completed]))
+        #expect(completed.calls.map(\.callId) == ["\(user)-d"])
+        try await store.close()
+    }
+
+    static func retentionDeletesOnlyCallsThatEndedBeforeTheCutoff(_ backend: LedgerBackend) async throws {
+        let store = try await backend.openStore(fresh: true)
+        let user = uniqueUser()
+        try await store.save([
+            record("\(user)-old", caller: user, callee: "1", startedAt: 10_000),
+            record("\(user)-new", caller: user, callee: "1", startedAt: 20_000),
+        ])
+        let deleted = try await store.deleteCalls(endedBefore: 15_000)
+        #expect(deleted == 1)
+        #expect(try await store.calls(CallQuery(userId: user)).calls.map(\.callId) == ["\(user)-new"])
+        try await store.close()
+    }
+}
+
+@Suite struct SQLiteLedgerStoreTests {
+    @Test func migrationsAreVersionedAndIdempotent() async throws {
+        try await LedgerStoreScenarios.migrationsAreVersionedAndIdempotent(.sqlite)
+    }
+    @Test func pagesAreNewestFirstAndCoverEveryCallOnce() async throws {
+        try await LedgerStoreScenarios.pagesAreNewestFirstAndCoverEveryCallOnce(.sqlite)
+    }
+    @Test func filtersSelectOutcomesRoleAndTime() async throws {
+        try await LedgerStoreScenarios.filtersSelectOutcomesRoleAndTime(.sqlite)
+    }
+    @Test func retentionDeletesOnlyCallsThatEndedBeforeTheCutoff() async throws {
+        try await LedgerStoreScenarios.retentionDeletesOnlyCallsThatEndedBeforeTheCutoff(.sqlite)
+    }
+    @Test func aFileDatabaseKeepsCallsAcrossReopening() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-\(uniqueUser()).sqlite").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let first = try await SQLiteLedgerStore.open(path: path)
+        try await first.save([LedgerStoreScenarios.record("keep", caller: "1", callee: "2", startedAt: 5)])
+        try await first.close()
+        let second = try await SQLiteLedgerStore.open(path: path)
+        #expect(try await second.calls(CallQuery(userId: "1")).calls.map(\.callId) == ["keep"])
+        #expect(try await second.schemaVersion() == LedgerSchema.currentVersion)
+        try await second.close()
+    }
+}
+
+@Suite(.enabled(if: LedgerBackend.postgresURL != nil, LedgerBackend.postgresMissing))
+struct PostgresLedgerStoreTests {
+    @Test func migrationsAreVersionedAndIdempotent() async throws {
+        try await LedgerStoreScenarios.migrationsAreVersionedAndIdempotent(.postgres)
+    }
+    @Test func pagesAreNewestFirstAndCoverEveryCallOnce() async throws {
+        try await LedgerStoreScenarios.pagesAreNewestFirstAndCoverEveryCallOnce(.postgres)
+    }
+    @Test func filtersSelectOutcomesRoleAndTime() async throws {
+        try await LedgerStoreScenarios.filtersSelectOutcomesRoleAndTime(.postgres)
+    }
+    @Test func retentionDeletesOnlyCallsThatEndedBeforeTheCutoff() async throws {
+        try await LedgerStoreScenarios.retentionDeletesOnlyCallsThatEndedBeforeTheCutoff(.postgres)
+    }
+    @Test func aBadURLIsAClearError() {
+        #expect(throws: LedgerStoreError.self) {
+            _ = try PostgresLedgerStore.configuration(url: "mysql://x@y/z")
+        }
+    }
+}
