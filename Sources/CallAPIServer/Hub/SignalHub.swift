@@ -7,7 +7,9 @@ import NIOCore
 ///
 /// It runs on the event loop of the connection whose frame arrived, under a lock: the state stays one pure value,
 /// and what it sends is queued straight on the receivers' ``WebSocketConnection``s, which their own loops write
-/// once per tick. Only token checks leave the loop (the authority is an actor).
+/// once per tick. Only what awaits leaves the loop, after the lock is released: token checks (the authority is an
+/// actor) and call-history queries (the ledger's store). The ledger's bookkeeping and the push queue are
+/// synchronous and run under the lock, in the order the state decided.
 final class SignalHub: SessionEndpoint {
     /// The state and the open connections, guarded together: a send is queued in the order the state decided it.
     private struct Core {
