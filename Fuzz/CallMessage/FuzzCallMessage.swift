@@ -26,14 +26,12 @@ public func fuzzCallMessage(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     return 0
 }
 
-/// Fires each timer the actions start, once, in order (and the ring timer), as the shell would.
+/// Fires each timer the actions start, once, in order, as the shell would.
 private func fireTimers(of actions: [CallAction], in machine: inout CallStateMachine, now: Int64) {
     for action in actions {
         switch action {
         case .startTimer(let timer, let millis):
             _ = machine.handle(.timerFired(timer), now: now.saturatingPlus(millis))
-        case .startRingTimer(let callId, let millis):
-            _ = machine.handle(.ringTimerFired(callId: callId), now: now.saturatingPlus(millis))
         case .send(let message, let to, _):
             _ = machine.handle(.sendFinished(message, to: to, error: nil), now: now)
         default:

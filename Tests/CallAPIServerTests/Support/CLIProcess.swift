@@ -38,6 +38,11 @@ final class CLIProcess: Sendable {
         try self.init(executable: Self.executable!, arguments: arguments, environment: environment)
     }
 
+    /// Another build of `callapi` (a release build, say), given by its path.
+    convenience init(build path: String, _ arguments: [String]) throws {
+        try self.init(executable: path, arguments: arguments)
+    }
+
     /// A shell command line exactly as a user would type it, run by bash in the package's root folder.
     convenience init(shell commandLine: String) throws {
         try self.init(executable: "/bin/bash", arguments: ["-c", "exec " + commandLine], directory: Self.packageRoot)
