@@ -204,14 +204,15 @@ public final class WebRTCEngine: CallRTCEngine {
             defer { state.media = media }
             return (state.media, Array(state.session?.peers.keys ?? [:].keys), state.session?.membership)
         }
+        // The valves first, then the announcement: a peer told "publishing" (or not) finds it already so.
+        for uid in uids {
+            applySending(to: uid)
+            state.withLock { $0.applyReceiving(to: uid) }
+        }
         if old.publishMicrophone != media.publishMicrophone || old.publishCamera != media.publishCamera {
             for uid in uids {
                 membership?.send(.publishing(audio: media.publishMicrophone, video: media.publishCamera), to: uid)
             }
-        }
-        for uid in uids {
-            applySending(to: uid)
-            state.withLock { $0.applyReceiving(to: uid) }
         }
         if old.subscribeAudio != media.subscribeAudio || old.subscribeVideo != media.subscribeVideo {
             for uid in uids {
