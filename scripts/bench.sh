@@ -11,7 +11,7 @@
 #   BENCH_PEERS="ours mosquitto" scripts/bench.sh  # skip Synapse
 #   CALLAPI_WEBRTC=1 scripts/bench.sh     # with real media (scripts/setup-webrtc.sh installs GStreamer)
 #
-# Installs what is missing (scripts/services): Debian's `mosquitto` (apt-get, as root) and Synapse from PyPI
+# Installs what is missing (scripts/services): Debian's `mosquitto` and `valgrind` (apt-get, as root) and Synapse from PyPI
 # (`matrix-synapse`) into ~/.cache/callapi/synapse-venv. A peer that cannot be installed or started is reported
 # and skipped.
 set -euo pipefail
@@ -20,16 +20,26 @@ cd "$(dirname "$0")/.."
 scratch=${BENCH_SCRATCH:-.build-bench}
 # debug: a quick check that the script works end to end (figures not worth quoting).
 config=${BENCH_CONFIG:-release}
-connections=${BENCH_CONNECTIONS:-10000}
-relay_pairs=${BENCH_RELAY_PAIRS:-50}
-call_pairs=${BENCH_CALL_PAIRS:-100}
-relay_rates=${BENCH_RELAY_RATES:-1000,10000,50000}
+# BENCH_QUICK=1: every bench at a token size (CI runs the script so, to prove it end to end in a few minutes).
+if [ "${BENCH_QUICK:-0}" = 1 ]; then
+    connections=200 relay_pairs=5 call_pairs=5 relay_rates=200 relay_seconds=1 call_seconds=2
+    saturation=(--saturation-rates 200,500 --saturation-seconds 1) machine_calls=2000 allocation_calls=200
+    media_calls=2 idle_default=200
+    export CALLGRIND_PAIRS=2 CALLGRIND_RATE=20 CALLGRIND_SHORT_SECONDS=1 CALLGRIND_LONG_SECONDS=2
+else
+    connections=${BENCH_CONNECTIONS:-10000}
+    relay_pairs=${BENCH_RELAY_PAIRS:-50}
+    call_pairs=${BENCH_CALL_PAIRS:-100}
+    relay_rates=${BENCH_RELAY_RATES:-1000,10000,20000}
+    relay_seconds=3 call_seconds=10 saturation=() machine_calls=200000 allocation_calls=20000 media_calls=10
+    idle_default=2000
+fi
 # Synapse is a Python process with SQLite: it gets lighter loads (said so in the results).
 synapse_relay_pairs=${BENCH_SYNAPSE_RELAY_PAIRS:-50}
 synapse_relay_rates=${BENCH_SYNAPSE_RELAY_RATES:-100,1000}
 synapse_call_pairs=${BENCH_SYNAPSE_CALL_PAIRS:-20}
 peers=${BENCH_PEERS:-ours mosquitto synapse}
-out=bench/results.md
+out=${BENCH_OUT:-bench/results.md}
 
 echo "bench: building the Benchmarks package ($config, scratch path $scratch)" >&2
 swift build -c "$config" --package-path Benchmarks --scratch-path "$scratch" --product callapi-bench >&2
@@ -113,7 +123,7 @@ run() {
 }
 
 names=()
-relay_args=(--pairs "$relay_pairs" --rates "$relay_rates" --seconds 3)
+relay_args=(--pairs "$relay_pairs" --rates "$relay_rates" --seconds "$relay_seconds" "${saturation[@]}")
 names+=(relay)
 run relay 180 relay "${relay_args[@]}" "${ours[@]}"
 if $have_mosquitto; then
@@ -129,10 +139,10 @@ if $have_synapse; then
         --peer-secret "$synapse_secret"
 fi
 names+=(calls)
-run calls 60 calls --pairs "$call_pairs" --seconds 10 "${ours[@]}"
+run calls 60 calls --pairs "$call_pairs" --seconds "$call_seconds" "${ours[@]}"
 if $have_mosquitto; then
     names+=(calls-mosquitto)
-    run calls-mosquitto 60 calls --pairs "$call_pairs" --seconds 10 --peer mosquitto --peer-url "mqtt://127.0.0.1:$mqtt_port"
+    run calls-mosquitto 60 calls --pairs "$call_pairs" --seconds "$call_seconds" --peer mosquitto --peer-url "mqtt://127.0.0.1:$mqtt_port"
 fi
 if $have_synapse; then
     names+=(calls-ours-synapse-load calls-synapse)
@@ -140,11 +150,30 @@ if $have_synapse; then
     run calls-synapse 120 calls --pairs "$synapse_call_pairs" --seconds 10 --peer synapse \
         --peer-url "http://127.0.0.1:$synapse_port" --peer-secret "$synapse_secret"
 fi
+# accept() → both connected with one pair, where queueing behind other calls does not hide the path's own cost.
+names+=(calls-one)
+run calls-one 60 calls --pairs 1 --seconds "$call_seconds" "${ours[@]}"
+# Instructions per relayed message under callgrind, ours and Mosquitto (stable where wall-clock figures are not).
+command -v valgrind >/dev/null || apt_install valgrind || true
+if command -v valgrind >/dev/null; then
+    names+=(instructions)
+    timeout 900 scripts/callgrind_relay.sh "$bin" ours >"$work/instructions" 2>"$work/instructions.log" ||
+        printf '### instructions (ours)\n\nFailed: %s\n' "$(tail -1 "$work/instructions.log")" >"$work/instructions"
+    if $have_mosquitto; then
+        names+=(instructions-mosquitto)
+        timeout 900 scripts/callgrind_relay.sh "$bin" mosquitto >"$work/instructions-mosquitto" \
+            2>"$work/instructions-mosquitto.log" ||
+            printf '### instructions (mosquitto)\n\nFailed: %s\n' "$(tail -1 "$work/instructions-mosquitto.log")" \
+                >"$work/instructions-mosquitto"
+    fi
+else
+    echo "bench: valgrind not installed; no instruction counts" >&2
+fi
 names+=(connections machine allocations media media-audio)
 run connections 120 connections --count "$connections"
 # Server memory per idle logged-in connection measured the same way for ours and Mosquitto (scripts/idle_memory.py:
 # the same count, RSS from /proc before and after): ours in a fresh `callapi-bench serve` with an admin key for tokens.
-idle_count=${BENCH_IDLE_CONNECTIONS:-2000}
+idle_count=${BENCH_IDLE_CONNECTIONS:-$idle_default}
 idle_port=$(free_port)
 idle_key=$(python3 -c 'import secrets; print(secrets.token_hex(16))')
 "$bin" serve --port "$idle_port" --secret "$ours_secret" --admin-key "$idle_key" --log-level error \
@@ -170,15 +199,15 @@ if $have_mosquitto; then
         kill "$idle_mqtt_pid" 2>/dev/null || true
     fi
 fi
-run machine 60 machine --calls 200000
+run machine 60 machine --calls "$machine_calls"
 echo "bench: allocations" >&2
-timeout --kill-after=10 120 "$scratch/$config/callapi-allocs" --calls 20000 >"$work/allocations" \
+timeout --kill-after=10 120 "$scratch/$config/callapi-allocs" --calls "$allocation_calls" >"$work/allocations" \
     2>"$work/allocations.log" || printf '### allocations\n\nFailed: %s\n' "$(tail -1 "$work/allocations.log")" \
     >"$work/allocations"
 # Real media (Linux with GStreamer, the package built with CALLAPI_WEBRTC=1): accept() to both connected,
 # joining on ring versus on accept.
-run media 240 media --calls 10
-run media-audio 240 media --calls 10 --audio
+run media 240 media --calls "$media_calls"
+run media-audio 240 media --calls "$media_calls" --audio
 
 cores=$(nproc)
 memory=$(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)
@@ -190,7 +219,7 @@ if $have_mosquitto; then mosquitto_version=$("$mosquitto_bin" -h 2>&1 | head -1 
 synapse_version=$($have_synapse && "$synapse_python" -c 'import synapse; print("Synapse", synapse.__version__.split()[0])' || echo "not run")
 python_version=$($have_synapse && "$synapse_python" --version || echo "")
 
-mkdir -p bench
+mkdir -p "$(dirname "$out")"
 {
     echo "# callapi benchmark results"
     echo

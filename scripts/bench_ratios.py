@@ -79,8 +79,106 @@ def calls_rows(ours, peer, label):
     ]
 
 
+def verdict(met):
+    return "met" if met else "not met"
+
+
+def step_at(report_, rate):
+    if not report_:
+        return None
+    for step in report_["steps"]:
+        if int(step["offeredRate"]) == rate:
+            return step
+    return None
+
+
+def target_rows(work):
+    """Issue 13's targets, each beside our figure, Mosquitto's in the same run and the ratio (ours ÷ Mosquitto)."""
+    rows = []
+    relay, mosquitto = report(work, "relay"), report(work, "relay-mosquitto")
+    for rate in (1000, 10000, 20000):
+        mine, theirs = step_at(relay, rate), step_at(mosquitto, rate)
+        if not mine or not theirs:
+            continue
+        p50, p99 = mine["oneWay"]["p50"], mine["oneWay"]["p99"]
+        their50, their99 = theirs["oneWay"]["p50"], theirs["oneWay"]["p99"]
+        rows.append(
+            f"| relay {rate:,} msg/s: p50 / p99 no worse than Mosquitto's | {micros(p50)} / {micros(p99)} µs "
+            f"| {micros(their50)} / {micros(their99)} µs | {ratio(p50, their50)} / {ratio(p99, their99)} "
+            f"| {verdict(p50 <= their50 and p99 <= their99)} |"
+        )
+        if rate == 10000:
+            rows.append(
+                f"| stretch: relay p50 ≤ 50 µs at 10,000 msg/s | {micros(p50)} µs | {micros(their50)} µs "
+                f"| {ratio(p50, their50)} | {verdict(p50 <= 50)} |"
+            )
+    if relay and mosquitto and relay.get("saturationRate") and mosquitto.get("saturationRate"):
+        mine, theirs = relay["saturationRate"], mosquitto["saturationRate"]
+        rows.append(
+            f"| relay saturation point at least 2× Mosquitto's | {mine:,.0f} msg/s | {theirs:,.0f} msg/s "
+            f"| {ratio(mine, theirs)} | {verdict(mine >= 2 * theirs)} |"
+        )
+    calls, calls_mosquitto = report(work, "calls"), report(work, "calls-mosquitto")
+    if calls and calls_mosquitto:
+        mine, theirs = calls["callsPerSecond"], calls_mosquitto["callsPerSecond"]
+        p99, their99 = calls["setup"]["p99"], calls_mosquitto["setup"]["p99"]
+        rows.append(
+            f"| full calls/s at least Mosquitto's, setup p99 no worse | {mine:,.0f}/s, p99 {micros(p99)} µs "
+            f"| {theirs:,.0f}/s, p99 {micros(their99)} µs | {ratio(mine, theirs)} / {ratio(p99, their99)} "
+            f"| {verdict(mine >= theirs and p99 <= their99)} |"
+        )
+        rows.append(
+            f"| stretch: 5,000 calls/s | {mine:,.0f}/s | {theirs:,.0f}/s | {ratio(mine, theirs)} "
+            f"| {verdict(mine >= 5000)} |"
+        )
+    idle, idle_mosquitto = report(work, "idle-memory"), report(work, "idle-memory-mosquitto")
+    if idle:
+        mine = idle["serverBytesPerConnection"]
+        theirs = idle_mosquitto["serverBytesPerConnection"] if idle_mosquitto else None
+        rows.append(
+            f"| ≤ 8 KB per idle logged-in connection (stretch 4 KB) | {mine:,} B "
+            f"| {f'{theirs:,} B' if theirs is not None else '—'} | {ratio(mine, theirs)} "
+            f"| {verdict(mine <= 8192)} (stretch: {verdict(mine <= 4096)}) |"
+        )
+    machine = report(work, "machine")
+    if machine:
+        nanos = machine["nanosPerInput"]
+        rows.append(
+            f"| state machine ≤ 0.5 µs per input | {nanos / 1000:.2f} µs | — | — | {verdict(nanos <= 500)} |"
+        )
+    allocations = report(work, "allocations")
+    if allocations:
+        mallocs = allocations["mallocsPerCall"]
+        rows.append(f"| ≤ 40 mallocs per full call | {mallocs} | — | — | {verdict(mallocs <= 40)} |")
+    one = report(work, "calls-one")
+    if one:
+        p50 = one["acceptToConnected"]["p50"]
+        rows.append(
+            f"| accept() → both connected ≤ 2 ms p50 (1 pair, no media delay) | {micros(p50)} µs | — | — "
+            f"| {verdict(p50 <= 2000)} |"
+        )
+    instructions, instructions_mosquitto = report(work, "instructions"), report(work, "instructions-mosquitto")
+    if instructions:
+        mine = instructions["instructionsPerMessage"]
+        theirs = instructions_mosquitto["instructionsPerMessage"] if instructions_mosquitto else None
+        rows.append(
+            f"| instructions per relayed message (callgrind; no target) | {mine:,} "
+            f"| {f'{theirs:,}' if theirs is not None else '—'} | {ratio(mine, theirs)} | — |"
+        )
+    return rows
+
+
 def main():
     work = sys.argv[1]
+    targets = target_rows(work)
+    if targets:
+        print("### Targets (ours beside Mosquitto in the same run; ratio = ours ÷ Mosquitto)")
+        print()
+        print("| target | ours | Mosquitto | ratio | verdict |")
+        print("|---|---|---|---|---|")
+        for row in targets:
+            print(row)
+        print()
     rows = []
     rows += relay_rows(report(work, "relay"), report(work, "relay-mosquitto"), "ours vs Mosquitto")
     relay = report(work, "relay")
