@@ -18,7 +18,7 @@ package struct Call: Sendable, Equatable {
     /// The callee: the caller's call message carried the reliability mark and a device id, so the caller tells
     /// this user's devices which one answered (its settled notice) and they wait for its word.
     package let callerSendsNotice: Bool
-    /// The callee, accepted with a caller that sends no notice: its accept, repeated to its own other devices.
+    /// The callee, once accepted: its accept, repeated to its user's other devices.
     package var ownDeviceNotice: OwnDeviceNotice?
     /// The call's liveness timers that are running (the ring timer is stopped by id wherever it may run).
     var armed: Set<CallTimerID> = []

@@ -80,7 +80,17 @@ extension CallStateMachine {
         let answered = message.answeredByDevice != nil
         guard let device = message.answeredByDevice ?? message.rejectedByDevice else { return nil }
         if device == deviceId {
-            return [.log(.normal, "call \(call.id): the caller's notice names this device; nothing to do")]
+            // The caller has settled the call on this device: the other devices hear it from the caller too.
+            guard call.ownDeviceNotice != nil else {
+                return [.log(.normal, "call \(call.id): the caller's notice names this device; nothing to do")]
+            }
+            var settled = call
+            settled.ownDeviceNotice = nil
+            phase = .inCall(endpoint, settled)
+            return [
+                .log(.normal, "call \(call.id): the caller's notice names this device; its own-device notice stops"),
+                .stopTimer(.ownDeviceNotice(callId: call.id)),
+            ]
         }
         return endCall(
             .prepared, answered ? .answeredElsewhere : .rejectedElsewhere,
@@ -108,14 +118,15 @@ extension CallStateMachine {
 
     // MARK: - When the caller sends no notice
 
-    /// Starts repeating this device's accept to its own user's other devices when the caller will not tell them
-    /// the call is settled (a deployed client, or ours with reliability off): only if this device speaks the
-    /// reliability extension and names itself. The first goes at once (a channel that copies may have lost
-    /// its copy, one that does not copy made none); the repeats follow the retry layer's backoff.
+    /// Starts repeating this device's accept to its own user's other devices, so that a device still ringing
+    /// stops even when its copy was lost: only if this device speaks the reliability extension and names
+    /// itself. The first goes at once (a channel that copies may have lost its copy, one that does not copy
+    /// made none); the repeats follow the retry layer's backoff, until the retry bound, the end of the call,
+    /// or the caller's notice naming this device.
     mutating func startOwnDeviceNotice(
         _ call: inout Call, accept: CallMessage, _ endpoint: Endpoint
     ) -> [CallAction] {
-        guard !call.callerSendsNotice, deviceId != nil, delivery.settings.acknowledges else { return [] }
+        guard deviceId != nil, delivery.settings.acknowledges else { return [] }
         let first = delivery.settings.firstRetryMillis
         call.ownDeviceNotice = OwnDeviceNotice(accept: accept, nextDelay: first)
         return [
@@ -160,7 +171,7 @@ extension CallStateMachine {
     private mutating func bothAccepted(
         _ call: Call, _ endpoint: Endpoint, other: CallMessage, now: Int64
     ) -> [CallAction] {
-        guard let notice = call.ownDeviceNotice, let device = other.deviceId else {
+        guard !call.callerSendsNotice, let notice = call.ownDeviceNotice, let device = other.deviceId else {
             return [.log(.normal, "call \(call.id) also accepted on another device: the caller's notice decides")]
         }
         guard notice.losesTo(other) else {
