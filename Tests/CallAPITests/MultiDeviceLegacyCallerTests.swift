@@ -33,7 +33,8 @@ struct MultiDeviceLegacyCallerTests {
                 engine: world.engine(userId: 2, device: index))
             device.api.addListener(listener: device.listener)
             device.api.initialize(
-                config: CallConfig(appId: "test", userId: 2, rtcEngine: device.engine, signalClient: signal, clock: clock))
+                config: CallConfig(
+                    appId: "test", userId: 2, rtcEngine: device.engine, signalClient: signal, clock: clock))
             var config = PrepareConfig()
             config.roomId = "room-2-\(index)"
             config.callTimeoutMillisecond = 15_000
@@ -68,7 +69,9 @@ struct MultiDeviceLegacyCallerTests {
         #expect(h.caller.state.type == .connected, "the caller's call lives on with A")
         #expect(h.caller.repeatedMessages.isEmpty, "nothing reached the deployed client twice")
         let bToCaller = h.network.sentMessages.filter { $0.from == 2 && $0.to == 9 && $0.fromDevice == 1 }
-        #expect(bToCaller.compactMap { try? CallMessage.decode($0.text).message.action } == [.accept], "nothing after its accept")
+        #expect(
+            bToCaller.compactMap { try? CallMessage.decode($0.text).message.action } == [.accept],
+            "nothing after its accept")
         h.clock.advance(byMillis: 20_000)
         #expect(h.a.api.state == .connected, "the call outlives every ring timer")
     }

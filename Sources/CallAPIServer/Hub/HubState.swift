@@ -357,7 +357,11 @@ public struct HubState: Sendable {
             let others = copies(of: send, from: id, user: user, messageId: messageId, now: now)
             guard !others.isEmpty else { return fail(.peerOffline, "user \(user) has no other session") }
             return others
-                + [.send(id, .answer(.init(id: send.id, result: .delivered, messageId: messageId, sessions: others.count)))]
+                + [
+                    .send(
+                        id,
+                        .answer(.init(id: send.id, result: .delivered, messageId: messageId, sessions: others.count)))
+                ]
         }
         var ttl = send.ttl ?? 0
         guard ttl >= 0 else {
