@@ -83,7 +83,8 @@ public enum ClientFrame: Sendable, Equatable {
         /// Whether the message rings a call or withdraws one (see ``PushMark``); absent for other messages.
         public var push: PushMark?
         /// `true`: the server also delivers the message to the sender's other sessions (its user's other
-        /// devices), as a `message` whose `to` names the user it was sent to. Only when `to` is online.
+        /// devices), as a `message` whose `to` names the user it was sent to. Only when `to` is online. A send
+        /// to the sender's own user with `copy` goes to its other sessions only (failing when there are none).
         public var copy: Bool?
         public init(id: Int, to: String, body: String, ttl: Int? = nil, push: PushMark? = nil, copy: Bool? = nil) {
             self.id = id

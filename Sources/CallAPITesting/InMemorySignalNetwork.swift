@@ -8,7 +8,8 @@ import CallAPI
 ///
 /// A user may have several devices (``addDevice(userId:)``): a message to the user reaches every one of them,
 /// and, as our server does, what one device sends is copied to the user's other devices unless
-/// ``copiesToOwnDevices`` is false (a channel that cannot, where the caller's messages must be enough).
+/// ``copiesToOwnDevices`` is false (a channel that cannot, where the caller's messages must be enough). A
+/// message a device sends to its own user reaches that user's other devices (a send fails when there are none).
 public final class InMemorySignalNetwork: Sendable {
     /// What to do with a message in flight.
     public enum Fault: Sendable, Equatable {
@@ -166,7 +167,9 @@ public final class InMemorySignalNetwork: Sendable {
             from: from, to: to, text: text, sentAtMillis: clock.nowMillis(), fromDevice: device)
         let decision = state.withLock { state -> (fault: Fault?, latency: Int64)? in
             state.sent.append(envelope)
-            guard state.clients[to] != nil, !state.offline.contains(to) else { return nil }
+            // A message to the sender's own user goes to its other devices only, as our server's copy does.
+            let receivers = (state.clients[to] ?? []).filter { to != from || $0.device != device }
+            guard !receivers.isEmpty, !state.offline.contains(to) else { return nil }
             if state.partitions.contains(Pair(from, to)) { return (.drop, 0) }
             if let index = state.rules.firstIndex(where: { rule in
                 (rule.from ?? from) == from && (rule.to ?? to) == to && rule.remaining > 0
@@ -205,11 +208,13 @@ public final class InMemorySignalNetwork: Sendable {
 
     /// Hands the envelope to every device of its receiver and, when copying, to the sender's other devices.
     private func deliverNow(_ envelope: Envelope) {
-        let (targets, copies, vouches) = state.withLock { state in
-            (
+        let (targets, copies, vouches) = state.withLock {
+            state -> (targets: [InMemorySignalClient], copies: [InMemorySignalClient], vouches: Bool) in
+            let others = (state.clients[envelope.from] ?? []).filter { $0.device != envelope.fromDevice }
+            if envelope.to == envelope.from { return (others, [], state.vouchesForSender) }
+            return (
                 state.clients[envelope.to] ?? [],
-                state.copiesToOwnDevices
-                    ? (state.clients[envelope.from] ?? []).filter { $0.device != envelope.fromDevice } : [],
+                state.copiesToOwnDevices ? others : [],
                 state.vouchesForSender
             )
         }

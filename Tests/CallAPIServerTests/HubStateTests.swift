@@ -91,6 +91,25 @@ import Testing
                 == .invalidTarget)
     }
 
+    @Test mutating func sendToSelfWithCopyReachesTheUsersOtherSessionsOnly() {
+        login(a, "1001")
+        let alone = hub.handle(.frame(a, .send(.init(id: 1, to: "1001", body: "x", copy: true)), now: 1))
+        #expect(answer(alone, a)?.reason == .peerOffline, "no other session: the send fails")
+        login(b, "1001")
+        login(c, "1002")
+        let actions = hub.handle(.frame(a, .send(.init(id: 2, to: "1001", body: "accepted", copy: true)), now: 2))
+        #expect(answer(actions, a)?.result == .delivered)
+        #expect(answer(actions, a)?.sessions == 1)
+        let toB = frames(actions, to: b).compactMap { frame -> ServerFrame.Message? in
+            if case .message(let message) = frame { message } else { nil }
+        }
+        #expect(toB.map(\.body) == ["accepted"])
+        #expect(toB.first?.from == "1001")
+        #expect(toB.first?.to == "1001")
+        #expect(frames(actions, to: c).isEmpty, "another user's session gets nothing")
+        #expect(frames(actions, to: a).count == 1, "the sender gets its answer only")
+    }
+
     @Test mutating func heldMessageIsDeliveredAtLoginAndTheSenderTold() {
         login(a, "1001")
         let queued = hub.handle(.frame(a, .send(.init(id: 1, to: "1002", body: "hello", ttl: 30)), now: 1000))

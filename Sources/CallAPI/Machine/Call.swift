@@ -15,14 +15,20 @@ package struct Call: Sendable, Equatable {
     /// from the call message; for the caller, the device whose accept it took. Nil while the caller waits,
     /// and with peers that send no device id.
     package var peerDevice: String?
+    /// The callee: the caller's call message carried the reliability mark and a device id, so the caller tells
+    /// this user's devices which one answered (its settled notice) and they wait for its word.
+    package let callerSendsNotice: Bool
+    /// The callee, once accepted: its accept, repeated to its user's other devices.
+    package var ownDeviceNotice: OwnDeviceNotice?
     /// The call's liveness timers that are running (the ring timer is stopped by id wherever it may run).
     var armed: Set<CallTimerID> = []
 
     init(
         id: String, peer: UInt, room: String, type: CallType, role: Role, startedAt: Int64,
-        media: Media = .notJoined, peerDevice: String? = nil
+        media: Media = .notJoined, peerDevice: String? = nil, callerSendsNotice: Bool = false
     ) {
         self.peerDevice = peerDevice
+        self.callerSendsNotice = callerSendsNotice
         self.id = id
         self.peer = peer
         self.room = room

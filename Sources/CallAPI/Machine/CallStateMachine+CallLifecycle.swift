@@ -108,7 +108,9 @@ extension CallStateMachine {
         phase = newState == .failed ? .failed(endpoint) : .prepared(endpoint, preJoined: nil)
         var info = info
         info[kPublisher] = .int(Int(endedBy))
-        let stops = CallTimerID.liveness(of: ending.id).filter(ending.armed.contains).map(CallAction.stopTimer)
+        let stops =
+            CallTimerID.liveness(of: ending.id).filter(ending.armed.contains).map(CallAction.stopTimer)
+            + (ending.ownDeviceNotice == nil ? [] : [.stopTimer(.ownDeviceNotice(callId: ending.id))])
         let disconnected: [CallAction] =
             if case .connected(let since) = ending.stage {
                 [

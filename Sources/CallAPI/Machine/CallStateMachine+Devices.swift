@@ -10,9 +10,11 @@ extension CallStateMachine {
             return [.log(.warning, "message from this user to itself dropped")]
         }
         guard case .inCall(let endpoint, let call) = phase, call.id == message.callId, call.role == .callee,
-            call.stage == .ringing,
             message.action == .accept || message.action == .reject
         else { return [] }
+        if call.stage != .ringing {
+            return message.action == .accept ? bothAccepted(call, endpoint, other: message, now: now) : []
+        }
         let answered = message.action == .accept
         return [.log(.normal, "call \(call.id) was \(answered ? "accepted" : "rejected") on device \(other)")]
             + endCall(
@@ -78,7 +80,17 @@ extension CallStateMachine {
         let answered = message.answeredByDevice != nil
         guard let device = message.answeredByDevice ?? message.rejectedByDevice else { return nil }
         if device == deviceId {
-            return [.log(.normal, "call \(call.id): the caller's notice names this device; nothing to do")]
+            // The caller has settled the call on this device: the other devices hear it from the caller too.
+            guard call.ownDeviceNotice != nil else {
+                return [.log(.normal, "call \(call.id): the caller's notice names this device; nothing to do")]
+            }
+            var settled = call
+            settled.ownDeviceNotice = nil
+            phase = .inCall(endpoint, settled)
+            return [
+                .log(.normal, "call \(call.id): the caller's notice names this device; its own-device notice stops"),
+                .stopTimer(.ownDeviceNotice(callId: call.id)),
+            ]
         }
         return endCall(
             .prepared, answered ? .answeredElsewhere : .rejectedElsewhere,
@@ -102,5 +114,74 @@ extension CallStateMachine {
             $0.rejectedByDevice = rejecter
         }
         return send(notice, to: call.peer, now: now)
+    }
+
+    // MARK: - When the caller sends no notice
+
+    /// Starts repeating this device's accept to its own user's other devices, so that a device still ringing
+    /// stops even when its copy was lost: only if this device speaks the reliability extension and names
+    /// itself. The first goes at once (a channel that copies may have lost its copy, one that does not copy
+    /// made none); the repeats follow the retry layer's backoff, until the retry bound, the end of the call,
+    /// or the caller's notice naming this device.
+    mutating func startOwnDeviceNotice(
+        _ call: inout Call, accept: CallMessage, _ endpoint: Endpoint
+    ) -> [CallAction] {
+        guard deviceId != nil, delivery.settings.acknowledges else { return [] }
+        let first = delivery.settings.firstRetryMillis
+        call.ownDeviceNotice = OwnDeviceNotice(accept: accept, nextDelay: first)
+        return [
+            .send(accept, to: endpoint.userId, completesRequest: false),
+            .startTimer(.ownDeviceNotice(callId: call.id), millis: first),
+        ]
+    }
+
+    /// The repeat timer of this device's own-device notice: send it again while the call lasts, within the retry
+    /// layer's bound from the accept.
+    mutating func repeatOwnDeviceNotice(_ callId: String, now: Int64) -> [CallAction] {
+        guard case .inCall(let endpoint, var call) = phase, call.id == callId, var notice = call.ownDeviceNotice,
+            now.saturatingMinus(notice.accept.timestamp) < delivery.settings.retryBoundMillis
+        else { return [] }
+        let delay = notice.nextDelay
+        notice.nextDelay = min(delay.saturatingPlus(delay), delivery.settings.maxRetryIntervalMillis)
+        call.ownDeviceNotice = notice
+        phase = .inCall(endpoint, call)
+        return [
+            .send(notice.accept, to: endpoint.userId, completesRequest: false),
+            .startTimer(.ownDeviceNotice(callId: callId), millis: delay),
+        ]
+    }
+
+    /// The channel could not deliver the own-device notice (no other device of this user is online, or the
+    /// channel takes no message to the sender's own user): stop repeating it. Not the app's concern.
+    mutating func ownDeviceNoticeFailed(_ message: CallMessage, error: SendFailure) -> [CallAction] {
+        guard case .inCall(let endpoint, var call) = phase, call.id == message.callId, call.ownDeviceNotice != nil
+        else { return [.log(.normal, "own-device notice of call \(message.callId) not sent: \(error.message)")] }
+        call.ownDeviceNotice = nil
+        phase = .inCall(endpoint, call)
+        return [
+            .log(.normal, "own-device notice of call \(call.id) not sent (\(error.message)): not repeated"),
+            .stopTimer(.ownDeviceNotice(callId: call.id)),
+        ]
+    }
+
+    /// This device accepted `call` and learns that another device of its user accepted it too. With a caller
+    /// that settles the call, the caller's notice decides. Without one, the earlier accept wins (then the lower
+    /// device id): the loser leaves as if answered elsewhere, telling the caller nothing; the winner repeats its
+    /// accept at once, so that a loser whose copies of it were all lost learns from this answer.
+    private mutating func bothAccepted(
+        _ call: Call, _ endpoint: Endpoint, other: CallMessage, now: Int64
+    ) -> [CallAction] {
+        guard !call.callerSendsNotice, let notice = call.ownDeviceNotice, let device = other.deviceId else {
+            return [.log(.normal, "call \(call.id) also accepted on another device: the caller's notice decides")]
+        }
+        guard notice.losesTo(other) else {
+            return [
+                .log(.normal, "call \(call.id) also accepted on device \(device), later: this device keeps it"),
+                .send(notice.accept, to: endpoint.userId, completesRequest: false),
+            ]
+        }
+        return [.log(.normal, "call \(call.id) was accepted earlier on device \(device)")]
+            + endCall(
+                .prepared, .answeredElsewhere, event: .answeredElsewhere, endedBy: endpoint.userId, now: now)
     }
 }

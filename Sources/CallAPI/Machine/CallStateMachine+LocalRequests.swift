@@ -121,11 +121,12 @@ extension CallStateMachine {
         var call = ringing
         call.stage = .connecting
         call.recordCost(CostMap.acceptCall, now: now)
-        phase = .inCall(endpoint, call)
         let message = message(.accept, callId: call.id, from: endpoint, now: now)
+        let notice = startOwnDeviceNotice(&call, accept: message, endpoint)
+        phase = .inCall(endpoint, call)
         var info = message.fields
         info[kPublisher] = .int(Int(endpoint.userId))
-        return send(message, to: call.peer, completesRequest: completesRequest, now: now) + joinCallRoom() + [
+        return send(message, to: call.peer, completesRequest: completesRequest, now: now) + notice + joinCallRoom() + [
             .stateChanged(.connecting, .localAccepted, info: info),
             .notifyEvent(.localAccepted, reason: nil),
         ] + connectedCheck(reason: .localAccepted, now: now)

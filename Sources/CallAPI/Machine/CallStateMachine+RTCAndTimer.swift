@@ -81,6 +81,7 @@ extension CallStateMachine {
         case .keepAlive(let callId): keepAliveDue(callId, now: now)
         case .peerSilence(let callId): peerSilenceCheck(callId, now: now)
         case .remoteLeftGrace(let callId): remoteLeftGraceOver(callId, now: now)
+        case .ownDeviceNotice(let callId): repeatOwnDeviceNotice(callId, now: now)
         }
     }
 

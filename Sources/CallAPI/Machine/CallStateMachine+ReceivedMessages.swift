@@ -194,7 +194,8 @@ extension CallStateMachine {
         guard let type = message.action.callType, let room = message.fromRoomId else { return [] }
         let call = Call(
             id: message.callId, peer: sender, room: room, type: type, role: .callee, startedAt: now,
-            peerDevice: message.deviceId)
+            peerDevice: message.deviceId,
+            callerSendsNotice: message.reliable && message.deviceId != nil)
         phase = .inCall(endpoint, call)
         return [
             .stateChanged(.calling, type == .video ? .remoteVideoCall : .remoteAudioCall, info: info),
@@ -246,7 +247,8 @@ extension CallStateMachine {
             wasJoined && old.room == room ? .joined(firstFrame: sameMedia && old.media.firstFrameArrived) : .notJoined
         let call = Call(
             id: message.callId, peer: old.peer, room: room, type: type, role: .callee, startedAt: now, media: media,
-            peerDevice: message.deviceId)
+            peerDevice: message.deviceId,
+            callerSendsNotice: message.reliable && message.deviceId != nil)
         phase = .inCall(endpoint, call)
         return [.log(.normal, "user \(old.peer) called again: call \(message.callId) replaces \(old.id)")]
             + (wasJoined && old.room != room ? [.leaveRTC(remoteUid: old.peer)] : [])
@@ -264,6 +266,7 @@ extension CallStateMachine {
             phase = .inCall(endpoint, call)
             return [.notifyEvent(.remoteUserRecvCall, reason: nil)]
         }
+        if peer == userId { return ownDeviceNoticeFailed(message, error: error) }
         let what = "sending \(message.action) of call \(message.callId) to user \(peer) failed: \(error.message)"
         guard message.action.isCallFlow, !delivery.isRetry(message) else { return [.log(.normal, what)] }
         return [

@@ -9,6 +9,8 @@ package enum CallTimerID: Sendable, Hashable {
     case keepAlive(callId: String)
     /// Check whether the peer of `callId` has gone silent.
     case peerSilence(callId: String)
+    /// Repeat this device's accept of `callId` to its own user's other devices.
+    case ownDeviceNotice(callId: String)
     /// The peer of `callId` left the RTC channel and has not come back.
     case remoteLeftGrace(callId: String)
 

@@ -350,7 +350,18 @@ public struct HubState: Sendable {
             return fail(.invalidTarget, "\"to\" must be 1-64 characters of A-Z a-z 0-9 . _ -")
         }
         guard send.to != user else {
-            return fail(.invalidTarget, "a user cannot send to itself")
+            // With `copy`, a send to the sender's own user is a message to its other sessions (a device telling
+            // the user's other devices it answered a call, docs/multi-device.md).
+            guard send.copy == true else { return fail(.invalidTarget, "a user cannot send to itself") }
+            let messageId = makeMessageId()
+            let others = copies(of: send, from: id, user: user, messageId: messageId, now: now)
+            guard !others.isEmpty else { return fail(.peerOffline, "user \(user) has no other session") }
+            return others
+                + [
+                    .send(
+                        id,
+                        .answer(.init(id: send.id, result: .delivered, messageId: messageId, sessions: others.count)))
+                ]
         }
         var ttl = send.ttl ?? 0
         guard ttl >= 0 else {

@@ -62,3 +62,18 @@ extension ChaosTests {
         #expect(legacyConnected > 100)
     }
 }
+
+extension ChaosTests {
+    /// Seeds that once left two devices of one user connected in one call (`callapi chaos --devices 3 --legacy 2`):
+    /// 1216, a deployed-client caller whose callee devices' copies of each other's accepts were lost; 13544, a
+    /// device still ringing (its copy of another device's accept lost to a partition) that accepted too.
+    @Test(arguments: [UInt64(1216), 13544])
+    func formerlyFailingMultiDeviceSeedKeepsEveryInvariant(seed: UInt64) {
+        var configuration = ChaosConfiguration()
+        configuration.maxDevicesPerUser = 3
+        configuration.legacyEndpoints = 2
+        let outcome = ChaosRunner(configuration: configuration).run(seed: seed)
+        #expect(outcome.violations.isEmpty, "\(outcome.report)")
+        #expect(outcome.callsConnected > 0)
+    }
+}
