@@ -76,6 +76,29 @@ struct MultiDeviceLegacyCallerTests {
         #expect(h.a.api.state == .connected, "the call outlives every ring timer")
     }
 
+    @Test func aDeviceThatAcceptedEndsWhenAnotherRejectedBeforeHearingOfIt() throws {
+        // Chaos seeds 34363, 35729 and 96033 (--devices 3 --legacy 2): B rejects 2 ms after A accepted, before A's
+        // copy reaches it. The deployed caller ends its call on that reject (its handler has no state guard), so A
+        // must not stay connected to a call the caller has left, nor tell the caller anything more.
+        let h = Harness(copies: true)
+        let b = try #require(h.b)
+        h.caller.call(2)
+        h.clock.advance(byMillis: 100)
+        h.a.api.accept(remoteUserId: 9, completion: nil)
+        h.clock.advance(byMillis: 2)
+        b.api.reject(remoteUserId: 9, reason: nil, completion: nil)
+        h.clock.advance(byMillis: 1_000)
+        #expect(h.caller.state.type == .prepared, "the deployed caller ended on B's reject")
+        #expect(h.a.api.state == .prepared)
+        #expect(h.a.listener.lastState?.reason == .rejectedElsewhere)
+        #expect(h.a.engine.isReleased, "A left RTC")
+        let aToCaller = h.network.sentMessages.filter { $0.from == 2 && $0.to == 9 && $0.fromDevice == 0 }
+        #expect(
+            aToCaller.compactMap { try? CallMessage.decode($0.text).message.action } == [.accept],
+            "nothing after its accept")
+        #expect(h.caller.repeatedMessages.isEmpty)
+    }
+
     @Test func devicesThatAcceptInTheSameMillisecondKeepTheLowerDeviceId() throws {
         let h = Harness(copies: true)
         let b = try #require(h.b)
@@ -120,7 +143,7 @@ struct MultiDeviceLegacyCallerTests {
         let h = Harness(copies: true)
         let b = try #require(h.b)
         // B's app is gone but its connection stays: every repeat is delivered, none is answered.
-        b.api.deinitialize(completion: nil)
+        b.api.deinitialize {}
         h.caller.call(2)
         h.clock.advance(byMillis: 100)
         h.a.api.accept(remoteUserId: 9, completion: nil)

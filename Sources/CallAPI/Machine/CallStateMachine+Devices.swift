@@ -13,7 +13,8 @@ extension CallStateMachine {
             message.action == .accept || message.action == .reject
         else { return [] }
         if call.stage != .ringing {
-            return message.action == .accept ? bothAccepted(call, endpoint, other: message, now: now) : []
+            if message.action == .accept { return bothAccepted(call, endpoint, other: message, now: now) }
+            return rejectedAfterAccept(call, endpoint, other: message, now: now)
         }
         let answered = message.action == .accept
         return [.log(.normal, "call \(call.id) was \(answered ? "accepted" : "rejected") on device \(other)")]
@@ -141,13 +142,14 @@ extension CallStateMachine {
         guard case .inCall(let endpoint, var call) = phase, call.id == callId, var notice = call.ownDeviceNotice,
             now.saturatingMinus(notice.accept.timestamp) < delivery.settings.retryBoundMillis
         else { return [] }
+        // The wait doubles after each repeat (0.5, 1, 2, 4 s … from the accept), as the retry layer's does.
         let delay = notice.nextDelay
         notice.nextDelay = min(delay.saturatingPlus(delay), delivery.settings.maxRetryIntervalMillis)
         call.ownDeviceNotice = notice
         phase = .inCall(endpoint, call)
         return [
             .send(notice.accept, to: endpoint.userId, completesRequest: false),
-            .startTimer(.ownDeviceNotice(callId: callId), millis: delay),
+            .startTimer(.ownDeviceNotice(callId: callId), millis: notice.nextDelay),
         ]
     }
 
@@ -162,6 +164,22 @@ extension CallStateMachine {
             .log(.normal, "own-device notice of call \(call.id) not sent (\(error.message)): not repeated"),
             .stopTimer(.ownDeviceNotice(callId: call.id)),
         ]
+    }
+
+    /// This device accepted `call` and learns that another device of its user rejected it (before it heard of
+    /// this accept). A caller that settles the call has bound it to the first accept and ignores the reject. A
+    /// caller that does not (an existing client) ends its call on any reject from this user, whichever arrives
+    /// first, so this device ends too, telling the caller nothing: a hangup arriving after that caller's next
+    /// call started would end that one instead.
+    private mutating func rejectedAfterAccept(
+        _ call: Call, _ endpoint: Endpoint, other: CallMessage, now: Int64
+    ) -> [CallAction] {
+        guard !call.callerSendsNotice else {
+            return [.log(.normal, "call \(call.id) rejected on another device after this one accepted: ignored")]
+        }
+        return [.log(.normal, "call \(call.id) was rejected on another device: the caller ends it on that reject")]
+            + endCall(
+                .prepared, .rejectedElsewhere, event: .rejectedElsewhere, endedBy: endpoint.userId, now: now)
     }
 
     /// This device accepted `call` and learns that another device of its user accepted it too. With a caller
