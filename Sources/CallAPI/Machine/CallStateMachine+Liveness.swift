@@ -97,25 +97,30 @@ extension CallStateMachine {
         return peerLost(because: "no word from user \(call.peer) for \(silent) ms", now: now)
     }
 
-    mutating func remoteLeftGraceOver(_ callId: String, now: Int64) -> [CallAction] {
-        guard case .inCall(let endpoint, var call) = phase, call.id == callId,
-            call.armed.remove(.remoteLeftGrace(callId: callId)) != nil
+    mutating func remoteLeftGraceOver(_ timer: CallTimerID, _ callId: String, now: Int64) -> [CallAction] {
+        guard case .inCall(let endpoint, var call) = phase, call.id == callId, call.armed.remove(timer) != nil
         else { return [] }
         phase = .inCall(endpoint, call)
+        let how = timer == .remoteQuitGrace(callId: callId) ? "quit" : "left"
         return peerLost(
-            because: "user \(call.peer) left the RTC channel \(delivery.settings.remoteLeftGraceMillis) ms ago",
+            because: "user \(call.peer) \(how) the RTC channel \(delivery.settings.remoteLeftGraceMillis) ms ago",
             now: now)
     }
 
     /// The RTC engine says the peer left the channel: give it a grace period to come back (or for its
     /// hangup to arrive) before ending the call. This is what ends calls with 1.0 peers whose hangup is lost.
-    mutating func remoteLeftChannel() -> [CallAction] {
+    /// A peer that does not acknowledge (an existing client, whose hangup or cancel is sent once) and `quit`
+    /// (reason 0: it left on purpose, which it does only when its call ends) does not get this call back by
+    /// joining again: it joins the same room for its next call, and that must not keep this call alive when its
+    /// hangup was lost. A peer of ours retries its hangup and answers keep-alives, so a rejoin keeps its call.
+    mutating func remoteLeftChannel(quit: Bool) -> [CallAction] {
         let grace = delivery.settings.remoteLeftGraceMillis
-        guard grace > 0, case .inCall(let endpoint, var call) = phase,
-            call.armed.insert(.remoteLeftGrace(callId: call.id)).inserted
-        else { return [] }
+        guard grace > 0, case .inCall(let endpoint, var call) = phase else { return [] }
+        let final = quit && !delivery.acknowledges(call.peer)
+        let timer: CallTimerID = final ? .remoteQuitGrace(callId: call.id) : .remoteLeftGrace(callId: call.id)
+        guard call.armed.insert(timer).inserted else { return [] }
         phase = .inCall(endpoint, call)
-        return [.startTimer(.remoteLeftGrace(callId: call.id), millis: grace)]
+        return [.startTimer(timer, millis: grace)]
     }
 
     mutating func remoteRejoinedChannel() -> [CallAction] {

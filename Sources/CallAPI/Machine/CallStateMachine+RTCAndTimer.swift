@@ -26,7 +26,7 @@ extension CallStateMachine {
             phase = .inCall(endpoint, call)
             return [.notifyEvent(.remoteJoined, reason: nil)] + remoteRejoinedChannel()
         case .remoteLeft(let channel, let uid, let reason) where fromPeer(channel, uid):
-            return [.notifyEvent(.remoteLeft, reason: "\(reason)")] + remoteLeftChannel()
+            return [.notifyEvent(.remoteLeft, reason: "\(reason)")] + remoteLeftChannel(quit: reason == 0)
         case .remoteFirstVideoFrameDecoded(let channel, let uid) where fromPeer(channel, uid) && call.type == .video:
             return firstFrameArrived(now: now)
         case .remoteFirstAudioFrameDecoded(let channel, let uid) where fromPeer(channel, uid) && call.type == .audio:
@@ -80,7 +80,7 @@ extension CallStateMachine {
         case .retry(let id): retryDue(id, now: now)
         case .keepAlive(let callId): keepAliveDue(callId, now: now)
         case .peerSilence(let callId): peerSilenceCheck(callId, now: now)
-        case .remoteLeftGrace(let callId): remoteLeftGraceOver(callId, now: now)
+        case .remoteLeftGrace(let callId), .remoteQuitGrace(let callId): remoteLeftGraceOver(timer, callId, now: now)
         case .ownDeviceNotice(let callId): repeatOwnDeviceNotice(callId, now: now)
         }
     }

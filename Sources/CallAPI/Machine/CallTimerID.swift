@@ -11,11 +11,17 @@ package enum CallTimerID: Sendable, Hashable {
     case peerSilence(callId: String)
     /// Repeat this device's accept of `callId` to its own user's other devices.
     case ownDeviceNotice(callId: String)
-    /// The peer of `callId` left the RTC channel and has not come back.
+    /// The peer of `callId` dropped out of the RTC channel and has not come back.
     case remoteLeftGrace(callId: String)
+    /// The peer of `callId`, an existing client, quit the RTC channel (left it on purpose): its call is over,
+    /// even if it joins the same channel again for its next call before its hangup arrives.
+    case remoteQuitGrace(callId: String)
 
     /// A call's liveness timers, in the order they are stopped when it ends.
     static func liveness(of callId: String) -> [CallTimerID] {
-        [.keepAlive(callId: callId), .peerSilence(callId: callId), .remoteLeftGrace(callId: callId)]
+        [
+            .keepAlive(callId: callId), .peerSilence(callId: callId), .remoteLeftGrace(callId: callId),
+            .remoteQuitGrace(callId: callId),
+        ]
     }
 }

@@ -25,6 +25,9 @@ package struct DeliveryMachine: Sendable {
         var attempts = 0
     }
 
+    /// Whether `peer` has shown it acknowledges (it runs this library's reliability extension).
+    func acknowledges(_ peer: UInt) -> Bool { peers[peer] == true }
+
     /// The endpoint initialized with `settings`.
     mutating func start(_ settings: CallReliability) {
         self.settings = settings

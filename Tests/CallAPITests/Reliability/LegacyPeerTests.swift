@@ -80,6 +80,29 @@ struct LegacyPeerTests {
     }
 
     @Test(arguments: LegacyFlavour.allCases)
+    func itsLostHangupStillEndsOurCallWhenItRejoinsTheSameRoomForItsNextCall(_ flavour: LegacyFlavour) {
+        // Chaos seeds 35729 and 96033 (--devices 3 --legacy 2): the existing clients keep one room for every
+        // call, so the peer is back in our channel (for its call with user 3) before the grace is over.
+        let w = LegacyWorld(flavour)
+        w.legacy.call(1)
+        w.clock.advance(byMillis: 100)
+        w.ours.accept(remoteUserId: 9, completion: nil)
+        w.clock.advance(byMillis: 500)
+        #expect(w.ours.state == .connected)
+        w.network.inject(.drop, from: 9, to: 1)
+        w.legacy.hangup()
+        w.clock.advance(byMillis: 200)
+        w.legacy.call(3)
+        w.clock.advance(byMillis: 500)
+        #expect(w.third.state == .calling, "the peer's next call rings, from the same room")
+        #expect(w.ours.state == .connected)
+        w.clock.advance(byMillis: CallReliability.standard.remoteLeftGraceMillis)
+        #expect(w.ours.state == .prepared, "it quit the channel: joining it again is another call")
+        #expect(w.listener.lastState?.reason == .peerLost)
+        #expect(w.third.state == .calling, "the peer's next call is untouched")
+    }
+
+    @Test(arguments: LegacyFlavour.allCases)
     func itsLostAcceptIsCleanedUpByTheRingTimer(_ flavour: LegacyFlavour) {
         let w = LegacyWorld(flavour)
         w.ours.call(remoteUserId: 9, completion: nil)
