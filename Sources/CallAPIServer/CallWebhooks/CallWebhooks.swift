@@ -144,7 +144,12 @@ final class CallWebhooks: Sendable {
     /// Posts and writes until ``finish()``: then lets the posts in flight end, writes what is queued, closes the
     /// store and returns. Undelivered events stay in the table for the next run.
     func run() async {
-        let client = HTTPClient(eventLoopGroupProvider: .singleton)
+        var configuration = HTTPClient.Configuration()
+        // A refused connection fails the attempt at once: the machine retries on its own schedule (the client's
+        // default would keep reconnecting until the attempt's deadline).
+        configuration.connectionPool.retryConnectionEstablishment = false
+        configuration.timeout.connect = .milliseconds(settings.timeoutMillis)
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         handle(.tick, now: clock.nowMillis())  // events left by the previous run
         await withDiscardingTaskGroup { group in
             group.addTask { await self.runWriter() }
@@ -189,7 +194,8 @@ final class CallWebhooks: Sendable {
                 case .markDelivered(let seq, let at):
                     try await store.markWebhookEventDelivered(seq: seq, at: at)
                 case .recordFailure(let seq, let attempts, let retryAt, let problem):
-                    try await store.recordWebhookFailure(seq: seq, attempts: attempts, retryAt: retryAt, problem: problem)
+                    try await store.recordWebhookFailure(
+                        seq: seq, attempts: attempts, retryAt: retryAt, problem: problem)
                 }
                 return
             } catch {

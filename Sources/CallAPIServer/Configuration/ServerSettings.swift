@@ -65,7 +65,10 @@ public enum ServerSettings {
         ),
         ("call-webhook-secret", "HMAC-SHA256 key of the X-CallAPI-Signature header of call webhook posts"),
         ("call-webhook-retention-days", "days delivered call events are kept for replay (default 7)"),
-        ("call-webhook-max-pending", "undelivered call events kept at most; more are refused and counted (default 10000)"),
+        (
+            "call-webhook-max-pending",
+            "undelivered call events kept at most; more are refused and counted (default 10000)"
+        ),
         ("push-ring-seconds", "how long a call pushed to an offline user is held and rings, seconds (default 30)"),
         ("push-tombstone-seconds", "how long a withdrawn call's tombstone waits for the callee, seconds (default 120)"),
         ("apns-key", "path of the APNs auth key (.p8, PEM); with --apns-key-id and --apns-team-id enables APNs"),

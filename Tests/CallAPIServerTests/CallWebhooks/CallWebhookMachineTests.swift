@@ -59,7 +59,10 @@ import Testing
         let first = Self.emitAndStore(&machine, Self.event(.ended, "A"))
         #expect(
             machine.handle(.failed(seq: first.stored.seq, problem: "the receiver answered 503", jitter: 1), now: 0)
-                == [.recordFailure(seq: first.stored.seq, attempts: 1, retryAt: 1000, problem: "the receiver answered 503")])
+                == [
+                    .recordFailure(
+                        seq: first.stored.seq, attempts: 1, retryAt: 1000, problem: "the receiver answered 503")
+                ])
         let actions = machine.handle(.tick, now: 1000)
         guard case .post(let again, let attempt) = actions.first else {
             Issue.record("no retry: \(actions)")

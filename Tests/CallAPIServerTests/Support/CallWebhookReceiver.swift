@@ -58,7 +58,11 @@ final class CallWebhookReceiver: Sendable {
 
     /// Stops listening: connections to the port are refused until ``start()``.
     func stop() async {
-        guard let current = listener.withLockedValue({ listener in defer { listener = nil }; return listener }) else {
+        guard
+            let current = listener.withLockedValue({ listener in
+                defer { listener = nil }; return listener
+            })
+        else {
             return
         }
         await current.group.triggerGracefulShutdown()
