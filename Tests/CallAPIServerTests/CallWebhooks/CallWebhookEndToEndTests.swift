@@ -209,3 +209,63 @@ struct PostgresCallWebhookEndToEndTests {
             try await LedgerBackend.postgres.freshDatabase())
     }
 }
+
+/// The same outage measured in real time (`scripts/measure-webhooks.sh`): the server's own clock and once-a-second
+/// ticker, the receiver down for `CALLAPI_MEASURE_WEBHOOK_OUTAGE` seconds with a restart in the middle. Prints how
+/// long after the receiver came back the last event arrived.
+@Suite(
+    .serialized,
+    .enabled(
+        if: ProcessInfo.processInfo.environment["CALLAPI_MEASURE_WEBHOOK_OUTAGE"] != nil,
+        "a real-time measurement: scripts/measure-webhooks.sh sets CALLAPI_MEASURE_WEBHOOK_OUTAGE"))
+struct CallWebhookOutageMeasurement {
+    @Test func everyEventArrivesAfterARealOutageAndRestart() async throws {
+        let outage = Double(ProcessInfo.processInfo.environment["CALLAPI_MEASURE_WEBHOOK_OUTAGE"] ?? "") ?? 120
+        let directory = CallWebhookEndToEndScenarios.aTemporaryDataDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let receiver = CallWebhookReceiver()
+        try await receiver.start()
+        func start() async throws -> TestServer {
+            try await TestServer.start(tickIntervalMillis: 1000) { configuration in
+                configuration.ledger.database = .sqlite(path: directory + "/callapi-ledger.sqlite")
+                configuration.ledger.retentionDays = nil
+                configuration.ledger.webhook = CallWebhookSettings(url: receiver.url)
+            }
+        }
+        var server = try await start()
+        var expected: [String] = []
+        func record(_ call: (callId: String, kinds: [String])) { expected += call.kinds.map { "\(call.callId):\($0)" } }
+        record(try await CallWebhookEndToEndScenarios.completedCall(server))
+        await receiver.stop()
+        let down = ContinuousClock.now
+        for _ in 0..<10 { record(try await CallWebhookEndToEndScenarios.completedCall(server)) }
+        for _ in 0..<5 { record(try await CallWebhookEndToEndScenarios.missedCall(server)) }
+        try await Task.sleep(for: .seconds(outage / 2))
+        try await server.stop()
+        server = try await start()
+        for _ in 0..<5 { record(try await CallWebhookEndToEndScenarios.rejectedCall(server)) }
+        try await Task.sleep(until: down + .seconds(outage))
+        try await receiver.start()
+        let back = ContinuousClock.now
+        var arrivedAt: Duration?
+        while ContinuousClock.now - back < .seconds(120) {
+            if Set(receiver.posts.compactMap(\.idempotencyKey)).isSuperset(of: expected) {
+                arrivedAt = ContinuousClock.now - back
+                break
+            }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        let posts = receiver.posts
+        let keys = posts.compactMap(\.idempotencyKey)
+        let attempts = posts.compactMap { $0.attempt.flatMap { Int($0) } }
+        print(
+            "call webhooks, real time: receiver down \(Int(outage)) s with a server restart; "
+                + "\(expected.count) events expected, \(Set(keys).count) distinct keys received in \(posts.count) posts "
+                + "(\(posts.count - Set(keys).count) duplicates), max attempt \(attempts.max() ?? 0); "
+                + "all arrived \(arrivedAt.map { "\($0)" } ?? "NOT within 120 s") after the receiver came back")
+        #expect(arrivedAt != nil)
+        #expect(Set(keys) == Set(expected))
+        try await server.stop()
+        await receiver.stop()
+    }
+}
