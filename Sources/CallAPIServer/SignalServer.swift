@@ -44,7 +44,8 @@ public final class SignalServer: Service, Sendable {
         self.metrics = metrics
         let ledger =
             configuration.ledger.enabled
-            ? try await CallLedger.open(settings: configuration.ledger, metrics: metrics, logger: logger) : nil
+            ? try await CallLedger.open(settings: configuration.ledger, clock: clock, metrics: metrics, logger: logger)
+            : nil
         self.ledger = ledger
         self.clock = clock
         let push = try await PushSetup.make(configuration.push, clock: clock, metrics: metrics, logger: logger)
@@ -108,7 +109,7 @@ public final class SignalServer: Service, Sendable {
     public func run() async throws {
         let app = try makeApplication()
         let http = ServiceGroup(configuration: .init(services: [app], logger: logger))
-        enum Part { case http, ticker, shutdown, webhook, ledger, retention, push }
+        enum Part { case http, ticker, shutdown, webhook, ledger, callWebhooks, retention, push }
         try await withThrowingTaskGroup(of: Part.self) { group in
             group.addTask {
                 // Detached, so the HTTP server does not see this service's graceful shutdown (a task local) and
@@ -136,6 +137,12 @@ public final class SignalServer: Service, Sendable {
                 group.addTask {
                     await ledger.run()
                     return .ledger
+                }
+                if let webhooks = ledger.webhooks {
+                    group.addTask {
+                        await webhooks.run()
+                        return .callWebhooks
+                    }
                 }
                 let clock = clock
                 group.addTask {
@@ -183,6 +190,11 @@ public final class SignalServer: Service, Sendable {
                     // Calls still in progress stay unrecorded; what ended is written before the server stops.
                     ledger.finish()
                     await ledger.waitUntilDone()
+                    // Posts in flight end (each within its timeout); undelivered events wait in the table.
+                    if let webhooks = ledger.webhooks {
+                        webhooks.finish()
+                        await webhooks.waitUntilDone()
+                    }
                 }
                 await http.triggerGracefulShutdown()
                 return .shutdown
@@ -228,6 +240,9 @@ public final class SignalServer: Service, Sendable {
             .register(on: router)
         CallHistoryEndpoint(ledger: ledger, authorization: AdminAuthorization(adminKey: configuration.adminKey))
             .register(on: router)
+        CallWebhookEndpoint(
+            webhooks: ledger?.webhooks, authorization: AdminAuthorization(adminKey: configuration.adminKey)
+        ).register(on: router)
         DeviceAdminEndpoint(hub: hub, authorization: AdminAuthorization(adminKey: configuration.adminKey))
             .register(on: router)
 

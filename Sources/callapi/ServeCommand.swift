@@ -98,6 +98,24 @@ struct ServeCommand: AsyncParsableCommand {
         name: .customLong("ledger-liveness"),
         help: "Seconds after a call's last session closed that it ends as dropped (default 30).")
     var ledgerLiveness: String?
+    @Option(
+        name: .customLong("call-webhook-url"),
+        help:
+            "URL call events (ringing, accepted, connected, ended, missed) are POSTed to: durable, in order per call, retried from a queue in the ledger's database (docs/webhooks.md)."
+    )
+    var callWebhookURL: String?
+    @Option(
+        name: .customLong("call-webhook-secret"),
+        help: "HMAC-SHA256 key for the X-CallAPI-Signature header of call webhook posts.")
+    var callWebhookSecret: String?
+    @Option(
+        name: .customLong("call-webhook-retention-days"),
+        help: "Days delivered call events are kept for replay, GET /v1/webhooks/events (default 7).")
+    var callWebhookRetentionDays: String?
+    @Option(
+        name: .customLong("call-webhook-max-pending"),
+        help: "Undelivered call events kept at most; more are refused, logged and counted (default 10000).")
+    var callWebhookMaxPending: String?
     @Option(name: .customLong("push-ring-seconds"), help: "How long a pushed call is held and rings (default 30).")
     var pushRingSeconds: String?
     @Option(
@@ -134,7 +152,9 @@ struct ServeCommand: AsyncParsableCommand {
             "max-unauthenticated": maxUnauthenticated, "request-timeout": requestTimeout,
             "ledger": ledger, "data-dir": dataDir, "ledger-database": ledgerDatabase,
             "ledger-retention-days": ledgerRetentionDays, "answer-busy": answerBusy ? "1" : nil,
-            "ledger-liveness": ledgerLiveness,
+            "ledger-liveness": ledgerLiveness, "call-webhook-url": callWebhookURL,
+            "call-webhook-secret": callWebhookSecret, "call-webhook-retention-days": callWebhookRetentionDays,
+            "call-webhook-max-pending": callWebhookMaxPending,
             "push-ring-seconds": pushRingSeconds, "push-tombstone-seconds": pushTombstoneSeconds,
             "apns-key": apnsKey, "apns-key-id": apnsKeyId, "apns-team-id": apnsTeamId, "apns-url": apnsURL,
             "apns-sandbox-url": apnsSandboxURL, "apns-alert-sound": apnsAlertSound,

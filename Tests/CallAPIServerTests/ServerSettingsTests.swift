@@ -100,4 +100,28 @@ import Testing
             _ = try ServerSettings.configuration(flags: flags, environment: [:])
         }
     }
+
+    @Test func callWebhookSettingsComeFromFlagsAndTheEnvironment() throws {
+        let ledger = try ServerSettings.configuration(
+            flags: ["call-webhook-url": "https://business.example/calls", "call-webhook-retention-days": "30"],
+            environment: ["CALLAPI_CALL_WEBHOOK_SECRET": "s3cret", "CALLAPI_CALL_WEBHOOK_MAX_PENDING": "500"]
+        ).ledger
+        var expected = CallWebhookSettings(url: "https://business.example/calls", secret: "s3cret")
+        expected.retentionDays = 30
+        expected.maxPendingEvents = 500
+        #expect(ledger.webhook == expected)
+        #expect(try ServerSettings.configuration(flags: [:], environment: [:]).ledger.webhook == nil)
+    }
+
+    @Test(arguments: [
+        ["call-webhook-url": "ftp://x"], ["call-webhook-secret": "alone"],
+        ["call-webhook-url": "http://x/calls", "ledger": "0"],
+        ["call-webhook-url": "http://x/calls", "call-webhook-retention-days": "0"],
+        ["call-webhook-url": "http://x/calls", "call-webhook-max-pending": "0"],
+    ])
+    func badCallWebhookSettingsAreRefusedWithTheirName(flags: [String: String]) {
+        #expect(throws: ServerSettings.InvalidSetting.self) {
+            _ = try ServerSettings.configuration(flags: flags, environment: [:])
+        }
+    }
 }

@@ -27,6 +27,8 @@ public struct LedgerSettings: Sendable, Equatable {
     public var maxLiveCalls = 10_000
     /// Ended calls waiting to be written, at most; over it a record is logged and counted as lost.
     public var writeQueueLimit = 10_000
+    /// Durable call webhooks (docs/webhooks.md); `nil`: none. Their queue lives in the ledger's database.
+    public var webhook: CallWebhookSettings?
 
     public init() {}
 

@@ -58,6 +58,17 @@ public enum ServerSettings {
         ("ledger-retention-days", "days ended calls are kept (default 90; 0 keeps them forever)"),
         ("answer-busy", "answer calls to users in a call with busy on their behalf: 1 or true (default off)"),
         ("ledger-liveness", "seconds after a call's last session closed that it ends as dropped (default 30)"),
+        (
+            "call-webhook-url",
+            "URL that call events (ringing, accepted, connected, ended, missed) are POSTed to, durably, in order per "
+                + "call, retried from a queue in the ledger's database (needs the ledger; default: none)"
+        ),
+        ("call-webhook-secret", "HMAC-SHA256 key of the X-CallAPI-Signature header of call webhook posts"),
+        ("call-webhook-retention-days", "days delivered call events are kept for replay (default 7)"),
+        (
+            "call-webhook-max-pending",
+            "undelivered call events kept at most; more are refused and counted (default 10000)"
+        ),
         ("push-ring-seconds", "how long a call pushed to an offline user is held and rings, seconds (default 30)"),
         ("push-tombstone-seconds", "how long a withdrawn call's tombstone waits for the callee, seconds (default 120)"),
         ("apns-key", "path of the APNs auth key (.p8, PEM); with --apns-key-id and --apns-team-id enables APNs"),
@@ -269,6 +280,24 @@ public enum ServerSettings {
         if let days = try int("ledger-retention-days", 0...36_500) { ledger.retentionDays = days == 0 ? nil : days }
         ledger.answersBusy = try bool("answer-busy") ?? false
         if let seconds = try int("ledger-liveness", 1...86_400) { ledger.livenessSeconds = seconds }
+        switch (value("call-webhook-url"), value("call-webhook-secret")) {
+        case (let url?, let secret):
+            guard url.hasPrefix("http://") || url.hasPrefix("https://") else {
+                throw InvalidSetting(name: "call-webhook-url", problem: "\"\(url)\" is not an http(s) URL")
+            }
+            guard ledger.enabled else {
+                throw InvalidSetting(
+                    name: "call-webhook-url", problem: "call webhooks come from the call ledger: leave --ledger on")
+            }
+            var webhook = CallWebhookSettings(url: url, secret: secret)
+            if let days = try int("call-webhook-retention-days", 1...36_500) { webhook.retentionDays = days }
+            if let count = try int("call-webhook-max-pending", 1...10_000_000) { webhook.maxPendingEvents = count }
+            ledger.webhook = webhook
+        case (nil, .some):
+            throw InvalidSetting(name: "call-webhook-secret", problem: "give --call-webhook-url too")
+        case (nil, nil):
+            break
+        }
         return ledger
     }
 }

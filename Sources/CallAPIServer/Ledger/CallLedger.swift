@@ -13,6 +13,8 @@ import NIOConcurrencyHelpers
 final class CallLedger: Sendable {
     let settings: LedgerSettings
     let store: any LedgerStore
+    /// The durable call webhooks (docs/webhooks.md), when a URL is configured.
+    let webhooks: CallWebhooks?
     private let machine: NIOLockedValueBox<CallLedgerMachine>
     private let writes: AsyncStream<CallRecord>
     private let continuation: AsyncStream<CallRecord>.Continuation
@@ -22,23 +24,44 @@ final class CallLedger: Sendable {
     private let metrics: ServerMetrics
     private let logger: Logger
 
-    /// Opens the configured store (migrating it) and returns the ledger.
-    static func open(settings: LedgerSettings, metrics: ServerMetrics, logger: Logger) async throws -> CallLedger {
-        let store: any LedgerStore
-        switch settings.database {
-        case .memory:
-            store = try await SQLiteLedgerStore.open(path: nil)
-        case .sqlite(let path):
-            store = try await SQLiteLedgerStore.open(path: path)
-        case .postgres(let url):
-            store = try await PostgresLedgerStore.open(url: url, logger: logger)
+    /// Opens the configured store (migrating it), and the call webhooks' queue when they are configured, and
+    /// returns the ledger.
+    static func open(
+        settings: LedgerSettings, clock: any SignalServerClock, metrics: ServerMetrics, logger: Logger
+    ) async throws -> CallLedger {
+        let store = try await openStore(settings.database, logger: logger)
+        var webhooks: CallWebhooks?
+        if let webhook = settings.webhook {
+            do {
+                webhooks = try await CallWebhooks.open(
+                    settings: webhook, database: settings.database, clock: clock, metrics: metrics, logger: logger)
+            } catch {
+                try? await store.close()
+                throw error
+            }
         }
-        return CallLedger(settings: settings, store: store, metrics: metrics, logger: logger)
+        return CallLedger(settings: settings, store: store, webhooks: webhooks, metrics: metrics, logger: logger)
     }
 
-    init(settings: LedgerSettings, store: any LedgerStore, metrics: ServerMetrics, logger: Logger) {
+    /// A connection to `database`, migrated.
+    static func openStore(_ database: LedgerSettings.Database, logger: Logger) async throws -> any LedgerStore {
+        switch database {
+        case .memory:
+            try await SQLiteLedgerStore.open(path: nil)
+        case .sqlite(let path):
+            try await SQLiteLedgerStore.open(path: path)
+        case .postgres(let url):
+            try await PostgresLedgerStore.open(url: url, logger: logger)
+        }
+    }
+
+    init(
+        settings: LedgerSettings, store: any LedgerStore, webhooks: CallWebhooks? = nil, metrics: ServerMetrics,
+        logger: Logger
+    ) {
         self.settings = settings
         self.store = store
+        self.webhooks = webhooks
         self.metrics = metrics
         self.logger = logger
         machine = NIOLockedValueBox(CallLedgerMachine(limits: settings.limits))
@@ -68,10 +91,11 @@ final class CallLedger: Sendable {
                         "call ledger: record not written, the write queue is full or closed",
                         metadata: ["callId": "\(record.callId)", "outcome": "\(record.outcome.rawValue)"])
                 }
-            case .notify:
-                break  // call webhooks: not wired yet (docs/ledger.md)
+            case .notify(let event):
+                webhooks?.post(event, now: now)
             }
         }
+        if input == .tick { webhooks?.tick(now: now) }
     }
 
     /// The accepted call `user` is in, if any.
@@ -124,6 +148,10 @@ final class CallLedger: Sendable {
     /// Deletes calls past the retention (if one is set); returns how many.
     @discardableResult
     func applyRetention(now: Int64) async -> Int {
+        if let webhooks {
+            let deleted = await webhooks.applyRetention(now: now)
+            if deleted > 0 { logger.info("call webhooks: retention deleted \(deleted) delivered events") }
+        }
         guard let days = settings.retentionDays else { return 0 }
         do {
             let deleted = try await store.deleteCalls(endedBefore: now - Int64(days) * 86_400_000)

@@ -32,7 +32,26 @@ enum LedgerSchema {
             "CREATE INDEX calls_by_caller ON calls (caller, started_at)",
             "CREATE INDEX calls_by_callee ON calls (callee, started_at)",
             "CREATE INDEX calls_by_end ON calls (ended_at)",
-        ]
+        ],
+        // 2: the durable call webhook queue (docs/webhooks.md). Delivered events stay for replay until retention.
+        [
+            """
+            CREATE TABLE webhook_events (
+                seq BIGINT PRIMARY KEY,
+                event_key TEXT NOT NULL,
+                call_id TEXT NOT NULL,
+                kind TEXT NOT NULL,
+                body TEXT NOT NULL,
+                created_at BIGINT NOT NULL,
+                attempts INTEGER NOT NULL,
+                next_attempt_at BIGINT NOT NULL,
+                delivered_at BIGINT,
+                last_error TEXT
+            )
+            """,
+            "CREATE INDEX webhook_events_pending ON webhook_events (delivered_at, seq)",
+            "CREATE INDEX webhook_events_by_creation ON webhook_events (created_at)",
+        ],
     ]
 
     static let createVersionTable = "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)"
@@ -40,5 +59,10 @@ enum LedgerSchema {
     static let columns = [
         "call_id", "caller", "callee", "media", "room_id", "started_at", "rang_at", "accepted_at", "connected_at",
         "ended_at", "ended_by", "end_reason", "outcome", "duration_ms", "devices",
+    ]
+
+    static let webhookColumns = [
+        "seq", "event_key", "call_id", "kind", "body", "created_at", "attempts", "next_attempt_at", "delivered_at",
+        "last_error",
     ]
 }

@@ -11,6 +11,21 @@ package protocol LedgerStore: Sendable {
     func calls(_ query: CallQuery) async throws -> CallPage
     /// Deletes calls that ended before `cutoff`; returns how many.
     func deleteCalls(endedBefore cutoff: Int64) async throws -> Int
+    /// Adds a call webhook event to the queue table.
+    func insertWebhookEvent(_ event: StoredCallEvent) async throws
+    /// The events not delivered yet, by sequence number.
+    func pendingWebhookEvents() async throws -> [StoredCallEvent]
+    /// The highest sequence number in the table (0: none).
+    func lastWebhookSequence() async throws -> Int64
+    /// Marks an event delivered.
+    func markWebhookEventDelivered(seq: Int64, at: Int64) async throws
+    /// Records a failed attempt and when the next one is due.
+    func recordWebhookFailure(seq: Int64, attempts: Int, retryAt: Int64, problem: String) async throws
+    /// Up to `limit` events after sequence number `since`, delivered or not, by sequence number.
+    func webhookEvents(since: Int64, limit: Int) async throws -> [StoredCallEvent]
+    /// Deletes delivered events created before `cutoff` (never the newest event, which carries the sequence on);
+    /// returns how many.
+    func deleteWebhookEvents(deliveredAndCreatedBefore cutoff: Int64) async throws -> Int
     /// The schema version the database is at (0: none yet).
     func schemaVersion() async throws -> Int
     /// Closes the connection; nothing may be called after.

@@ -75,6 +75,25 @@ package final class PostgresLedgerStore: LedgerStore {
         try await queries.deleteCalls(endedBefore: cutoff)
     }
     package func schemaVersion() async throws -> Int { try await queries.schemaVersion() }
+    package func insertWebhookEvent(_ event: StoredCallEvent) async throws {
+        try await queries.insertWebhookEvent(event)
+    }
+    package func pendingWebhookEvents() async throws -> [StoredCallEvent] {
+        try await queries.pendingWebhookEvents()
+    }
+    package func lastWebhookSequence() async throws -> Int64 { try await queries.lastWebhookSequence() }
+    package func markWebhookEventDelivered(seq: Int64, at: Int64) async throws {
+        try await queries.markWebhookEventDelivered(seq: seq, at: at)
+    }
+    package func recordWebhookFailure(seq: Int64, attempts: Int, retryAt: Int64, problem: String) async throws {
+        try await queries.recordWebhookFailure(seq: seq, attempts: attempts, retryAt: retryAt, problem: problem)
+    }
+    package func webhookEvents(since: Int64, limit: Int) async throws -> [StoredCallEvent] {
+        try await queries.webhookEvents(since: since, limit: limit)
+    }
+    package func deleteWebhookEvents(deliveredAndCreatedBefore cutoff: Int64) async throws -> Int {
+        try await queries.deleteWebhookEvents(deliveredAndCreatedBefore: cutoff)
+    }
     package func close() async throws { try await queries.runner.connection.close() }
 
     struct Runner: SQLRunner {

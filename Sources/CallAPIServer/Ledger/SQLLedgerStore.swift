@@ -152,3 +152,83 @@ struct SQLLedgerQueries<Runner: SQLRunner>: Sendable {
             outcome: outcome, durationMillis: try integer("duration_ms"), devices: devices)
     }
 }
+
+// MARK: - Call webhook queue
+
+extension SQLLedgerQueries {
+    func insertWebhookEvent(_ event: StoredCallEvent) async throws {
+        let columns = LedgerSchema.webhookColumns
+        let placeholders = (1...columns.count).map(Runner.placeholder).joined(separator: ", ")
+        _ = try await runner.run(
+            "INSERT INTO webhook_events (\(columns.joined(separator: ", "))) VALUES (\(placeholders))",
+            [
+                .integer(event.seq), .text(event.idempotencyKey), .text(event.callId), .text(event.kind.rawValue),
+                .text(event.body), .integer(event.createdAt), .integer(Int64(event.attempts)),
+                .integer(event.nextAttemptAt), event.deliveredAt.map(SQLValue.integer) ?? .null,
+                event.lastError.map(SQLValue.text) ?? .null,
+            ])
+    }
+
+    func pendingWebhookEvents() async throws -> [StoredCallEvent] {
+        try await runner.run(
+            "SELECT \(LedgerSchema.webhookColumns.joined(separator: ", ")) FROM webhook_events "
+                + "WHERE delivered_at IS NULL ORDER BY seq", []
+        ).map(Self.webhookEvent)
+    }
+
+    func lastWebhookSequence() async throws -> Int64 {
+        try await runner.run("SELECT MAX(seq) AS seq FROM webhook_events", []).first?["seq"]?.integer ?? 0
+    }
+
+    func markWebhookEventDelivered(seq: Int64, at: Int64) async throws {
+        _ = try await runner.run(
+            "UPDATE webhook_events SET delivered_at = \(Runner.placeholder(1)), last_error = NULL "
+                + "WHERE seq = \(Runner.placeholder(2))", [.integer(at), .integer(seq)])
+    }
+
+    func recordWebhookFailure(seq: Int64, attempts: Int, retryAt: Int64, problem: String) async throws {
+        _ = try await runner.run(
+            "UPDATE webhook_events SET attempts = \(Runner.placeholder(1)), next_attempt_at = \(Runner.placeholder(2)), "
+                + "last_error = \(Runner.placeholder(3)) WHERE seq = \(Runner.placeholder(4))",
+            [.integer(Int64(attempts)), .integer(retryAt), .text(String(problem.prefix(500))), .integer(seq)])
+    }
+
+    func webhookEvents(since: Int64, limit: Int) async throws -> [StoredCallEvent] {
+        try await runner.run(
+            "SELECT \(LedgerSchema.webhookColumns.joined(separator: ", ")) FROM webhook_events "
+                + "WHERE seq > \(Runner.placeholder(1)) ORDER BY seq LIMIT \(max(1, limit))", [.integer(since)]
+        ).map(Self.webhookEvent)
+    }
+
+    func deleteWebhookEvents(deliveredAndCreatedBefore cutoff: Int64) async throws -> Int {
+        let condition =
+            "delivered_at IS NOT NULL AND created_at < \(Runner.placeholder(1)) "
+            + "AND seq < (SELECT MAX(seq) FROM webhook_events)"
+        let rows = try await runner.run(
+            "SELECT COUNT(*) AS n FROM webhook_events WHERE \(condition)", [.integer(cutoff)])
+        _ = try await runner.run("DELETE FROM webhook_events WHERE \(condition)", [.integer(cutoff)])
+        return Int(rows.first?["n"]?.integer ?? 0)
+    }
+
+    private static func webhookEvent(_ row: [String: SQLValue]) throws -> StoredCallEvent {
+        func text(_ column: String) throws -> String {
+            guard let value = row[column]?.text else { throw LedgerStoreError("webhook_events.\(column) is not text") }
+            return value
+        }
+        func integer(_ column: String) throws -> Int64 {
+            guard let value = row[column]?.integer else {
+                throw LedgerStoreError("webhook_events.\(column) is not a number")
+            }
+            return value
+        }
+        let kindText = try text("kind")
+        guard let kind = CallEvent.Kind(rawValue: kindText) else {
+            throw LedgerStoreError("webhook_events row has kind \(kindText), unknown to this server")
+        }
+        return StoredCallEvent(
+            seq: try integer("seq"), idempotencyKey: try text("event_key"), callId: try text("call_id"), kind: kind,
+            body: try text("body"), createdAt: try integer("created_at"), attempts: Int(try integer("attempts")),
+            nextAttemptAt: try integer("next_attempt_at"), deliveredAt: row["delivered_at"]?.integer,
+            lastError: row["last_error"]?.text)
+    }
+}

@@ -26,6 +26,10 @@ final class ServerMetrics: Sendable {
     private let answersDelivered: Metrics.Counter
     private let answersQueued: Metrics.Counter
     private let ledgerLost: Metrics.Counter
+    private let callWebhookDeliveries: Metrics.Counter
+    private let callWebhookFailedAttempts: Metrics.Counter
+    private let callWebhookRefusals: Metrics.Counter
+    private let callWebhookQueue: Metrics.Gauge
 
     init() {
         registry = PrometheusCollectorRegistry()
@@ -66,6 +70,15 @@ final class ServerMetrics: Sendable {
         answersQueued.increment(by: 0)
         ledgerLost = Metrics.Counter(label: "callapi_ledger_records_lost_total", factory: factory)
         ledgerLost.increment(by: 0)
+        callWebhookDeliveries = Metrics.Counter(label: "callapi_call_webhook_deliveries_total", factory: factory)
+        callWebhookFailedAttempts = Metrics.Counter(
+            label: "callapi_call_webhook_failed_attempts_total", factory: factory)
+        callWebhookRefusals = Metrics.Counter(label: "callapi_call_webhook_events_refused_total", factory: factory)
+        callWebhookQueue = Metrics.Gauge(label: "callapi_call_webhook_pending_events", factory: factory)
+        for counter in [callWebhookDeliveries, callWebhookFailedAttempts, callWebhookRefusals] {
+            counter.increment(by: 0)
+        }
+        callWebhookQueue.record(0)
     }
 
     func update(sessions: Int, usersOnline: Int, held: Int, heldBytes: Int, queuedFrames: Int, queuedBytes: Int) {
@@ -143,6 +156,10 @@ final class ServerMetrics: Sendable {
     func webhookDelivered() { webhookDeliveries.increment() }
     func webhookFailed() { webhookFailures.increment() }
     func ledgerRecordLost() { ledgerLost.increment() }
+    func callWebhookDelivered() { callWebhookDeliveries.increment() }
+    func callWebhookAttemptFailed() { callWebhookFailedAttempts.increment() }
+    func callWebhookRefused() { callWebhookRefusals.increment() }
+    func callWebhookPending(_ count: Int) { callWebhookQueue.record(count) }
 
     func relayLatency(_ duration: Duration) {
         relayLatency.recordNanoseconds(

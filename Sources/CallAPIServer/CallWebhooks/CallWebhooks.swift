@@ -1,0 +1,317 @@
+import AsyncHTTPClient
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+
+/// The call webhooks' shell (docs/webhooks.md): runs ``CallWebhookMachine`` under a lock, writes the queue table
+/// from one task in order (a connection of its own to the ledger's database), and posts events with
+/// AsyncHTTPClient, as many at once as the machine allows.
+final class CallWebhooks: Sendable {
+    /// The header carrying the event's idempotency key (also in the body as `idempotencyKey`).
+    static let idempotencyKeyHeader = "Idempotency-Key"
+    /// The header carrying the event's sequence number.
+    static let sequenceHeader = "X-CallAPI-Sequence"
+    /// The header counting attempts at this event, from 1.
+    static let attemptHeader = "X-CallAPI-Attempt"
+
+    let settings: CallWebhookSettings
+    /// The queue table's connection (also read by the replay endpoint).
+    let store: any LedgerStore
+    private let machine: NIOLockedValueBox<CallWebhookMachine>
+    private let clock: any SignalServerClock
+    private let jitter: @Sendable () -> Double
+    private let writes: AsyncStream<StoreWrite>
+    private let writeContinuation: AsyncStream<StoreWrite>.Continuation
+    private let posts: AsyncStream<Post>
+    private let postContinuation: AsyncStream<Post>.Continuation
+    private let activity = Activity()
+    private let metrics: ServerMetrics
+    private let logger: Logger
+
+    /// A change to the queue table.
+    enum StoreWrite: Sendable {
+        case insert(StoredCallEvent)
+        case markDelivered(seq: Int64, at: Int64)
+        case recordFailure(seq: Int64, attempts: Int, retryAt: Int64, problem: String)
+    }
+
+    struct Post: Sendable {
+        var event: StoredCallEvent
+        var attempt: Int
+    }
+
+    /// Opens the queue table in `database` (migrating it) and picks up the events a previous run left undelivered.
+    /// `jitter` returns a number in 0...1 for each retry delay.
+    static func open(
+        settings: CallWebhookSettings, database: LedgerSettings.Database, clock: any SignalServerClock,
+        jitter: @escaping @Sendable () -> Double = { Double.random(in: 0...1) }, metrics: ServerMetrics,
+        logger: Logger
+    ) async throws -> CallWebhooks {
+        let store = try await CallLedger.openStore(database, logger: logger)
+        let pending = try await store.pendingWebhookEvents()
+        let last = try await store.lastWebhookSequence()
+        if !pending.isEmpty {
+            logger.notice("call webhooks: \(pending.count) undelivered events from before the restart are queued")
+        }
+        let machine = CallWebhookMachine(limits: settings.limits, lastSequence: last, pending: pending)
+        return CallWebhooks(
+            settings: settings, store: store, machine: machine, clock: clock, jitter: jitter, metrics: metrics,
+            logger: logger)
+    }
+
+    private init(
+        settings: CallWebhookSettings, store: any LedgerStore, machine: CallWebhookMachine,
+        clock: any SignalServerClock, jitter: @escaping @Sendable () -> Double, metrics: ServerMetrics, logger: Logger
+    ) {
+        self.settings = settings
+        self.store = store
+        self.machine = NIOLockedValueBox(machine)
+        self.clock = clock
+        self.jitter = jitter
+        self.metrics = metrics
+        self.logger = logger
+        // Both are bounded by the machine: one write per stored or delivered event plus one per attempt in flight,
+        // and at most `maxConcurrentDeliveries` posts.
+        (writes, writeContinuation) = AsyncStream.makeStream(of: StoreWrite.self)
+        (posts, postContinuation) = AsyncStream.makeStream(of: Post.self)
+        metrics.callWebhookPending(machine.pendingCount)
+    }
+
+    /// The ledger saw a moment of a call.
+    func post(_ event: CallEvent, now: Int64) { handle(.emitted(event), now: now) }
+
+    /// Time passed: retries that are due start.
+    func tick(now: Int64) { handle(.tick, now: now) }
+
+    /// Undelivered events.
+    var pendingCount: Int { machine.withLockedValue { $0.pendingCount } }
+
+    /// Feeds the machine and performs its actions, under the lock so that writes and posts leave in the machine's
+    /// order (the writer stores a call's events in sequence).
+    private func handle(_ input: CallWebhookInput, now: Int64) {
+        machine.withLockedValue { machine in
+            for action in machine.handle(input, now: now) {
+                perform(action)
+            }
+            metrics.callWebhookPending(machine.pendingCount)
+        }
+    }
+
+    private func perform(_ action: CallWebhookAction) {
+        switch action {
+        case .store(let event):
+            write(.insert(event))
+        case .refuse(let event, let reason):
+            metrics.callWebhookRefused()
+            logger.error(
+                "call webhook event refused",
+                metadata: [
+                    "idempotencyKey": "\(StoredCallEvent.idempotencyKey(callId: event.callId, kind: event.kind))",
+                    "problem": "\(reason)",
+                ])
+        case .post(let event, let attempt):
+            activity.begin()
+            if case .terminated = postContinuation.yield(Post(event: event, attempt: attempt)) {
+                activity.end()  // stopping: the event stays in the table for the next run
+            }
+        case .markDelivered(let seq, let at):
+            metrics.callWebhookDelivered()
+            write(.markDelivered(seq: seq, at: at))
+        case .recordFailure(let seq, let attempts, let retryAt, let problem):
+            metrics.callWebhookAttemptFailed()
+            logger.warning(
+                "call webhook delivery failed",
+                metadata: [
+                    "seq": "\(seq)", "attempts": "\(attempts)", "retryAt": "\(retryAt)", "problem": "\(problem)",
+                ])
+            write(.recordFailure(seq: seq, attempts: attempts, retryAt: retryAt, problem: problem))
+        }
+    }
+
+    private func write(_ write: StoreWrite) {
+        activity.begin()
+        if case .terminated = writeContinuation.yield(write) {
+            activity.end()
+            if case .insert(let event) = write {
+                metrics.callWebhookRefused()
+                logger.error(
+                    "call webhook event refused: the server is stopping",
+                    metadata: ["idempotencyKey": "\(event.idempotencyKey)"])
+            }
+        }
+    }
+
+    /// Posts and writes until ``finish()``: then lets the posts in flight end, writes what is queued, closes the
+    /// store and returns. Undelivered events stay in the table for the next run.
+    func run() async {
+        var configuration = HTTPClient.Configuration()
+        // A refused connection fails the attempt at once: the machine retries on its own schedule (the client's
+        // default would keep reconnecting until the attempt's deadline).
+        configuration.connectionPool.retryConnectionEstablishment = false
+        configuration.timeout.connect = .milliseconds(settings.timeoutMillis)
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        handle(.tick, now: clock.nowMillis())  // events left by the previous run
+        await withDiscardingTaskGroup { group in
+            group.addTask { await self.runWriter() }
+            group.addTask {
+                await withDiscardingTaskGroup { posting in
+                    for await post in self.posts {
+                        posting.addTask { await self.deliver(post, with: client) }
+                    }
+                }
+                self.writeContinuation.finish()
+            }
+        }
+        try? await client.shutdown()
+        try? await store.close()
+        await activity.markDone()
+    }
+
+    /// No more posts: ``run()`` finishes what is in flight and returns.
+    func finish() { postContinuation.finish() }
+
+    /// Waits until ``run()`` has returned.
+    func waitUntilDone() async { await activity.waitUntilDone() }
+
+    /// Waits until no write or post is queued or in flight (retries waiting for their time do not count).
+    func waitUntilIdle() async { await activity.waitUntilIdle() }
+
+    private func runWriter() async {
+        for await write in writes {
+            await perform(write)
+            activity.end()
+        }
+    }
+
+    private func perform(_ write: StoreWrite) async {
+        var delay: Duration = .milliseconds(100)
+        for attempt in 1...5 {
+            do {
+                switch write {
+                case .insert(let event):
+                    try await store.insertWebhookEvent(event)
+                    handle(.stored(seq: event.seq), now: clock.nowMillis())
+                case .markDelivered(let seq, let at):
+                    try await store.markWebhookEventDelivered(seq: seq, at: at)
+                case .recordFailure(let seq, let attempts, let retryAt, let problem):
+                    try await store.recordWebhookFailure(
+                        seq: seq, attempts: attempts, retryAt: retryAt, problem: problem)
+                }
+                return
+            } catch {
+                logger.warning("call webhooks: a queue table write failed (attempt \(attempt) of 5): \(error)")
+                try? await Task.sleep(for: delay)
+                delay *= 2
+            }
+        }
+        switch write {
+        case .insert(let event):
+            metrics.callWebhookRefused()
+            logger.error(
+                "call webhook event refused: the queue table could not store it",
+                metadata: ["idempotencyKey": "\(event.idempotencyKey)"])
+            handle(.notStored(seq: event.seq), now: clock.nowMillis())
+        case .markDelivered(let seq, _), .recordFailure(let seq, _, _, _):
+            // The event stays undelivered in the table: a restarted server posts it again (at least once).
+            logger.error("call webhooks: the state of event \(seq) could not be written")
+        }
+    }
+
+    private func deliver(_ post: Post, with client: HTTPClient) async {
+        let event = post.event
+        var request = HTTPClientRequest(url: settings.url)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.headers.add(name: Self.idempotencyKeyHeader, value: event.idempotencyKey)
+        request.headers.add(name: Self.sequenceHeader, value: String(event.seq))
+        request.headers.add(name: Self.attemptHeader, value: String(post.attempt))
+        if let secret = settings.secret {
+            request.headers.add(
+                name: WebhookNotifier.signatureHeader, value: WebhookNotifier.signature(of: event.body, secret: secret))
+        }
+        request.body = .bytes(ByteBuffer(string: event.body))
+        let problem: String
+        do {
+            let response = try await client.execute(request, timeout: .milliseconds(settings.timeoutMillis))
+            _ = try? await response.body.collect(upTo: 64 * 1024)
+            if (200..<300).contains(response.status.code) {
+                handle(.delivered(seq: event.seq), now: clock.nowMillis())
+                activity.end()
+                return
+            }
+            problem = "the receiver answered \(response.status.code)"
+        } catch {
+            problem = "\(error)"
+        }
+        handle(.failed(seq: event.seq, problem: problem, jitter: jitter()), now: clock.nowMillis())
+        activity.end()
+    }
+
+    /// Deletes delivered events past the retention; returns how many.
+    func applyRetention(now: Int64) async -> Int {
+        do {
+            return try await store.deleteWebhookEvents(
+                deliveredAndCreatedBefore: now - Int64(settings.retentionDays) * 86_400_000)
+        } catch {
+            logger.error("call webhooks: retention failed: \(error)")
+            return 0
+        }
+    }
+}
+
+/// Writes and posts queued or in flight, and who waits for none to be (tests) or for the end.
+private final class Activity: Sendable {
+    private struct State {
+        var outstanding = 0
+        var idleWaiters: [CheckedContinuation<Void, Never>] = []
+        var done = false
+        var doneWaiters: [CheckedContinuation<Void, Never>] = []
+    }
+    private let state = NIOLockedValueBox(State())
+
+    func begin() { state.withLockedValue { $0.outstanding += 1 } }
+
+    func end() {
+        let waiters = state.withLockedValue { state -> [CheckedContinuation<Void, Never>] in
+            state.outstanding -= 1
+            guard state.outstanding == 0 else { return [] }
+            defer { state.idleWaiters = [] }
+            return state.idleWaiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    func waitUntilIdle() async {
+        await withCheckedContinuation { continuation in
+            let idle = state.withLockedValue { state in
+                if state.outstanding == 0 || state.done { return true }
+                state.idleWaiters.append(continuation)
+                return false
+            }
+            if idle { continuation.resume() }
+        }
+    }
+
+    func markDone() async {
+        let waiters = state.withLockedValue { state in
+            state.done = true
+            defer {
+                state.doneWaiters = []
+                state.idleWaiters = []
+            }
+            return state.doneWaiters + state.idleWaiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    func waitUntilDone() async {
+        await withCheckedContinuation { continuation in
+            let done = state.withLockedValue { state in
+                if state.done { return true }
+                state.doneWaiters.append(continuation)
+                return false
+            }
+            if done { continuation.resume() }
+        }
+    }
+}
