@@ -106,6 +106,7 @@ let package = Package(
                 "CallAPISignalClient",
                 "CallAPISignalProtocol",
                 "CallAPIPushMock",
+                "CallAPISystemCall",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
@@ -113,6 +114,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
         // A local stand-in for APNs and FCM (HTTP/2 over TLS) that checks and records pushes: tests and

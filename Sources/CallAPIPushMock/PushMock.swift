@@ -41,6 +41,8 @@ public final class PushMock: Sendable {
 
     public let apns: APNsAccount?
     public let fcm: FCMAccount?
+    /// What each device token receives: the payloads of the pushes accepted for it.
+    public let devices = MockDeviceInbox()
     private let now: @Sendable () -> Int64
 
     private struct State {
@@ -281,5 +283,8 @@ public final class PushMock: Sendable {
             return due.map { ($0.continuation, state.pushes) }
         }
         for (continuation, pushes) in ready { continuation.resume(returning: pushes) }
+        if status == 200 {
+            devices.deliver(MockDeviceInbox.devicePayload(provider: provider, body: request.body), to: token)
+        }
     }
 }

@@ -81,25 +81,43 @@ private final class MockRequestHandler: ChannelInboundHandler {
             body.writeBuffer(&chunk)
         case .end:
             guard let head else { return }
+            self.head = nil
+            if head.uri.hasPrefix(MockDeviceInbox.pathPrefix) {
+                // A phone waiting for its next push: answered when it comes, off the event loop meanwhile.
+                let bound = NIOLoopBound((handler: self, context: context), eventLoop: context.eventLoop)
+                let promise = context.eventLoop.makePromise(of: PushMock.Response.self)
+                let (devices, uri) = (mock.devices, head.uri)
+                promise.completeWithTask { await devices.answer(uri) }
+                promise.futureResult.whenSuccess { response in
+                    bound.value.handler.write(response, version: head.version, context: bound.value.context)
+                }
+                return
+            }
             var headers: [String: String] = [:]
             for (name, value) in head.headers { headers[name.lowercased()] = value }
             let response = mock.handle(
                 .init(
                     method: head.method.rawValue, path: head.uri, headers: headers,
                     body: String(buffer: body), httpMajorVersion: head.version.major))
-            var responseHeaders = HTTPHeaders()
-            for (name, value) in response.headers { responseHeaders.add(name: name, value: value) }
-            responseHeaders.add(name: "content-length", value: String(response.body.utf8.count))
-            context.write(
-                wrapOutboundOut(
-                    .head(
-                        HTTPResponseHead(
-                            version: head.version, status: .init(statusCode: response.status), headers: responseHeaders)
-                    )),
-                promise: nil)
-            context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: response.body)))), promise: nil)
-            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
-            self.head = nil
+            write(response, version: head.version, context: context)
         }
+    }
+
+    private func write(_ response: PushMock.Response, version: HTTPVersion, context: ChannelHandlerContext) {
+        var responseHeaders = HTTPHeaders()
+        for (name, value) in response.headers { responseHeaders.add(name: name, value: value) }
+        if response.status != 204 {
+            responseHeaders.add(name: "content-length", value: String(response.body.utf8.count))
+        }
+        context.write(
+            wrapOutboundOut(
+                .head(
+                    HTTPResponseHead(
+                        version: version, status: .init(statusCode: response.status), headers: responseHeaders))),
+            promise: nil)
+        if !response.body.isEmpty {
+            context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: response.body)))), promise: nil)
+        }
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
     }
 }

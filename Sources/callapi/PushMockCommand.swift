@@ -12,7 +12,9 @@ struct PushMockCommand: AsyncParsableCommand {
         discussion: """
             It makes a fresh APNs key, FCM service account and TLS certificate, writes them to --dir, and prints the \
             `callapi serve` flags that send pushes to it. Requests are checked as APNs and FCM check them (path, \
-            headers, JWT signature, payload); each push is printed as one line.
+            headers, JWT signature, payload); each push is printed as one line. It also plays the phones' side: \
+            `GET /device/<token>?next=N&wait=S` answers the N-th push accepted for that device token (from 0) as \
+            the device would receive it, waiting up to S seconds (`callapi phone --sleep-until-push` uses it).
             """)
 
     @Option(help: "Port (default 0: a free one).") var port: Int = 0
@@ -52,6 +54,9 @@ struct PushMockCommand: AsyncParsableCommand {
               callapi serve --apns-key \(path)/apns-key.p8 --apns-key-id MOCKKEY001 --apns-team-id MOCKTEAM01 \\
                 --apns-url \(server.baseURL) --apns-sandbox-url \(server.baseURL) \\
                 --fcm-service-account \(path)/fcm-service-account.json --fcm-url \(server.baseURL) \\
+                --push-ca-file \(path)/mock-ca.pem
+            a phone that sleeps until its push (the mock delivers each push it accepts to its device token):
+              callapi phone ... --push-token <token> --sleep-until-push --push-mock \(server.baseURL) \\
                 --push-ca-file \(path)/mock-ca.pem
             """)
         var printed = 0

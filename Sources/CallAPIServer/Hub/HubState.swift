@@ -404,7 +404,8 @@ public struct HubState: Sendable {
         if let mark = send.push, mark.kind == .withdraw,
             let answer = withdrawHeldCall(mark, to: send.to, from: id, requestId: send.id, now: now)
         {
-            return answer
+            // The ledger hears the withdrawing cancel too, or the call would end there as unanswered.
+            return report(send, from: id, user: user, .queued) + answer
         }
         // A call to a user with devices is held for the ring time (or the sender's shorter ttl) and pushed.
         let call = send.push.flatMap { mark in

@@ -108,13 +108,14 @@ final class PushService: Sendable {
                 // One timer for the earliest retry.
                 if let next = dispatch.nextWake, wake == nil || next < wake!.at {
                     wake?.task.cancel()
-                    let delay = max(0, next - clock.nowMillis())
                     let commands = commands
+                    let clock = clock
                     wake = (
                         next,
                         Task {
-                            try? await Task.sleep(for: .milliseconds(delay))
-                            if !Task.isCancelled { commands.yield(.tick) }
+                            // On the server's clock, so that tests move time instead of waiting for it.
+                            guard (try? await clock.sleep(untilMillis: next)) != nil else { return }
+                            commands.yield(.tick)
                         }
                     )
                 }

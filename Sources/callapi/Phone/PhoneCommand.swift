@@ -1,6 +1,7 @@
 import ArgumentParser
 import CallAPI
 import CallAPISignalClient
+import CallAPISignalProtocol
 import CallAPITesting
 import Foundation
 import Logging
@@ -27,6 +28,13 @@ struct PhoneCommand: AsyncParsableCommand {
             with --admin-key (without either, with the development server's public admin key, which only \
             `callapi serve` in development mode accepts). With --media none media is simulated and a call is \
             connected when accepted.
+
+            Woken by a push (the "killed phone" of docs/push.md): --push-token registers this phone's device (APNs \
+            VoIP, or FCM with --push-platform fcm) with the server. With --sleep-until-push the phone then logs out \
+            as an app the OS killed, and waits for the push that `callapi push-mock` delivers to that token \
+            (--push-mock, --push-ca-file: the mock's URL and certificate, both printed by the mock). When it comes, \
+            the phone prints it, logs in (after --wake-delay seconds), and the held call rings with the same callId; \
+            a call withdrawn before then is shown as such. While asleep it takes only `wake` (log in now) and `quit`.
             """)
 
     @Option(help: "The signaling server, e.g. ws://127.0.0.1:8080 (the /v1/signal path is added).") var server: String
@@ -54,6 +62,29 @@ struct PhoneCommand: AsyncParsableCommand {
     var mediaFile: String?
     @Flag(help: "Play remote audio on the default sound device (with --media webrtc; otherwise it is discarded).")
     var speaker = false
+    @Option(
+        name: .customLong("push-token"),
+        help: "Register this phone's device for call pushes with this token (APNs: the device token in hex).")
+    var pushToken: String?
+    @Option(name: .customLong("push-platform"), help: "apns or fcm: the push service of --push-token.")
+    var pushPlatform: String = "apns"
+    @Option(name: .customLong("push-topic"), help: "The app's bundle id for APNs (the VoIP topic is <topic>.voip).")
+    var pushTopic: String = "dev.callapi.phone"
+    @Flag(
+        name: .customLong("sleep-until-push"),
+        help: "After registering --push-token, log out as a killed app and log in again when a push arrives.")
+    var sleepUntilPush = false
+    @Option(
+        name: .customLong("push-mock"),
+        help: "callapi push-mock's URL (https://127.0.0.1:<port>): it delivers the pushes (with --sleep-until-push).")
+    var pushMock: String?
+    @Option(
+        name: .customLong("push-ca-file"), help: "The push mock's certificate (mock-ca.pem in its --dir).")
+    var pushCAFile: String?
+    @Option(
+        name: .customLong("wake-delay"),
+        help: "Seconds from the push to logging in: an OS slow to start the app (default 0; `wake` skips it).")
+    var wakeDelay: Double = 0
 
     func validate() throws {
         if media == .webrtc {
@@ -66,12 +97,43 @@ struct PhoneCommand: AsyncParsableCommand {
         if let mediaFile, !FileManager.default.fileExists(atPath: mediaFile) {
             throw ValidationError("--media-file \(mediaFile): no such file")
         }
+        if let pushToken, pushToken.isEmpty || pushToken.count > 512 {
+            throw ValidationError("--push-token must have 1-512 characters")
+        }
+        if PushDevice.Platform(rawValue: pushPlatform) == nil {
+            throw ValidationError("--push-platform must be apns or fcm, not \"\(pushPlatform)\"")
+        }
+        if sleepUntilPush {
+            guard pushToken != nil, pushMock != nil, let pushCAFile else {
+                throw ValidationError(
+                    "--sleep-until-push needs --push-token, --push-mock and --push-ca-file (callapi push-mock prints them)"
+                )
+            }
+            guard FileManager.default.fileExists(atPath: pushCAFile) else {
+                throw ValidationError("--push-ca-file \(pushCAFile): no such file")
+            }
+        } else if pushMock != nil || pushCAFile != nil || wakeDelay != 0 {
+            throw ValidationError("--push-mock, --push-ca-file and --wake-delay need --sleep-until-push")
+        }
+        guard (0...300).contains(wakeDelay) else {
+            throw ValidationError("--wake-delay must be 0-300 seconds")
+        }
     }
 
     func run() async throws {
         let output = PhoneOutput(user: user)
         var logger = Logger(label: "callapi.phone")
         logger.logLevel = .warning
+        let (inputStream, feed) = AsyncStream.makeStream(of: PhoneInput.self)
+        StandardInputLines.start(feeding: feed)
+        var inputs = inputStream.makeAsyncIterator()
+        let woken = sleepUntilPush
+        if sleepUntilPush {
+            guard try await sleepUntilPushed(&inputs, feed: feed, output: output, logger: logger) else {
+                output.say("bye")
+                return
+            }
+        }
         var signalConfiguration = SignalClientConfiguration(url: server)
         signalConfiguration.messageTTLSeconds = ttl
         let signal = SignalClient(configuration: signalConfiguration, logger: logger)
@@ -94,13 +156,7 @@ struct PhoneCommand: AsyncParsableCommand {
                 output.say("signaling: \(state)")
             }
         }
-        do {
-            try await signal.login(token: token)
-        } catch {
-            output.say("error: \(error)")
-            watchStates.cancel()
-            throw ExitCode.failure
-        }
+        // Subscribed before login: a woken phone's tombstones come with the login.
         let events = signal.events()
         let watchEvents = Task {
             for await event in events {
@@ -109,14 +165,15 @@ struct PhoneCommand: AsyncParsableCommand {
                     output.say("presence: \(userId) is \(online ? "online" : "offline")")
                 case .tokenWillExpire(let expiresAt):
                     output.say("signaling: token expires at \(expiresAt) ms; restart with a fresh --token")
+                case .callWithdrawn(let callId, let reason):
+                    output.say(
+                        "push: call \(callId) was withdrawn before this phone woke (\(reason.rawValue)): "
+                            + (reason == .cancelled ? "the caller cancelled it" : "it was not answered in time"))
                 default:
                     break
                 }
             }
         }
-        let online = try await signal.subscribePresence()
-        output.say("online: \(online.joined(separator: ", "))")
-        await showMissedCalls(signal: signal, output: output)
 
         let api = CallApiImpl()
         let engine: any CallRTCEngine =
@@ -124,8 +181,6 @@ struct PhoneCommand: AsyncParsableCommand {
             ? try PhoneEngineFactory.webrtc(
                 server: server, sources: .init(camera: camera, mediaFile: mediaFile, speaker: speaker))
             : SimulatedRTCWorld(clock: SystemCallClock()).engine(userId: user)
-        api.initialize(
-            config: CallConfig(userId: user, rtcEngine: engine, signalClient: signal, clock: SystemCallClock()))
         let preparation = PhonePreparation(
             user: user, media: media, ringTimeoutMillis: ringTimeout * 1000, snapshotFolder: snapshot,
             tokens: PhoneTokenSource(server: server, user: user, rtcToken: rtcToken, adminKey: adminKey))
@@ -136,7 +191,6 @@ struct PhoneCommand: AsyncParsableCommand {
             output.say("call: hanging up (media failed)")
             api.hangup(remoteUserId: peer, reason: "media failed", completion: nil)
         }
-        api.addListener(listener: listener)
         let changes = api.stateChanges
         let watchCalls = Task {
             var wasInCall = false
@@ -157,9 +211,31 @@ struct PhoneCommand: AsyncParsableCommand {
                 wasInCall = inCall
             }
         }
-        try await api.prepareForCall(prepareConfig: preparation.next())
+        let setUpCalls = {
+            api.initialize(
+                config: CallConfig(userId: user, rtcEngine: engine, signalClient: signal, clock: SystemCallClock()))
+            api.addListener(listener: listener)
+            try await api.prepareForCall(prepareConfig: preparation.next())
+        }
+        // A woken phone is ready for its held call before it logs in (the server delivers it with the login).
+        if woken { try await setUpCalls() }
+        do {
+            try await signal.login(token: token)
+        } catch {
+            output.say("error: \(error)")
+            watchStates.cancel()
+            throw ExitCode.failure
+        }
+        let online = try await signal.subscribePresence()
+        output.say("online: \(online.joined(separator: ", "))")
+        await showMissedCalls(signal: signal, output: output)
+        if let pushToken, !sleepUntilPush {
+            try await register(pushToken, on: signal, output: output)
+        }
+        if !woken { try await setUpCalls() }
 
-        for await line in StandardInputLines.stream() {
+        while let input = await inputs.next() {
+            guard case .line(let line) = input else { continue }
             let words = line.split(separator: " ").map(String.init)
             guard let command = words.first?.lowercased() else { continue }
             if command == "quit" || command == "exit" { break }
@@ -169,7 +245,16 @@ struct PhoneCommand: AsyncParsableCommand {
             try? await api.hangup(remoteUserId: peer, reason: "quit")
         }
         await api.deinitialize()
-        // Log out and give the goodbye a moment to reach the server before the process exits.
+        await Self.logOut(signal)
+        api.removeListener(listener: listener)
+        watchCalls.cancel()
+        watchEvents.cancel()
+        watchStates.cancel()
+        output.say("bye")
+    }
+
+    /// Logs out and gives the goodbye a moment to reach the server before the process exits (at most a second).
+    private static func logOut(_ signal: SignalClient) async {
         let stopped = signal.stateUpdates()
         signal.logout()
         let flushed = Task {
@@ -184,11 +269,100 @@ struct PhoneCommand: AsyncParsableCommand {
         }
         await flushed.value
         deadline.cancel()
-        api.removeListener(listener: listener)
-        watchCalls.cancel()
-        watchEvents.cancel()
-        watchStates.cancel()
-        output.say("bye")
+    }
+
+    /// Registers this phone's device for call pushes.
+    private func register(_ pushToken: String, on signal: SignalClient, output: PhoneOutput) async throws {
+        let platform = PushDevice.Platform(rawValue: pushPlatform) ?? .apns
+        let device = PushDevice(
+            deviceId: "phone-\(user)", platform: platform, kind: .voip, token: pushToken,
+            topic: platform == .apns ? pushTopic : nil, environment: platform == .apns ? .sandbox : nil)
+        _ = try await signal.registerDevice(device)
+        output.say("push: device \(device.deviceId) registered (\(platform.rawValue) voip)")
+    }
+
+    /// The phone as an app the OS has killed: logs in to register its device, logs out, and waits for a push to
+    /// the device (or `wake`). Returns false when `quit` came first (or the end of input).
+    private func sleepUntilPushed(
+        _ inputs: inout AsyncStream<PhoneInput>.Iterator, feed: AsyncStream<PhoneInput>.Continuation,
+        output: PhoneOutput, logger: Logger
+    ) async throws -> Bool {
+        guard let pushToken, let pushMock, let pushCAFile else { return false }
+        let source = try PushWakeSource(
+            mockURL: pushMock, token: pushToken, certificatePEM: try String(contentsOfFile: pushCAFile, encoding: .utf8)
+        )
+        let seen: Int
+        do {
+            let signal = SignalClient(configuration: SignalClientConfiguration(url: server), logger: logger)
+            try await signal.login(token: token)
+            try await register(pushToken, on: signal, output: output)
+            seen = try await source.deliveredCount()
+            await Self.logOut(signal)
+        } catch {
+            output.say("error: \(error)")
+            await source.shutdown()
+            throw ExitCode.failure
+        }
+        output.say("push: app killed (logged out); asleep until a push to its device (type wake or quit)")
+        let waiter = Task {
+            do {
+                feed.yield(.pushed(try await source.delivery(seen)))
+            } catch {
+                feed.yield(.pushFailed("\(error)"))
+            }
+        }
+        var wakeTimer: Task<Void, Never>?
+        var wake = false
+        loop: while let input = await inputs.next() {
+            switch input {
+            case .line(let line):
+                switch line.lowercased() {
+                case "wake":
+                    output.say("push: woken by hand")
+                    wake = true
+                    break loop
+                case "quit", "exit":
+                    break loop
+                case "":
+                    continue
+                default:
+                    output.say("asleep: the app is not running; type wake or quit")
+                }
+            case .pushed(let delivery):
+                // As a VoIP push must be: shown whatever it holds, and the app started for it.
+                do {
+                    let call = try PushWakeSource.call(in: delivery.payload)
+                    let left = max(0, call.ringDeadlineMillis - Int64(Date().timeIntervalSince1970 * 1000)) / 1000
+                    output.say(
+                        "push: call \(call.callId) from \(call.callerId)"
+                            + (call.callerName.map { " (\($0))" } ?? "")
+                            + ", \(call.video ? "video" : "audio"), rings for \(left) s more")
+                } catch {
+                    output.say("push: \(error)")
+                }
+                guard wakeDelay > 0 else {
+                    wake = true
+                    break loop
+                }
+                output.say("push: waking in \(wakeDelay) s")
+                let delay = wakeDelay
+                wakeTimer = Task {
+                    try? await Task.sleep(for: .milliseconds(Int(delay * 1000)))
+                    if !Task.isCancelled { feed.yield(.wakeNow) }
+                }
+            case .wakeNow:
+                wake = true
+                break loop
+            case .pushFailed(let message):
+                output.say("push: no push can come: \(message)")
+                break loop
+            }
+        }
+        waiter.cancel()
+        wakeTimer?.cancel()
+        await source.shutdown()
+        if wake { output.say("push: waking: logging in") }
+        return wake
     }
 
     /// The calls missed in the last week, from the server's call ledger (a server without one says so).
@@ -225,6 +399,8 @@ struct PhoneCommand: AsyncParsableCommand {
                     remoteUserId: peer, reason: arguments.isEmpty ? nil : arguments.joined(separator: " "))
             case "cancel":
                 try await api.cancelCall()
+                // The cancel's send was answered: the server has it (a held, pushed call is withdrawn by now).
+                output.say("cancel: sent")
             case "hangup":
                 guard let peer = tracker.peer else { return output.say("no call to hang up") }
                 try await api.hangup(
@@ -259,6 +435,9 @@ struct PhoneCommand: AsyncParsableCommand {
     private func describe(_ change: CallStateChange) -> String {
         var text = "call: \(change.state) (\(change.reason))"
         if let peer = CallTracker.peer(in: change, me: user) { text += " peer \(peer)" }
+        if change.state == .calling, case .string(let callId)? = change.eventInfo["callId"] {
+            text += " call \(callId)"
+        }
         if let reason = change.eventInfo["rejectReason"] ?? change.eventInfo["hangupReason"],
             case .string(let value) = reason, !value.isEmpty
         {
@@ -317,17 +496,25 @@ private final class CallTracker: Sendable {
     }
 }
 
+/// What the phone reacts to: lines typed, and while it sleeps, its push.
+enum PhoneInput: Sendable {
+    case line(String)
+    case pushed(PushWakeSource.Delivery)
+    /// No push can come (the mock went away, say).
+    case pushFailed(String)
+    /// The wake delay after a push is over.
+    case wakeNow
+}
+
 /// Lines from standard input, read on a thread of their own so no async task blocks on the terminal.
 private enum StandardInputLines {
-    static func stream() -> AsyncStream<String> {
-        let (stream, continuation) = AsyncStream.makeStream(of: String.self)
+    static func start(feeding feed: AsyncStream<PhoneInput>.Continuation) {
         let thread = Thread {
             while let line = readLine() {
-                continuation.yield(line.trimmingCharacters(in: .whitespaces))
+                feed.yield(.line(line.trimmingCharacters(in: .whitespaces)))
             }
-            continuation.finish()
+            feed.finish()
         }
         thread.start()
-        return stream
     }
 }

@@ -194,6 +194,52 @@ enum LedgerEndToEndScenarios {
         try await server.stop()
     }
 
+    /// A call held and pushed to an offline callee, withdrawn before the callee logs in: the ledger records what
+    /// the withdrawing cancel says (cancelled by the caller, or missed when the caller's ring timer ran out).
+    static func withdrawnHeldCall(_ backend: LedgerBackend, reason: PushMark.Reason) async throws {
+        let server = try await start(backend)
+        let call = LedgerCall(server: server, caller: uniqueUser(), callee: uniqueUser())
+        let b = try await server.loggedIn(call.callee)
+        b.send(
+            .registerDevice(
+                .init(
+                    id: 2,
+                    device: PushDevice(
+                        deviceId: "phone", platform: .apns, kind: .voip, token: String(repeating: "cd", count: 32),
+                        topic: "com.example.app", environment: .sandbox))))
+        _ = try await b.frame { if case .devices = $0 { true } else { false } }
+        b.close()
+        try await withTimeout(5, "the callee to be offline") {
+            while await server.server.onlineUsers.contains(call.callee) { try await Task.sleep(for: .milliseconds(5)) }
+        }
+        let a = try await server.loggedIn(call.caller)
+        let body = call.body(0, from: call.caller, ",\"remoteUserId\":\(call.callee),\"fromRoomId\":\"room\"")
+        a.send(
+            .send(
+                .init(
+                    id: 3, to: call.callee, body: body, push: .call(callId: call.callId, callerName: nil, video: true)))
+        )
+        let held = try await a.frame { if case .answer(let answer) = $0 { answer.id == 3 } else { false } }
+        guard case .answer(let heldAnswer) = held else { throw UnexpectedFrame(frame: held) }
+        #expect(heldAnswer.result == .queued)
+        let byTimer = reason == .expired ? 1 : 0
+        a.send(
+            .send(
+                .init(
+                    id: 4, to: call.callee,
+                    body: call.body(1, from: call.caller, ",\"cancelCallByInternal\":\(byTimer)"),
+                    push: .withdraw(callId: call.callId, reason: reason))))
+        let withdrawn = try await a.frame { if case .answer(let answer) = $0 { answer.id == 4 } else { false } }
+        guard case .answer(let answer) = withdrawn else { throw UnexpectedFrame(frame: withdrawn) }
+        #expect(answer.result == .queued)
+        let record = try #require(try await call.record())
+        #expect(record.outcome == (reason == .cancelled ? .cancelled : .missed))
+        #expect(record.endReason == (reason == .cancelled ? "callerCancelled" : "callerTimeout"))
+        #expect(record.endedBy == call.caller)
+        #expect(record.rangAt == nil)
+        try await server.stop()
+    }
+
     static func failed(_ backend: LedgerBackend) async throws {
         let server = try await start(backend)
         // 65 characters: longer than a user id may be.
@@ -279,6 +325,12 @@ enum LedgerEndToEndScenarios {
 }
 
 @Suite struct SQLiteLedgerEndToEndTests {
+    @Test func aWithdrawnHeldCallIsCancelled() async throws {
+        try await LedgerEndToEndScenarios.withdrawnHeldCall(.sqlite, reason: .cancelled)
+    }
+    @Test func aHeldCallWithdrawnByTheRingTimerIsMissed() async throws {
+        try await LedgerEndToEndScenarios.withdrawnHeldCall(.sqlite, reason: .expired)
+    }
     @Test func completed() async throws { try await LedgerEndToEndScenarios.completed(.sqlite) }
     @Test func missedByRingTimer() async throws { try await LedgerEndToEndScenarios.missedByRingTimer(.sqlite) }
     @Test func missedCalleeOffline() async throws { try await LedgerEndToEndScenarios.missedCalleeOffline(.sqlite) }
@@ -298,6 +350,12 @@ enum LedgerEndToEndScenarios {
 
 @Suite(.enabled(if: LedgerBackend.postgresURL != nil, LedgerBackend.postgresMissing))
 struct PostgresLedgerEndToEndTests {
+    @Test func aWithdrawnHeldCallIsCancelled() async throws {
+        try await LedgerEndToEndScenarios.withdrawnHeldCall(.postgres, reason: .cancelled)
+    }
+    @Test func aHeldCallWithdrawnByTheRingTimerIsMissed() async throws {
+        try await LedgerEndToEndScenarios.withdrawnHeldCall(.postgres, reason: .expired)
+    }
     @Test func completed() async throws { try await LedgerEndToEndScenarios.completed(.postgres) }
     @Test func missedByRingTimer() async throws { try await LedgerEndToEndScenarios.missedByRingTimer(.postgres) }
     @Test func missedCalleeOffline() async throws { try await LedgerEndToEndScenarios.missedCalleeOffline(.postgres) }

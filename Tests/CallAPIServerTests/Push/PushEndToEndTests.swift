@@ -53,9 +53,16 @@ import Testing
         }
     }
 
-    static func setUp(device: PushDevice = PushTestKit.apnsDevice(), devicesFile: String? = nil) async throws -> Setup {
-        let kit = try await PushTestKit.start(clock: TestClock(SystemServerClock().nowMillis()))
-        let server = try await TestServer.start(tickIntervalMillis: 100) {
+    /// With a `clock`, the server and the mock read it (it must be near real time: clients check token times).
+    static func setUp(
+        device: PushDevice = PushTestKit.apnsDevice(), devicesFile: String? = nil, clock: TestClock? = nil,
+        script: [MockAnswer] = []
+    ) async throws -> Setup {
+        let kit = try await PushTestKit.start(clock: clock ?? TestClock(SystemServerClock().nowMillis()))
+        kit.mock.script(device.token, script)
+        let server = try await TestServer.start(
+            clock: clock ?? SystemServerClock(), tickIntervalMillis: clock == nil ? 100 : nil
+        ) {
             $0.push = kit.pushConfiguration(devicesFile: devicesFile)
         }
         let callee = SignalClient(configuration: .init(url: server.url))
@@ -130,6 +137,38 @@ import Testing
             while try await setup.devices(of: "1002").contains("pixel") { try await Task.sleep(for: .milliseconds(5)) }
         }
         #expect(setup.server.server.metricsText().contains("outcome=\"unregistered\""))
+        try await setup.stop()
+    }
+
+    /// Retries wait on the server's clock, not the real one: three 503s are retried after 250, 500 and 1000 ms of
+    /// server time (the clock only moves when the test moves it), and the fourth failure is the last attempt.
+    @Test func retriesFollowTheBackoffScheduleOnTheServersClock() async throws {
+        let clock = TestClock(SystemServerClock().nowMillis())
+        let setup = try await Self.setUp(clock: clock, script: Array(repeating: .unavailable, count: 4))
+        try await setup.sendCallAPI(action: 0, callId: "call-retry")
+        for (attempt, delay) in [(1, Int64(250)), (2, 500), (3, 1000)] {
+            let pushes = try await withTimeout(5, "attempt \(attempt)") { await setup.kit.mock.waitForPushes(attempt) }
+            #expect(pushes.map(\.status) == Array(repeating: 503, count: attempt))
+            try await withTimeout(5, "retry \(attempt) to be scheduled") { await clock.waitForSleeper() }
+            #expect(clock.sleeperDeadlines == [clock.nowMillis() + delay])
+            // One millisecond short of the deadline, nothing is sent.
+            clock.advance(millis: delay - 1)
+            #expect(clock.sleeperDeadlines == [clock.nowMillis() + 1])
+            clock.advance(millis: 1)
+        }
+        let pushes = try await withTimeout(5, "attempt 4") { await setup.kit.mock.waitForPushes(4) }
+        #expect(pushes.count == 4)
+        try await withTimeout(5, "the push to be counted as failed") {
+            while !setup.server.server.metricsText().contains(
+                "callapi_pushes_total{provider=\"apns\",outcome=\"failed\"} 1")
+            {
+                try await Task.sleep(for: .milliseconds(5))
+            }
+        }
+        #expect(
+            setup.server.server.metricsText().contains("callapi_pushes_total{provider=\"apns\",outcome=\"retried\"} 3"))
+        #expect(clock.sleeperDeadlines.isEmpty)
+        #expect(setup.kit.mock.pushes.count == 4)
         try await setup.stop()
     }
 

@@ -15,7 +15,8 @@ final class CLIProcess: Sendable {
 
     private let process: Process
     private let input: Pipe
-    private let lines: AsyncStream<String>
+    /// Each line with when it was read from the pipe.
+    private let lines: AsyncStream<TimedLine>
     private let buffer = NIOLockedValueBox("")
     /// Every line the process printed, for the failure message of an `expect` that timed out.
     private let transcript = NIOLockedValueBox<[String]>([])
@@ -61,7 +62,7 @@ final class CLIProcess: Sendable {
         process.standardInput = input
         process.standardOutput = output
         process.standardError = output
-        let (stream, continuation) = AsyncStream.makeStream(of: String.self)
+        let (stream, continuation) = AsyncStream.makeStream(of: TimedLine.self)
         lines = stream
         let buffer = buffer
         let transcript = transcript
@@ -79,9 +80,15 @@ final class CLIProcess: Sendable {
                 return parts
             }
             transcript.withLockedValue { $0 += complete }
-            for line in complete { continuation.yield(line) }
+            let now = ContinuousClock.now
+            for line in complete { continuation.yield(TimedLine(line: line, at: now)) }
         }
         try process.run()
+    }
+
+    /// How many lines printed so far contain `text`.
+    func printedLines(containing text: String) -> Int {
+        transcript.withLockedValue { $0.count { $0.contains(text) } }
     }
 
     /// The child's process id.
@@ -95,8 +102,13 @@ final class CLIProcess: Sendable {
     /// Waits for an output line containing `text`; returns it.
     @discardableResult
     func expect(_ text: String, within seconds: Double = 10) async throws -> String {
+        try await expectTimed(text, within: seconds).line
+    }
+
+    /// Waits for an output line containing `text`; returns it and when it was read from the process's output.
+    func expectTimed(_ text: String, within seconds: Double = 10) async throws -> TimedLine {
         do {
-            return try await lines.first(within: seconds, "a line with \"\(text)\"") { $0.contains(text) }
+            return try await lines.first(within: seconds, "a line with \"\(text)\"") { $0.line.contains(text) }
         } catch {
             let printed = transcript.withLockedValue { $0 }.joined(separator: "\n")
             throw ExpectFailed(description: "\(error); the process printed:\n\(printed)")
@@ -127,6 +139,12 @@ final class CLIProcess: Sendable {
     deinit {
         if process.isRunning { process.terminate() }
     }
+}
+
+/// A line a process printed, and when it was read from its output.
+struct TimedLine: Sendable {
+    var line: String
+    var at: ContinuousClock.Instant
 }
 
 /// An `expect` that did not see its line, with everything the process printed.
