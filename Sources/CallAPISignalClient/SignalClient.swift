@@ -152,6 +152,92 @@ public final class SignalClient: ISignalClient {
         return CallHistoryPage(calls: page.calls, nextCursor: page.nextCursor)
     }
 
+    // MARK: - Invitations
+
+    /// Invites `calleeId` (Agora RTM v1's `sendLocalInvitation`, docs/invitations.md). Returns once the server
+    /// has the invitation: in ``LocalInvitationState/sentToRemote``, or already in
+    /// ``LocalInvitationState/failure(_:)`` with ``LocalInvitationFailure/peerOffline`` when the callee is offline.
+    /// What happens next comes from ``invitationEvents()``.
+    ///
+    /// The invitation belongs to this connection's session: if the connection is lost it fails with
+    /// ``LocalInvitationFailure/notLoggedIn`` (and the callee is told).
+    ///
+    /// - Parameters:
+    ///   - calleeId: the user to invite.
+    ///   - content: what to tell the callee, up to 8 KB of UTF-8.
+    ///   - channelId: the channel the call would use, up to 64 characters.
+    /// - Throws: ``InvitationApiCallError``.
+    public func sendInvitation(to calleeId: String, content: String = "", channelId: String = "") async throws
+        -> LocalInvitation
+    {
+        try await withCheckedThrowingContinuation { waiter in
+            commands.yield {
+                await $0.invitation(
+                    .send(to: calleeId, content: content, channelId: channelId),
+                    waiter: .sent(content: content, channelId: channelId) { waiter.resume(with: $0) })
+            }
+        }
+    }
+
+    /// Cancels an invitation this client sent (RTM v1's `cancelLocalInvitation`); returns it
+    /// ``LocalInvitationState/canceled``, and the callee is told.
+    ///
+    /// - Throws: ``InvitationApiCallError/alreadyAccept(_:)`` once the callee accepted,
+    ///   ``InvitationApiCallError/alreadyEnd(_:)`` when it is over.
+    @discardableResult
+    public func cancelInvitation(_ invitation: LocalInvitation) async throws -> LocalInvitation {
+        try await withCheckedThrowingContinuation { waiter in
+            commands.yield {
+                await $0.invitation(
+                    .cancel(invitationId: invitation.invitationId), waiter: .local { waiter.resume(with: $0) })
+            }
+        }
+    }
+
+    /// Accepts an invitation to this user with `response` for the caller (RTM v1's `acceptRemoteInvitation`);
+    /// returns it ``RemoteInvitationState/acceptSentToLocal``. The accept is final when
+    /// ``InvitationEvent/remoteInvitationAccepted(_:)`` follows (the caller acknowledged), or fails with
+    /// ``RemoteInvitationFailure/acceptFailure``.
+    ///
+    /// - Throws: ``InvitationApiCallError``.
+    @discardableResult
+    public func acceptInvitation(_ invitation: RemoteInvitation, response: String = "") async throws
+        -> RemoteInvitation
+    {
+        try await withCheckedThrowingContinuation { waiter in
+            commands.yield {
+                await $0.invitation(
+                    .accept(invitationId: invitation.invitationId, response: response),
+                    waiter: .remote { waiter.resume(with: $0) })
+            }
+        }
+    }
+
+    /// Refuses an invitation to this user with `response` for the caller (RTM v1's `refuseRemoteInvitation`);
+    /// returns it ``RemoteInvitationState/refused``. The user's other devices are told too.
+    ///
+    /// - Throws: ``InvitationApiCallError``.
+    @discardableResult
+    public func refuseInvitation(_ invitation: RemoteInvitation, response: String = "") async throws
+        -> RemoteInvitation
+    {
+        try await withCheckedThrowingContinuation { waiter in
+            commands.yield {
+                await $0.invitation(
+                    .refuse(invitationId: invitation.invitationId, response: response),
+                    waiter: .remote { waiter.resume(with: $0) })
+            }
+        }
+    }
+
+    /// What happens to this client's invitations from now on, sent and received (RTM v1's
+    /// `RtmCallEventListener`).
+    public func invitationEvents() -> AsyncStream<InvitationEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: InvitationEvent.self)
+        commands.yield { await $0.observeInvitations(continuation) }
+        return stream
+    }
+
     // MARK: - Push devices
 
     /// Registers (or replaces, by ``PushDevice/deviceId``) this user's device for call pushes; returns the user's

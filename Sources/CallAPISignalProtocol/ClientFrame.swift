@@ -24,6 +24,19 @@ public enum ClientFrame: Sendable, Equatable {
     case devices(Request)
     /// Remove one of this user's devices; the server answers `devices`.
     case removeDevice(RemoveDevice)
+    /// Invite a user (docs/invitations.md); the server answers `local_invitation` or `error`.
+    case invite(Invite)
+    /// The callee's session got the invitation (sent by the client at once); no answer.
+    case invitationReceived(InvitationRef)
+    /// The caller cancels its invitation; the server answers `local_invitation` (`canceled`) or `error`.
+    case cancelInvitation(InvitationRef)
+    /// The callee accepts; the server answers `remote_invitation` (`accept_sent_to_local`) or `error`.
+    case acceptInvitation(InvitationReply)
+    /// The callee refuses; the server answers `remote_invitation` (`refused`) or `error`.
+    case refuseInvitation(InvitationReply)
+    /// The caller's client got the callee's accept (sent at once); the server answers `local_invitation`
+    /// (`accepted_by_remote`) or `error`.
+    case acknowledgeAccept(InvitationRef)
 
     /// The `type` string on the wire.
     public var type: String {
@@ -40,6 +53,12 @@ public enum ClientFrame: Sendable, Equatable {
         case .registerDevice: "register_device"
         case .devices: "devices"
         case .removeDevice: "remove_device"
+        case .invite: "invite"
+        case .invitationReceived: "invitation_received"
+        case .cancelInvitation: "cancel_invitation"
+        case .acceptInvitation: "accept_invitation"
+        case .refuseInvitation: "refuse_invitation"
+        case .acknowledgeAccept: "acknowledge_accept"
         }
     }
 
@@ -54,6 +73,9 @@ public enum ClientFrame: Sendable, Equatable {
         case .calls(let f): f.id
         case .registerDevice(let f): f.id
         case .removeDevice(let f): f.id
+        case .invite(let f): f.id
+        case .invitationReceived(let f), .cancelInvitation(let f), .acknowledgeAccept(let f): f.id
+        case .acceptInvitation(let f), .refuseInvitation(let f): f.id
         }
     }
 

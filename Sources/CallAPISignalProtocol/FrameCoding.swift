@@ -56,6 +56,12 @@ public enum FrameCoding {
             case "register_device": .registerDevice(try decodePayload(data))
             case "devices": .devices(try decodePayload(data))
             case "remove_device": .removeDevice(try decodePayload(data))
+            case "invite": .invite(try decodePayload(data))
+            case "invitation_received": .invitationReceived(try decodePayload(data))
+            case "cancel_invitation": .cancelInvitation(try decodePayload(data))
+            case "accept_invitation": .acceptInvitation(try decodePayload(data))
+            case "refuse_invitation": .refuseInvitation(try decodePayload(data))
+            case "acknowledge_accept": .acknowledgeAccept(try decodePayload(data))
             default: nil
             }
         }
@@ -85,6 +91,8 @@ public enum FrameCoding {
             case "calls": .calls(try decodePayload(data))
             case "devices": .devices(try decodePayload(data))
             case "call_withdrawn": .callWithdrawn(try decodePayload(data))
+            case "local_invitation": .localInvitation(try decodePayload(data))
+            case "remote_invitation": .remoteInvitation(try decodePayload(data))
             default: nil
             }
         }
@@ -107,6 +115,10 @@ public enum FrameCoding {
             encodeTagged(frame.type, p)
         case .registerDevice(let p): encodeTagged(frame.type, p)
         case .removeDevice(let p): encodeTagged(frame.type, p)
+        case .invite(let p): encodeTagged(frame.type, p)
+        case .invitationReceived(let p), .cancelInvitation(let p), .acknowledgeAccept(let p):
+            encodeTagged(frame.type, p)
+        case .acceptInvitation(let p), .refuseInvitation(let p): encodeTagged(frame.type, p)
         }
     }
 
@@ -133,6 +145,8 @@ public enum FrameCoding {
         case .calls(let p): encodeTagged(frame.type, p)
         case .devices(let p): encodeTagged(frame.type, p)
         case .callWithdrawn(let p): encodeTagged(frame.type, p)
+        case .localInvitation(let p): encodeTagged(frame.type, p)
+        case .remoteInvitation(let p): encodeTagged(frame.type, p)
         }
     }
 

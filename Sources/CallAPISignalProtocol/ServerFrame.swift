@@ -28,6 +28,10 @@ public enum ServerFrame: Sendable, Equatable {
     case devices(Devices)
     /// A call pushed to this user was withdrawn before this session took it (a tombstone, sent at login).
     case callWithdrawn(CallWithdrawn)
+    /// What happened to an invitation this session sent (docs/invitations.md).
+    case localInvitation(LocalInvitation)
+    /// What happened to an invitation to this user (docs/invitations.md).
+    case remoteInvitation(RemoteInvitation)
 
     /// The `type` string on the wire.
     public var type: String {
@@ -46,6 +50,8 @@ public enum ServerFrame: Sendable, Equatable {
         case .calls: "calls"
         case .devices: "devices"
         case .callWithdrawn: "call_withdrawn"
+        case .localInvitation: "local_invitation"
+        case .remoteInvitation: "remote_invitation"
         }
     }
 

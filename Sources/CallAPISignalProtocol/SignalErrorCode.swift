@@ -48,6 +48,12 @@ public enum SignalErrorCode: String, Codable, Sendable, Equatable, CaseIterable 
     case slowConsumer = "slow_consumer"
     /// The server has as many connections waiting to log in as it allows; try again in a moment.
     case serverBusy = "server_busy"
+    /// The invitation is not one this session may act on: unknown, already ended, or someone else's.
+    case invitationNotFound = "invitation_not_found"
+    /// The invitation was already accepted: it can no longer be cancelled, refused or accepted again.
+    case invitationAlreadyAccepted = "invitation_already_accepted"
+    /// The session or the callee already has as many pending invitations as the server allows.
+    case tooManyInvitations = "too_many_invitations"
     /// The server failed in a way that is not the client's fault.
     case internalError = "internal_error"
     /// A code this library does not know (sent by a newer server).

@@ -38,6 +38,17 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("login-timeout"), help: "Seconds to log in after connecting (default 10).")
     var loginTimeout: String?
     @Option(
+        name: .customLong("invitation-receive-window"),
+        help: "Seconds the callee has to acknowledge an invitation (default 30).")
+    var invitationReceiveWindow: String?
+    @Option(
+        name: .customLong("invitation-expiry"), help: "Seconds before an unanswered invitation expires (default 60).")
+    var invitationExpiry: String?
+    @Option(
+        name: .customLong("invitation-accept-window"),
+        help: "Seconds the caller has to acknowledge an accepted invitation (default 10).")
+    var invitationAcceptWindow: String?
+    @Option(
         name: .customLong("max-held-per-sender"),
         help: "Messages one sender may have held for offline users (default 100).")
     var maxHeldPerSender: String?
@@ -144,7 +155,9 @@ struct ServeCommand: AsyncParsableCommand {
             "es256-public-key": es256PublicKey, "admin-key": adminKey, "tls-cert": tlsCert, "tls-key": tlsKey,
             "max-frame-bytes": maxFrameBytes, "rate": rate, "burst": burst, "max-sessions": maxSessions,
             "max-held": maxHeld, "max-ttl": maxTTL, "token-notice": tokenNotice, "idle-timeout": idleTimeout,
-            "login-timeout": loginTimeout, "drain": drain, "channel-capacity": channelCapacity,
+            "login-timeout": loginTimeout, "invitation-receive-window": invitationReceiveWindow,
+            "invitation-expiry": invitationExpiry, "invitation-accept-window": invitationAcceptWindow, "drain": drain,
+            "channel-capacity": channelCapacity,
             "channel-watchdog": channelWatchdog, "allow-any-channel-tokens": allowAnyChannelTokens ? "1" : nil,
             "webhook-url": webhookURL, "webhook-secret": webhookSecret,
             "max-held-per-sender": maxHeldPerSender, "max-held-bytes": maxHeldBytes,

@@ -38,6 +38,9 @@ public enum ServerSettings {
         ("token-notice", "seconds before token expiry that a session is told (default 60)"),
         ("idle-timeout", "seconds of silence before a session is dropped (default 45)"),
         ("login-timeout", "seconds a new connection has to log in (default 10)"),
+        ("invitation-receive-window", "seconds the callee has to acknowledge an invitation (default 30)"),
+        ("invitation-expiry", "seconds after which an invitation nobody answered expires (default 60)"),
+        ("invitation-accept-window", "seconds the caller has to acknowledge an accepted invitation (default 10)"),
         ("drain", "seconds a shutdown waits for connections to close (default 5)"),
         ("channel-capacity", "members an RTC channel may have (default 2)"),
         ("channel-watchdog", "seconds a member may stay alone after a call before removal (default 0: off)"),
@@ -184,6 +187,13 @@ public enum ServerSettings {
         if let v = try int("max-refusals", range: 1...1_000_000) { limits.maxRefusalsInARow = v }
         if let v = try int("max-unauthenticated", range: 1...1_000_000) { limits.maxUnauthenticated = v }
         if let v = try int("request-timeout", range: 1...3600) { limits.requestTimeoutMillis = Int64(v) * 1000 }
+        if let v = try int("invitation-receive-window", range: 1...3600) {
+            limits.invitations.receiveWindowMillis = Int64(v) * 1000
+        }
+        if let v = try int("invitation-expiry", range: 1...86_400) { limits.invitations.expiryMillis = Int64(v) * 1000 }
+        if let v = try int("invitation-accept-window", range: 1...3600) {
+            limits.invitations.acceptWindowMillis = Int64(v) * 1000
+        }
         configuration.limits = limits
         if let v = try int("drain", range: 0...600) { configuration.drainSeconds = v }
         var channels = configuration.channels

@@ -37,6 +37,8 @@ public struct HubLimits: Sendable, Equatable {
     public var maxUnauthenticated: Int = 1000
     /// A connection that has not sent a complete HTTP request head after this long is closed (slowloris).
     public var requestTimeoutMillis: Int64 = 10_000
+    /// Windows and bounds of call invitations (docs/invitations.md).
+    public var invitations = InvitationLimits()
 
     public init() {}
 
@@ -51,6 +53,9 @@ public struct HubLimits: Sendable, Equatable {
             ("max-unauthenticated", Double(maxUnauthenticated)), ("idle-timeout", Double(idleTimeoutMillis) / 1000),
             ("login-timeout", Double(loginTimeoutMillis) / 1000),
             ("request-timeout", Double(requestTimeoutMillis) / 1000),
+            ("invitation-receive-window", Double(invitations.receiveWindowMillis) / 1000),
+            ("invitation-expiry", Double(invitations.expiryMillis) / 1000),
+            ("invitation-accept-window", Double(invitations.acceptWindowMillis) / 1000),
         ]
     }
 

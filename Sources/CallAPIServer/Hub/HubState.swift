@@ -66,6 +66,9 @@ public struct HubState: Sendable {
     /// Withdrawn pushed calls by callee, oldest first.
     var tombstones: [String: [Tombstone]] = [:]
 
+    /// Call invitations the hub arbitrates.
+    private(set) var invitations: InvitationMachine
+
     /// Whether ``relay`` reports each `send` it handled (``HubAction/relayed(_:)``), for the call ledger.
     public let reportsRelays: Bool
 
@@ -77,6 +80,7 @@ public struct HubState: Sendable {
         self.pushPolicy = pushPolicy
         self.devices = devices
         self.reportsRelays = reportsRelays
+        invitations = InvitationMachine(limits: limits.invitations)
     }
 
     /// Users with at least one logged-in session, sorted.
@@ -259,6 +263,20 @@ public struct HubState: Sendable {
             let removed = devices.remove(deviceId: request.deviceId, of: login.userId)
             return [.send(id, devicesFrame(of: login.userId, requestId: request.id))]
                 + (removed ? [.push(.saveDevices(devices))] : [])
+        case .invite(let invite):
+            return invitations.handle(
+                .invite(
+                    id, caller: login.userId, invite, calleeSessions: userSessions[invite.to] ?? [], now: now))
+        case .invitationReceived(let ref):
+            return invitations.handle(.received(id, ref))
+        case .acceptInvitation(let reply):
+            return invitations.handle(.accept(id, reply, now: now))
+        case .refuseInvitation(let reply):
+            return invitations.handle(.refuse(id, reply))
+        case .cancelInvitation(let ref):
+            return invitations.handle(.cancel(id, ref))
+        case .acknowledgeAccept(let ref):
+            return invitations.handle(.acknowledgeAccept(id, ref))
         }
     }
 
@@ -553,14 +571,16 @@ public struct HubState: Sendable {
         queuedBytes -= session.outbox.bytes
         guard let userId = session.login?.userId else { return [] }
         loggedInSessionCount -= 1
+        // The other side of its invitations hears of it before presence subscribers do.
+        let endedInvitations = invitations.handle(.sessionClosed(id))
         var remaining = userSessions[userId] ?? []
         remaining.removeAll { $0 == id }
         if remaining.isEmpty {
             userSessions[userId] = nil
-            return presenceChanged(userId, online: false)
+            return endedInvitations + presenceChanged(userId, online: false)
         }
         userSessions[userId] = remaining
-        return []
+        return endedInvitations
     }
 
     private mutating func close(_ id: SessionID, _ reason: SignalErrorCode, _ message: String) -> [HubAction] {
@@ -667,6 +687,7 @@ public struct HubState: Sendable {
                     message.from, .heldResult(.init(messageId: message.messageId, to: userId, result: .expired)))
             }
         }
+        actions += invitations.handle(.tick(now: now))
         for userId in tombstones.keys.sorted() {
             let live = tombstones[userId]?.filter { $0.expiresAt > now } ?? []
             tombstones[userId] = live.isEmpty ? nil : live

@@ -13,6 +13,8 @@ enum ConnectionEvent: Sendable, Equatable {
     case presence(ticket: Int, subscribe: Bool, now: Int64)
     /// A page of the user's calls from the server's call ledger.
     case calls(ticket: Int, ClientFrame.CallsRequest, now: Int64)
+    /// An invitation method (docs/invitations.md).
+    case invitation(ticket: Int, InvitationRequest, now: Int64)
     case socketOpened(socket: Int, now: Int64)
     case socketClosed(socket: Int, cause: String, now: Int64, jitter: Double)
     case frame(socket: Int, ServerFrame, now: Int64)
@@ -35,6 +37,10 @@ enum ConnectionAction: Sendable, Equatable {
     case heldResult(ServerFrame.HeldResult)
     case completeDevices(ticket: Int, Result<[PushDeviceSummary], SignalClientError>)
     case callWithdrawn(ServerFrame.CallWithdrawn)
+    /// The server answered an invitation method.
+    case completeInvitation(ticket: Int, Result<InvitationUpdate, SignalClientError>)
+    /// The server told of an invitation, unasked.
+    case invitationUpdate(InvitationUpdate)
 }
 
 /// A request about the user's push devices.
@@ -74,6 +80,7 @@ struct ConnectionMachine: Sendable {
         case presence(ticket: Int)
         case calls(ticket: Int)
         case devices(ticket: Int)
+        case invitation(ticket: Int)
     }
 
     /// A send waiting for a connection.
@@ -219,6 +226,30 @@ struct ConnectionMachine: Sendable {
                 request.id = $0
                 return .calls(request)
             }
+        case .invitation(let ticket, let request, let now):
+            guard case .connected(let socket) = phase else {
+                let error: SignalClientError =
+                    switch phase {
+                    case .idle: .notLoggedIn
+                    case .stopped(let reason): .stopped(reason)
+                    default: .timedOut("not connected right now; try again once connected")
+                    }
+                return [.completeInvitation(ticket: ticket, .failure(error))]
+            }
+            return write(socket, pending: .invitation(ticket: ticket), now: now) { id in
+                switch request {
+                case .send(let to, let content, let channelId):
+                    .invite(
+                        .init(
+                            id: id, to: to, content: content.isEmpty ? nil : content,
+                            channelId: channelId.isEmpty ? nil : channelId))
+                case .cancel(let invitationId): .cancelInvitation(.init(id: id, invitationId: invitationId))
+                case .accept(let invitationId, let response):
+                    .acceptInvitation(.init(id: id, invitationId: invitationId, response: response))
+                case .refuse(let invitationId, let response):
+                    .refuseInvitation(.init(id: id, invitationId: invitationId, response: response))
+                }
+            }
         case .socketOpened(let socket, let now):
             guard case .connecting(let attempt, socket, _) = phase, let token else { return [] }
             phase = .authenticating(attempt: attempt, socket: socket, since: now)
@@ -306,6 +337,7 @@ struct ConnectionMachine: Sendable {
         case .presence(let ticket): .completePresence(ticket: ticket, .failure(error))
         case .calls(let ticket): .completeCalls(ticket: ticket, .failure(error))
         case .devices(let ticket): .completeDevices(ticket: ticket, .failure(error))
+        case .invitation(let ticket): .completeInvitation(ticket: ticket, .failure(error))
         }
     }
 
@@ -388,7 +420,29 @@ struct ConnectionMachine: Sendable {
             return [.completeDevices(ticket: ticket, .success(devices.devices))]
         case .callWithdrawn(let tombstone):
             return [.callWithdrawn(tombstone)]
+        case .localInvitation(let invitation):
+            // The caller's acknowledgement of an accept is automatic, as in RTM v1: the server completes the
+            // accept only when it arrives.
+            let ack: [ConnectionAction] =
+                invitation.state == .acceptPending
+                ? [.write(socket, .acknowledgeAccept(.init(invitationId: invitation.invitationId)))] : []
+            return ack + invitationAnswer(.local(invitation), requestId: invitation.id)
+        case .remoteInvitation(let invitation):
+            // So is the callee's receipt, which tells the caller the invitation arrived.
+            let receipt: [ConnectionAction] =
+                invitation.state == .invitationReceived
+                ? [.write(socket, .invitationReceived(.init(invitationId: invitation.invitationId)))] : []
+            return receipt + invitationAnswer(.remote(invitation), requestId: invitation.id)
         }
+    }
+
+    /// Completes the invitation method that `update` answers, or reports it as news.
+    private mutating func invitationAnswer(_ update: InvitationUpdate, requestId: Int?) -> [ConnectionAction] {
+        guard let id = requestId, case .invitation(let ticket)? = inFlight[id]?.pending else {
+            return [.invitationUpdate(update)]
+        }
+        inFlight[id] = nil
+        return [.completeInvitation(ticket: ticket, .success(update))]
     }
 
     // MARK: - Time

@@ -17,6 +17,10 @@ actor ClientCore: ClientSocketDelegate {
     private var presenceCompletions: [Int: @Sendable (Result<[String], SignalClientError>) -> Void] = [:]
     private var callsCompletions: [Int: @Sendable (Result<ServerFrame.CallsPage, SignalClientError>) -> Void] = [:]
     private var deviceCompletions: [Int: @Sendable (Result<[PushDeviceSummary], SignalClientError>) -> Void] = [:]
+    private var invitationWaiters: [Int: InvitationWaiter] = [:]
+    /// This session's invitations.
+    private var invitationBook = InvitationBook()
+    private var invitationObservers: [Int: AsyncStream<InvitationEvent>.Continuation] = [:]
     private var loginWaiters: [CheckedContinuation<Void, any Error>] = []
     private var messageListeners: [WeakListener] = []
     private var connectionListeners: [WeakConnectionListener] = []
@@ -112,6 +116,41 @@ actor ClientCore: ClientSocketDelegate {
         handle(.calls(ticket: ticket, request, now: now()))
     }
 
+    /// Who waits for an invitation method's answer, and what it gets.
+    enum InvitationWaiter {
+        /// `sendInvitation`: the new invitation (the server does not echo its content).
+        case sent(
+            content: String, channelId: String, @Sendable (Result<LocalInvitation, InvitationApiCallError>) -> Void)
+        /// `cancelInvitation`.
+        case local(@Sendable (Result<LocalInvitation, InvitationApiCallError>) -> Void)
+        /// `acceptInvitation`, `refuseInvitation`.
+        case remote(@Sendable (Result<RemoteInvitation, InvitationApiCallError>) -> Void)
+
+        func fail(_ error: InvitationApiCallError) {
+            switch self {
+            case .sent(_, _, let done), .local(let done): done(.failure(error))
+            case .remote(let done): done(.failure(error))
+            }
+        }
+    }
+
+    func invitation(_ request: InvitationRequest, waiter: InvitationWaiter) {
+        let ticket = takeTicket()
+        invitationWaiters[ticket] = waiter
+        handle(.invitation(ticket: ticket, request, now: now()))
+    }
+
+    func observeInvitations(_ continuation: AsyncStream<InvitationEvent>.Continuation) {
+        let key = nextObserver
+        nextObserver += 1
+        invitationObservers[key] = continuation
+        continuation.onTermination = { [weak self] _ in
+            Task { await self?.removeInvitationObserver(key) }
+        }
+    }
+
+    private func removeInvitationObserver(_ key: Int) { invitationObservers[key] = nil }
+
     func addListener(_ listener: any ISignalClientListener) {
         messageListeners.removeAll { $0.value == nil || $0.value === listener }
         messageListeners.append(WeakListener(value: listener))
@@ -159,8 +198,10 @@ actor ClientCore: ClientSocketDelegate {
         ticker = nil
         for continuation in stateObservers.values { continuation.finish() }
         for continuation in eventObservers.values { continuation.finish() }
+        for continuation in invitationObservers.values { continuation.finish() }
         stateObservers = [:]
         eventObservers = [:]
+        invitationObservers = [:]
     }
 
     // MARK: - Socket events
@@ -254,6 +295,47 @@ actor ClientCore: ClientSocketDelegate {
                 "pushed call withdrawn",
                 metadata: ["call": "\(tombstone.callId)", "reason": "\(tombstone.reason.rawValue)"])
             emit(.callWithdrawn(callId: tombstone.callId, reason: tombstone.reason))
+        case .completeInvitation(let ticket, let result):
+            guard let waiter = invitationWaiters.removeValue(forKey: ticket) else { return }
+            switch result {
+            case .success(let update): complete(waiter, with: update)
+            case .failure(let error): waiter.fail(InvitationApiCallError(error))
+            }
+        case .invitationUpdate(.local(let frame)):
+            emit(invitationBook.apply(frame).1)
+        case .invitationUpdate(.remote(let frame)):
+            emit(invitationBook.apply(frame).1)
+        }
+    }
+
+    /// Applies the server's answer to an invitation method, then hands the waiter the invitation.
+    private func complete(_ waiter: InvitationWaiter, with update: InvitationUpdate) {
+        let gone = InvitationApiCallError.alreadyEnd("this session no longer has the invitation")
+        switch (waiter, update) {
+        case (.sent(let content, let channelId, let done), .local(let frame)):
+            let (invitation, events) = invitationBook.sent(frame, content: content, channelId: channelId)
+            emit(events)
+            done(.success(invitation))
+        case (.local(let done), .local(let frame)):
+            let (invitation, events) = invitationBook.apply(frame)
+            emit(events)
+            done(invitation.map { .success($0) } ?? .failure(gone))
+        case (.remote(let done), .remote(let frame)):
+            let (invitation, events) = invitationBook.apply(frame)
+            emit(events)
+            done(invitation.map { .success($0) } ?? .failure(gone))
+        case (_, .local(let frame)):
+            emit(invitationBook.apply(frame).1)
+            waiter.fail(.signaling(.refused(.invalidFrame, "the server answered with a local_invitation")))
+        case (_, .remote(let frame)):
+            emit(invitationBook.apply(frame).1)
+            waiter.fail(.signaling(.refused(.invalidFrame, "the server answered with a remote_invitation")))
+        }
+    }
+
+    private func emit(_ events: [InvitationEvent]) {
+        for event in events {
+            for continuation in invitationObservers.values { continuation.yield(event) }
         }
     }
 
@@ -270,6 +352,8 @@ actor ClientCore: ClientSocketDelegate {
             for listener in connectionListeners { listener.value?.onConnected() }
         } else if previous.isConnected {
             for listener in connectionListeners { listener.value?.onDisconnected(reason: state.description) }
+            // The session is gone, and its invitations with it.
+            emit(invitationBook.connectionLost())
         }
         switch state {
         case .stopped(let reason):
