@@ -134,6 +134,15 @@ struct ConnectionMachine: Sendable {
         }
     }
 
+    /// Why a request that needs the connection fails while it is not connected.
+    private var notConnectedError: SignalClientError {
+        switch phase {
+        case .idle: .notLoggedIn
+        case .stopped(let reason): .stopped(reason)
+        default: .timedOut("not connected right now; try again once connected")
+        }
+    }
+
     mutating func handle(_ event: ConnectionEvent) -> [ConnectionAction] {
         switch event {
         case .login(let token, let now):
@@ -182,13 +191,7 @@ struct ConnectionMachine: Sendable {
             }
         case .devices(let ticket, let request, let now):
             guard case .connected(let socket) = phase else {
-                let error: SignalClientError =
-                    switch phase {
-                    case .idle: .notLoggedIn
-                    case .stopped(let reason): .stopped(reason)
-                    default: .timedOut("not connected right now; try again once connected")
-                    }
-                return [.completeDevices(ticket: ticket, .failure(error))]
+                return [.completeDevices(ticket: ticket, .failure(notConnectedError))]
             }
             return write(socket, pending: .devices(ticket: ticket), now: now) { id in
                 switch request {
@@ -228,13 +231,7 @@ struct ConnectionMachine: Sendable {
             }
         case .invitation(let ticket, let request, let now):
             guard case .connected(let socket) = phase else {
-                let error: SignalClientError =
-                    switch phase {
-                    case .idle: .notLoggedIn
-                    case .stopped(let reason): .stopped(reason)
-                    default: .timedOut("not connected right now; try again once connected")
-                    }
-                return [.completeInvitation(ticket: ticket, .failure(error))]
+                return [.completeInvitation(ticket: ticket, .failure(notConnectedError))]
             }
             return write(socket, pending: .invitation(ticket: ticket), now: now) { id in
                 switch request {
