@@ -493,9 +493,11 @@ public struct HubState: Sendable {
         -> [HubAction]
     {
         if let refusal = admit(id, now: now, requestId: send.id, isSend: true) { return refusal }
-        guard let user = sessions[id]?.login?.userId else {
-            return refuse(id, requestId: send.id, isSend: true, .notLoggedIn, "log in first")
+        // A sender that may not send gets the refusal a relayed send would get (not logged in, token expired).
+        guard let login = sessions[id]?.login, now < login.expiresAt else {
+            return process(.send(send), from: id, now: now)
         }
+        let user = login.userId
         let messageId = makeMessageId()
         let message = ServerFrame.message(.init(from: send.to, body: body, sentAt: now, messageId: messageId))
         return report(send, from: id, user: user, .answeredBusy)
