@@ -1,10 +1,13 @@
 import CallAPI
+import CallAPIServer
 import CallAPISignalClient
+import CallAPISignalProtocol
 import CallAPITesting
 import Testing
 
 /// The core call flows between CallAPI endpoints whose signaling is the real server, over loopback sockets.
-/// Media is the in-process simulated world, with first-frame waiting disabled.
+/// Media is the in-process simulated world, with first-frame waiting disabled. Each flow also checks what the
+/// server's call ledger (on by default, in memory) recorded for it: CallAPI's own messages, not hand-written ones.
 @Suite struct CallFlowEndToEndTests {
     /// One user: CallAPI over a signaling client.
     struct Endpoint {
@@ -45,6 +48,13 @@ import Testing
         return Endpoint(user: user, api: api, signal: signal, changes: changes)
     }
 
+    /// The ledger's record of the call `callId` (asked after the server relayed the message that ended it: the
+    /// ledger writes every ended call before it answers).
+    func ledgerRecord(of callId: String, caller: Endpoint, on server: TestServer) async throws -> CallRecord {
+        let page = try await server.server.calls(CallQuery(userId: "\(caller.user)", limit: 20))
+        return try #require(page.calls.first { $0.callId == callId }, "the ledger has no record of \(callId)")
+    }
+
     /// Caller `a` calls `b`; both ring.
     func ring(_ a: Endpoint, _ b: Endpoint, type: CallType = .video) async throws {
         try await a.api.call(remoteUserId: b.user, callType: type)
@@ -58,6 +68,7 @@ import Testing
         let caller = try await endpoint(1001, on: server)
         let callee = try await endpoint(1002, on: server)
         try await ring(caller, callee)
+        let callId = caller.api.getCallId()
         try await callee.api.accept(remoteUserId: caller.user)
         try await caller.reaches(.connected)
         try await callee.reaches(.connected)
@@ -65,6 +76,12 @@ import Testing
         try await hanger.api.hangup(remoteUserId: other.user)
         try await hanger.reaches(.prepared, .localHangup)
         try await other.reaches(.prepared, .remoteHangup)
+        let record = try await ledgerRecord(of: callId, caller: caller, on: server)
+        #expect(record.outcome == .completed)
+        #expect(record.caller == "1001" && record.callee == "1002" && record.media == .video)
+        #expect(record.endedBy == "\(hanger.user)", "\(record)")
+        #expect(record.acceptedAt != nil && record.rangAt != nil)
+        #expect(Set(record.devices.map(\.userId)) == ["1001", "1002"])
         await caller.close()
         await callee.close()
         try await server.stop()
@@ -75,10 +92,14 @@ import Testing
         let caller = try await endpoint(1001, on: server)
         let callee = try await endpoint(1002, on: server)
         try await ring(caller, callee, type: .audio)
+        let callId = caller.api.getCallId()
         try await callee.api.reject(remoteUserId: caller.user, reason: "in a meeting")
         try await callee.reaches(.prepared, .localRejected)
         let change = try await caller.reaches(.prepared, .remoteRejected)
         #expect(change.eventInfo["rejectReason"] == .string("in a meeting"))
+        let record = try await ledgerRecord(of: callId, caller: caller, on: server)
+        #expect(record.outcome == .rejected && record.endReason == "calleeRejected")
+        #expect(record.media == .audio && record.endedBy == "1002" && record.acceptedAt == nil)
         await caller.close()
         await callee.close()
         try await server.stop()
@@ -89,9 +110,12 @@ import Testing
         let caller = try await endpoint(1001, on: server)
         let callee = try await endpoint(1002, on: server)
         try await ring(caller, callee)
+        let callId = caller.api.getCallId()
         try await caller.api.cancelCall()
         try await caller.reaches(.prepared, .localCancelled)
         try await callee.reaches(.prepared, .remoteCancelled)
+        let record = try await ledgerRecord(of: callId, caller: caller, on: server)
+        #expect(record.outcome == .cancelled && record.endedBy == "1001" && record.durationMillis == 0)
         await caller.close()
         await callee.close()
         try await server.stop()
@@ -104,8 +128,14 @@ import Testing
         let caller = try await endpoint(1001, on: server, ringTimeoutMillis: 300)
         let callee = try await endpoint(1002, on: server)
         try await ring(caller, callee)
+        let callId = caller.api.getCallId()
         try await caller.reaches(.prepared, .callingTimeout)
         try await callee.reaches(.prepared, .remoteCallingTimeout)
+        let record = try await ledgerRecord(of: callId, caller: caller, on: server)
+        #expect(record.outcome == .missed && record.endReason == "callerTimeout")
+        // A missed call is what the callee asks for at login.
+        let missed = try await callee.signal.callHistory(missedOnly: true, since: nil, limit: 10, cursor: nil)
+        #expect(missed.calls.map(\.callId) == [callId])
         await caller.close()
         await callee.close()
         try await server.stop()
@@ -120,9 +150,12 @@ import Testing
         try await callee.api.accept(remoteUserId: caller.user)
         try await callee.reaches(.connected)
         try await third.api.call(remoteUserId: callee.user, callType: .video)
+        let thirdCallId = third.api.getCallId()
         let busy = try await third.reaches(.prepared, .remoteCallBusy)
         #expect(busy.eventInfo["rejectReason"] == .string("The user is currently busy"))
         #expect(callee.api.state == .connected)
+        let record = try await ledgerRecord(of: thirdCallId, caller: third, on: server)
+        #expect(record.outcome == .busy && record.endReason == "calleeBusy" && record.callee == "1002")
         await caller.close()
         await callee.close()
         await third.close()

@@ -1,4 +1,5 @@
 import CallAPI
+import CallAPIServer
 import CallAPISignalClient
 import CallAPISignalProtocol
 import CallAPITesting
@@ -56,6 +57,15 @@ import Testing
         try await Task.sleep(for: .milliseconds(Int(Self.ringTimeoutMillis) + 500))
         #expect(caller.api.state == .connected)
         #expect(a.api.state == .connected)
+        // The ledger saw the whole call through the caller's settled notice: one completed call, B answered
+        // elsewhere.
+        let callId = caller.api.getCallId()
+        try await caller.api.hangup(remoteUserId: 1002)
+        try await a.reaches(.prepared, .remoteHangup)
+        let page = try await server.server.calls(CallQuery(userId: "1001", limit: 10))
+        let record = try #require(page.calls.first { $0.callId == callId })
+        #expect(record.outcome == .completed && record.endedBy == "1001")
+        #expect(record.devices.first { $0.deviceId == "1002-1" }?.ending == "answeredElsewhere")
         try await close(server, caller, a, b)
     }
 

@@ -159,7 +159,7 @@ package struct CallLedgerMachine: Sendable {
         switch (fields.action, call.phase) {
         case (.call, _), (.reject(busy: true), _):
             return []  // handled in `relayed`
-        case (.alive, _):
+        case (.alive, _), (.settledNotice, _):
             calls[call.callId] = call
             return []
         case (.accept, .ringing(let rangAt)):

@@ -17,6 +17,10 @@ struct CallMessageFields: Sendable, Equatable {
         case hangup(reason: String?)
         /// Acknowledgements and keep-alives: a sign of life from the sender, nothing more.
         case alive
+        /// The caller's settled notice to the callee's devices: a cancel naming the device that accepted or
+        /// rejected (docs/multi-device.md). The call goes on (or already ended with that accept's or reject's
+        /// outcome): a sign of life from the caller, not the call's cancel.
+        case settledNotice
     }
 
     var callId: String
@@ -37,6 +41,7 @@ struct CallMessageFields: Sendable, Equatable {
         switch code {
         case 0: action = .call(.video, roomId: raw.fromRoomId)
         case 10: action = .call(.audio, roomId: raw.fromRoomId)
+        case 1 where raw.answeredByDevice != nil || raw.rejectedByDevice != nil: action = .settledNotice
         case 1: action = .cancel(byTimer: raw.cancelCallByInternal == 1)
         case 2: action = .accept
         case 3: action = .reject(busy: raw.rejectByInternal == 1)
@@ -57,6 +62,8 @@ struct CallMessageFields: Sendable, Equatable {
         var rejectByInternal: Int?
         var hangupReason: String?
         var deviceId: String?
+        var answeredByDevice: String?
+        var rejectedByDevice: String?
 
         init(from decoder: any Decoder) throws {
             let c = try decoder.container(keyedBy: Key.self)
@@ -68,11 +75,13 @@ struct CallMessageFields: Sendable, Equatable {
             rejectByInternal = Self.int(c, .rejectByInternal)
             hangupReason = try? c.decodeIfPresent(String.self, forKey: .hangupReason)
             deviceId = try? c.decodeIfPresent(String.self, forKey: .deviceId)
+            answeredByDevice = try? c.decodeIfPresent(String.self, forKey: .answeredByDevice)
+            rejectedByDevice = try? c.decodeIfPresent(String.self, forKey: .rejectedByDevice)
         }
 
         private enum Key: String, CodingKey {
             case message_action, message_version, callId, fromRoomId, cancelCallByInternal, rejectByInternal
-            case hangupReason, deviceId
+            case hangupReason, deviceId, answeredByDevice, rejectedByDevice
         }
 
         private static func int(_ c: KeyedDecodingContainer<Key>, _ key: Key) -> Int? {

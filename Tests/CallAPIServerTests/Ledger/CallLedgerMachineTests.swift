@@ -50,6 +50,30 @@ import Testing
         #expect(machine.busyCall(of: "2") == nil)
     }
 
+    @Test func theCallersSettledNoticeAfterAnAcceptDoesNotEndTheCall() {
+        var machine = CallLedgerMachine()
+        _ = relay(&machine, Self.message(0), from: "1", a, to: "2", .delivered([b, b2]), at: 1000)
+        _ = relay(&machine, Self.message(2, extra: ",\"deviceId\":\"d-b\""), from: "2", b, to: "1", at: 2000)
+        // Our caller's notice to the callee's other devices: a cancel naming the device that accepted.
+        let notice = relay(
+            &machine, Self.message(1, extra: ",\"answeredByDevice\":\"d-b\""), from: "1", a, to: "2", at: 2100)
+        #expect(saved(notice) == nil)
+        #expect(machine.busyCall(of: "2") == "c1")
+        let record = saved(relay(&machine, Self.message(4), from: "2", b, to: "1", at: 12_000))
+        #expect(record?.outcome == .completed)
+        #expect(record?.endedBy == "2")
+        #expect(record?.durationMillis == 10_000)
+    }
+
+    @Test func aCancelWithoutADeviceNameAfterAnAcceptStillEndsTheCall() {
+        var machine = CallLedgerMachine()
+        _ = relay(&machine, Self.message(0), from: "1", a, to: "2", .delivered([b]), at: 1000)
+        _ = relay(&machine, Self.message(2), from: "2", b, to: "1", at: 2000)
+        let record = saved(relay(&machine, Self.message(1), from: "1", a, to: "2", at: 2500))
+        #expect(record?.outcome == .completed)
+        #expect(record?.endReason == "endedAfterAccept")
+    }
+
     @Test func busyRejectIsMatchedByThePairWhateverItsCallId() {
         var machine = CallLedgerMachine()
         _ = relay(&machine, Self.message(0, callId: "new"), from: "1", a, to: "2", .delivered([b]), at: 1000)
