@@ -1,6 +1,8 @@
 import CallAPI
 import CallAPISignalProtocol
 import Logging
+import NIOCore
+import NIOPosix
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -23,29 +25,22 @@ import Logging
 /// is caught.
 public final class SignalClient: ISignalClient {
     public let configuration: SignalClientConfiguration
-    private let core: ClientCore
-    /// Calls from the synchronous API, in order.
-    private let commands: AsyncStream<@Sendable (ClientCore) async -> Void>.Continuation
-    private let worker: Task<Void, Never>
+    /// Calls from the synchronous API, in order, on the core's event loop.
+    private let commands: LoopCommands<ClientCore>
 
     /// A client for the server at ``SignalClientConfiguration/url``. Nothing happens until ``login(token:)``.
     public init(configuration: SignalClientConfiguration, logger: Logger = Logger(label: "callapi.signal")) {
         self.configuration = configuration
+        let loop = MultiThreadedEventLoopGroup.singleton.any()
         let core = ClientCore(
-            configuration: configuration, logger: logger,
+            configuration: configuration, loop: loop, logger: logger,
             now: { Int64((Date().timeIntervalSince1970 * 1000).rounded()) },
             jitter: { Double.random(in: 0...1) })
-        self.core = core
-        let (stream, continuation) = AsyncStream.makeStream(of: (@Sendable (ClientCore) async -> Void).self)
-        commands = continuation
-        worker = Task {
-            for await command in stream { await command(core) }
-        }
+        commands = LoopCommands(core, on: loop)
     }
 
     deinit {
-        commands.yield { await $0.shutdown() }
-        commands.finish()
+        commands.yield { $0.shutdown() }
     }
 
     // MARK: - Session
@@ -53,21 +48,16 @@ public final class SignalClient: ISignalClient {
     /// Connects and logs in; returns once logged in. Throws ``SignalClientError/stopped(_:)`` if the server refuses
     /// the token, or after ``SignalClientConfiguration/loginTimeoutMillis`` without a connection.
     public func login(token: String) async throws {
-        let timeout = configuration.loginTimeoutMillis
-        let core = core
-        let timer = Task {
-            try await Task.sleep(for: .milliseconds(timeout))
-            await core.loginTimedOut()
-        }
+        let timer = commands.schedule(in: .milliseconds(configuration.loginTimeoutMillis)) { $0.loginTimedOut() }
         defer { timer.cancel() }
         try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<Void, any Error>) in
-            commands.yield { await $0.login(token: token, waiter: waiter) }
+            commands.yield { $0.login(token: token, waiter: waiter) }
         }
     }
 
     /// Logs out and closes the connection; pending sends fail with ``SignalClientError/stopped(_:)``.
     public func logout() {
-        commands.yield { await $0.logout() }
+        commands.yield { $0.logout() }
     }
 
     /// Replaces the token, on the open connection if there is one (else for the next login). Returns the new
@@ -75,37 +65,37 @@ public final class SignalClient: ISignalClient {
     @discardableResult
     public func renewToken(_ token: String) async throws -> Int64 {
         try await withCheckedThrowingContinuation { waiter in
-            commands.yield { await $0.renew(token: token) { waiter.resume(with: $0) } }
+            commands.yield { $0.renew(token: token) { waiter.resume(with: $0) } }
         }
     }
 
     /// The connection state now.
     public var state: SignalConnectionState {
-        get async { await core.state }
+        get async { (try? await commands.ask { $0.state }) ?? .idle }
     }
 
     /// The connection states from now on, starting with the current one.
     public func stateUpdates() -> AsyncStream<SignalConnectionState> {
         let (stream, continuation) = AsyncStream.makeStream(of: SignalConnectionState.self)
-        commands.yield { await $0.observeStates(continuation) }
+        commands.yield { $0.observeStates(continuation) }
         return stream
     }
 
     /// Messages, presence changes, token notices and held-message results from now on.
     public func events() -> AsyncStream<SignalClientEvent> {
         let (stream, continuation) = AsyncStream.makeStream(of: SignalClientEvent.self)
-        commands.yield { await $0.observeEvents(continuation) }
+        commands.yield { $0.observeEvents(continuation) }
         return stream
     }
 
     /// Adds a connection listener (held weakly).
     public func addConnectionListener(_ listener: any SignalConnectionListener) {
-        commands.yield { await $0.addConnectionListener(listener) }
+        commands.yield { $0.addConnectionListener(listener) }
     }
 
     /// Removes a connection listener.
     public func removeConnectionListener(_ listener: any SignalConnectionListener) {
-        commands.yield { await $0.removeConnectionListener(listener) }
+        commands.yield { $0.removeConnectionListener(listener) }
     }
 
     // MARK: - Messages and presence
@@ -113,14 +103,14 @@ public final class SignalClient: ISignalClient {
     /// Sends `body` to `userId`; `ttl` seconds > 0 lets the server hold it while the user is offline.
     public func send(to userId: String, body: String, ttl: Int = 0) async throws -> SendOutcome {
         try await withCheckedThrowingContinuation { waiter in
-            commands.yield { await $0.send(to: userId, body: body, ttl: ttl) { waiter.resume(with: $0) } }
+            commands.yield { $0.send(to: userId, body: body, ttl: ttl) { waiter.resume(with: $0) } }
         }
     }
 
     /// The users online now.
     public func onlineUsers() async throws -> [String] {
         try await withCheckedThrowingContinuation { waiter in
-            commands.yield { await $0.presence(subscribe: false) { waiter.resume(with: $0) } }
+            commands.yield { $0.presence(subscribe: false) { waiter.resume(with: $0) } }
         }
     }
 
@@ -128,7 +118,7 @@ public final class SignalClient: ISignalClient {
     @discardableResult
     public func subscribePresence() async throws -> [String] {
         try await withCheckedThrowingContinuation { waiter in
-            commands.yield { await $0.presence(subscribe: true) { waiter.resume(with: $0) } }
+            commands.yield { $0.presence(subscribe: true) { waiter.resume(with: $0) } }
         }
     }
 
@@ -147,7 +137,7 @@ public final class SignalClient: ISignalClient {
         let request = ClientFrame.CallsRequest(
             missed: missedOnly ? true : nil, since: since, limit: limit, cursor: cursor)
         let page = try await withCheckedThrowingContinuation { waiter in
-            commands.yield { await $0.calls(request) { waiter.resume(with: $0) } }
+            commands.yield { $0.calls(request) { waiter.resume(with: $0) } }
         }
         return CallHistoryPage(calls: page.calls, nextCursor: page.nextCursor)
     }
@@ -172,7 +162,7 @@ public final class SignalClient: ISignalClient {
     {
         try await withCheckedThrowingContinuation { waiter in
             commands.yield {
-                await $0.invitation(
+                $0.invitation(
                     .send(to: calleeId, content: content, channelId: channelId),
                     waiter: .sent(content: content, channelId: channelId) { waiter.resume(with: $0) })
             }
@@ -188,7 +178,7 @@ public final class SignalClient: ISignalClient {
     public func cancelInvitation(_ invitation: LocalInvitation) async throws -> LocalInvitation {
         try await withCheckedThrowingContinuation { waiter in
             commands.yield {
-                await $0.invitation(
+                $0.invitation(
                     .cancel(invitationId: invitation.invitationId), waiter: .local { waiter.resume(with: $0) })
             }
         }
@@ -206,7 +196,7 @@ public final class SignalClient: ISignalClient {
     {
         try await withCheckedThrowingContinuation { waiter in
             commands.yield {
-                await $0.invitation(
+                $0.invitation(
                     .accept(invitationId: invitation.invitationId, response: response),
                     waiter: .remote { waiter.resume(with: $0) })
             }
@@ -223,7 +213,7 @@ public final class SignalClient: ISignalClient {
     {
         try await withCheckedThrowingContinuation { waiter in
             commands.yield {
-                await $0.invitation(
+                $0.invitation(
                     .refuse(invitationId: invitation.invitationId, response: response),
                     waiter: .remote { waiter.resume(with: $0) })
             }
@@ -234,7 +224,7 @@ public final class SignalClient: ISignalClient {
     /// `RtmCallEventListener`).
     public func invitationEvents() -> AsyncStream<InvitationEvent> {
         let (stream, continuation) = AsyncStream.makeStream(of: InvitationEvent.self)
-        commands.yield { await $0.observeInvitations(continuation) }
+        commands.yield { $0.observeInvitations(continuation) }
         return stream
     }
 
@@ -260,7 +250,7 @@ public final class SignalClient: ISignalClient {
 
     private func deviceRequest(_ request: DeviceRequest) async throws -> [PushDeviceSummary] {
         try await withCheckedThrowingContinuation { waiter in
-            commands.yield { await $0.devices(request) { waiter.resume(with: $0) } }
+            commands.yield { $0.devices(request) { waiter.resume(with: $0) } }
         }
     }
 
@@ -272,7 +262,7 @@ public final class SignalClient: ISignalClient {
         let copy = configuration.copiesToOwnSessions
         let push = CallPushMarking.mark(forCallAPIMessage: message)
         commands.yield {
-            await $0.send(to: userId, body: message, ttl: ttl, push: push, copy: copy) { result in
+            $0.send(to: userId, body: message, ttl: ttl, push: push, copy: copy) { result in
                 switch result {
                 case .success: completion?(nil)
                 case .failure(let error): completion?(error)
@@ -282,10 +272,10 @@ public final class SignalClient: ISignalClient {
     }
 
     public func addListener(listener: any ISignalClientListener) {
-        commands.yield { await $0.addListener(listener) }
+        commands.yield { $0.addListener(listener) }
     }
 
     public func removeListener(listener: any ISignalClientListener) {
-        commands.yield { await $0.removeListener(listener) }
+        commands.yield { $0.removeListener(listener) }
     }
 }

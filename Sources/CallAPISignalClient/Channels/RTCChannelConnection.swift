@@ -1,4 +1,6 @@
 import Logging
+import NIOCore
+import NIOPosix
 
 /// One membership of an RTC channel, made by ``RTCChannelClient/join(url:channel:uid:token:logger:events:)``.
 ///
@@ -11,8 +13,8 @@ public final class RTCChannelConnection: Sendable {
     /// This member's uid.
     public let uid: UInt
     private let gate: RTCChannelEventGate
-    /// Calls from the synchronous API, in order.
-    private let commands: AsyncStream<@Sendable (RTCChannelCore) async -> Void>.Continuation
+    /// Calls from the synchronous API, in order, on the core's event loop.
+    private let commands: LoopCommands<RTCChannelCore>
 
     init(
         url: String, channel: String, uid: UInt, token: String, logger: Logger,
@@ -22,35 +24,32 @@ public final class RTCChannelConnection: Sendable {
         self.uid = uid
         let gate = RTCChannelEventGate(events)
         self.gate = gate
-        let core = RTCChannelCore(url: url, channel: channel, uid: uid, token: token, gate: gate, logger: logger)
-        let (stream, continuation) = AsyncStream.makeStream(of: (@Sendable (RTCChannelCore) async -> Void).self)
-        commands = continuation
-        Task {
-            for await command in stream { await command(core) }
-        }
-        continuation.yield { await $0.start() }
+        let loop = MultiThreadedEventLoopGroup.singleton.any()
+        let core = RTCChannelCore(
+            url: url, channel: channel, uid: uid, token: token, gate: gate, loop: loop, logger: logger)
+        commands = LoopCommands(core, on: loop)
+        commands.yield { $0.start() }
     }
 
     deinit {
         gate.close()
-        commands.yield { await $0.leave() }
-        commands.finish()
+        commands.yield { $0.leave() }
     }
 
     /// Relays `data` to the member `uid` of the channel. If `uid` is not there, the server says so (logged).
     public func send(data: String, to uid: UInt) {
-        commands.yield { await $0.send(data: data, to: uid) }
+        commands.yield { $0.send(data: data, to: uid) }
     }
 
     /// Replaces the membership's token (after ``RTCChannelClientEvent/tokenWillExpire``) with a fresh RTC token for
     /// the same channel and uid. A refusal is logged; the membership ends when the old token expires.
     public func renewToken(_ token: String) {
-        commands.yield { await $0.renew(token: token) }
+        commands.yield { $0.renew(token: token) }
     }
 
     /// Leaves the channel. No event is delivered once this returns.
     public func leave() {
         gate.close()
-        commands.yield { await $0.leave() }
+        commands.yield { $0.leave() }
     }
 }

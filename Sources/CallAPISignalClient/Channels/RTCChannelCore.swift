@@ -1,15 +1,22 @@
 import CallAPISignalProtocol
 import Logging
+import NIOCore
 
 /// An RTC channel connection's shell: runs ``RTCChannelMachine`` and performs its outputs (the socket, events, logs).
-actor RTCChannelCore: ClientSocketDelegate {
+/// Confined to one event loop, its socket's (``LoopCommands``).
+final class RTCChannelCore: ClientSocketDelegate {
+    private let loop: any EventLoop
     private var machine: RTCChannelMachine
     private let url: String
     private let logger: Logger
     private let gate: RTCChannelEventGate
     private var socket: ClientSocket?
 
-    init(url: String, channel: String, uid: UInt, token: String, gate: RTCChannelEventGate, logger: Logger) {
+    init(
+        url: String, channel: String, uid: UInt, token: String, gate: RTCChannelEventGate, loop: any EventLoop,
+        logger: Logger
+    ) {
+        self.loop = loop
         machine = RTCChannelMachine(channel: channel, uid: uid, token: token)
         self.url = url
         self.gate = gate
@@ -44,7 +51,7 @@ actor RTCChannelCore: ClientSocketDelegate {
         for output in machine.handle(input) {
             switch output {
             case .openSocket:
-                socket = ClientSocket(id: 1, url: url, core: self, logger: logger)
+                socket = ClientSocket(id: 1, url: url, loop: loop, delegate: self, logger: logger)
             case .write(let frame):
                 socket?.write(ChannelFrameCoding.encode(frame))
             case .closeSocket:

@@ -1,9 +1,12 @@
 import CallAPI
 import CallAPISignalProtocol
 import Logging
+import NIOCore
 
 /// The client's shell: runs ``ConnectionMachine`` and performs its actions (sockets, completions, listeners).
-actor ClientCore: ClientSocketDelegate {
+/// Confined to one event loop, its socket's (``LoopCommands``).
+final class ClientCore: ClientSocketDelegate {
+    private let loop: any EventLoop
     private var machine: ConnectionMachine
     private let url: String
     private let logger: Logger
@@ -27,13 +30,14 @@ actor ClientCore: ClientSocketDelegate {
     private var stateObservers: [Int: AsyncStream<SignalConnectionState>.Continuation] = [:]
     private var eventObservers: [Int: AsyncStream<SignalClientEvent>.Continuation] = [:]
     private var nextObserver = 1
-    private var ticker: Task<Void, Never>?
+    private var ticker: RepeatedTask?
     private var lastState: SignalConnectionState = .idle
 
     init(
-        configuration: SignalClientConfiguration, logger: Logger, now: @escaping @Sendable () -> Int64,
-        jitter: @escaping @Sendable () -> Double
+        configuration: SignalClientConfiguration, loop: any EventLoop, logger: Logger,
+        now: @escaping @Sendable () -> Int64, jitter: @escaping @Sendable () -> Double
     ) {
+        self.loop = loop
         machine = ConnectionMachine(
             settings: .init(
                 pingIntervalMillis: configuration.pingIntervalMillis,
@@ -144,9 +148,7 @@ actor ClientCore: ClientSocketDelegate {
         let key = nextObserver
         nextObserver += 1
         invitationObservers[key] = continuation
-        continuation.onTermination = { [weak self] _ in
-            Task { await self?.removeInvitationObserver(key) }
-        }
+        continuation.onTermination = onLoop { $0.removeInvitationObserver(key) }
     }
 
     private func removeInvitationObserver(_ key: Int) { invitationObservers[key] = nil }
@@ -174,18 +176,14 @@ actor ClientCore: ClientSocketDelegate {
         nextObserver += 1
         stateObservers[key] = continuation
         continuation.yield(lastState)
-        continuation.onTermination = { [weak self] _ in
-            Task { await self?.removeStateObserver(key) }
-        }
+        continuation.onTermination = onLoop { $0.removeStateObserver(key) }
     }
 
     func observeEvents(_ continuation: AsyncStream<SignalClientEvent>.Continuation) {
         let key = nextObserver
         nextObserver += 1
         eventObservers[key] = continuation
-        continuation.onTermination = { [weak self] _ in
-            Task { await self?.removeEventObserver(key) }
-        }
+        continuation.onTermination = onLoop { $0.removeEventObserver(key) }
     }
 
     private func removeStateObserver(_ key: Int) { stateObservers[key] = nil }
@@ -230,12 +228,19 @@ actor ClientCore: ClientSocketDelegate {
 
     private func startTicker() {
         guard ticker == nil else { return }
-        let interval = tickInterval
-        ticker = Task { [weak self] in
-            while !Task.isCancelled {
-                try? await Task.sleep(for: .milliseconds(interval))
-                guard let self else { return }
-                await self.tick()
+        let interval = TimeAmount.milliseconds(tickInterval)
+        let tick: @Sendable (RepeatedTask) -> Void = onLoop { $0.tick() }
+        ticker = loop.scheduleRepeatedTask(initialDelay: interval, delay: interval, tick)
+    }
+
+    /// A closure that may be called from anywhere and runs `body` on this core's loop, if the core still exists.
+    private func onLoop<Argument>(_ body: @escaping (ClientCore) -> Void) -> @Sendable (Argument) -> Void {
+        let core = NIOLoopBound(WeakCore(value: self), eventLoop: loop)
+        let body = NIOLoopBound(body, eventLoop: loop)
+        let loop = loop
+        return { _ in
+            loop.execute {
+                if let value = core.value.value { body.value(value) }
             }
         }
     }
@@ -256,7 +261,7 @@ actor ClientCore: ClientSocketDelegate {
     private func perform(_ action: ConnectionAction) {
         switch action {
         case .openSocket(let id):
-            sockets[id] = ClientSocket(id: id, url: url, core: self, logger: logger)
+            sockets[id] = ClientSocket(id: id, url: url, loop: loop, delegate: self, logger: logger)
         case .closeSocket(let id):
             sockets.removeValue(forKey: id)?.close()
         case .write(let id, let frame):
@@ -377,6 +382,10 @@ actor ClientCore: ClientSocketDelegate {
     private func emit(_ event: SignalClientEvent) {
         for continuation in eventObservers.values { continuation.yield(event) }
     }
+}
+
+private struct WeakCore {
+    weak var value: ClientCore?
 }
 
 private struct WeakListener {

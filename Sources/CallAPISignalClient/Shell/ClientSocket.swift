@@ -1,83 +1,295 @@
 import Logging
 import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
 import NIOWebSocket
-import WSClient
 
-/// What a ``ClientSocket`` reports to: the signaling client's core, or an RTC channel connection's.
-protocol ClientSocketDelegate: Actor {
+/// What a ``ClientSocket`` reports to: the signaling client's core, or an RTC channel connection's. Called on the
+/// socket's event loop, which is the delegate's own loop: a received frame reaches it with no thread hop.
+protocol ClientSocketDelegate: AnyObject {
     func socketOpened(_ socket: Int)
     func received(_ text: String, socket: Int)
     func socketClosed(_ socket: Int, cause: String)
 }
 
-/// One WebSocket connection to the server. Reports what happens to its delegate and writes what it is given.
-final class ClientSocket: Sendable {
+/// One WebSocket connection to the server, on SwiftNIO's pipeline directly: frames are read and written on the
+/// owner's event loop, without a task or an async sequence between the socket and the owner (docs/architecture.md,
+/// "The client's data path"). Confined to that loop.
+final class ClientSocket {
     let id: Int
-    private let outbox: AsyncStream<Outgoing>.Continuation
-    private let task: Task<Void, Never>
+    private let loop: any EventLoop
+    private let logger: Logger
+    fileprivate var phase: Phase = .connecting(closeWhenOpen: false)
 
-    enum Outgoing: Sendable {
-        case text(String)
-        case close
+    fileprivate enum Phase {
+        /// Connecting and upgrading; `closeWhenOpen` when the owner closed it meanwhile.
+        case connecting(closeWhenOpen: Bool)
+        case open(any Channel)
+        /// A close frame is sent; the server's answer (or a second's wait) closes the channel.
+        case closing(any Channel)
+        case closed
     }
 
-    init(id: Int, url: String, core: any ClientSocketDelegate, logger: Logger) {
+    /// The largest message read (as the server's limit for what it sends: 4 MiB).
+    static let maxMessageBytes = 1 << 22
+
+    init(id: Int, url: String, loop: any EventLoop, delegate: any ClientSocketDelegate, logger: Logger) {
+        loop.preconditionInEventLoop()
         self.id = id
-        let (stream, outbox) = AsyncStream.makeStream(of: Outgoing.self)
-        self.outbox = outbox
-        task = Task {
-            let configuration = WebSocketClientConfiguration(maxFrameSize: 1 << 22, closeTimeout: .seconds(1))
-            do {
-                let close = try await WebSocketClient.connect(url: url, configuration: configuration, logger: logger) {
-                    inbound, outbound, _ in
-                    await core.socketOpened(id)
-                    try await withThrowingTaskGroup(of: Void.self) { group in
-                        group.addTask {
-                            for await item in stream {
-                                switch item {
-                                case .text(let text):
-                                    try await outbound.write(.text(text))
-                                case .close:
-                                    try await outbound.close(.normalClosure, reason: nil)
-                                    return
-                                }
-                            }
-                        }
-                        for try await message in inbound.messages(maxSize: 1 << 22) {
-                            if case .text(let text) = message {
-                                await core.received(text, socket: id)
-                            }
-                        }
-                        group.cancelAll()
-                    }
+        self.loop = loop
+        self.logger = logger
+        let owner = NIOLoopBound(Owner(socket: self, delegate: delegate), eventLoop: loop)
+        guard let target = WebSocketTarget(url) else {
+            phase = .closed
+            let cause = "the server address \(url) is not a ws:// or wss:// URL"
+            loop.execute { owner.value.closed(cause: cause) }
+            return
+        }
+        let tls: NIOSSLContext?
+        do {
+            tls = target.secure ? try NIOSSLContext(configuration: .makeClientConfiguration()) : nil
+        } catch {
+            phase = .closed
+            loop.execute { owner.value.closed(cause: "TLS could not be set up: \(error)") }
+            return
+        }
+        let connect = ClientBootstrap(group: loop)
+            .connectTimeout(.seconds(10))
+            .channelOption(.socketOption(.so_reuseaddr), value: 1)
+            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try Self.configure(channel, target: target, tls: tls, owner: owner)
                 }
-                let cause =
-                    if let close { "the server closed the connection (\(close.reason ?? "\(close.closeCode)"))" } else {
-                        "the connection closed"
-                    }
-                await core.socketClosed(id, cause: cause)
-            } catch {
-                await core.socketClosed(id, cause: "\(error)")
+            }
+            .connect(host: target.host, port: target.port)
+        connect.whenComplete { result in
+            switch result {
+            case .success(let channel):
+                channel.closeFuture.whenComplete { _ in owner.value.closed(cause: nil) }
+            case .failure(let error):
+                owner.value.closed(cause: "could not connect to \(target.host):\(target.port): \(error)")
             }
         }
     }
 
-    func write(_ text: String) { outbox.yield(.text(text)) }
+    /// TLS (for wss), the HTTP upgrade request, and once upgraded the frame handler.
+    private static func configure(
+        _ channel: any Channel, target: WebSocketTarget, tls: NIOSSLContext?, owner: NIOLoopBound<Owner>
+    ) throws {
+        let sync = channel.pipeline.syncOperations
+        if let tls {
+            try sync.addHandler(NIOSSLClientHandler(context: tls, serverHostname: target.serverName))
+        }
+        let request = UpgradeRequestHandler(target: target, owner: owner)
+        let upgrader = NIOWebSocketClientUpgrader(maxFrameSize: maxMessageBytes, automaticErrorHandling: true) {
+            channel, _ in
+            channel.eventLoop.makeCompletedFuture {
+                try channel.pipeline.syncOperations.addHandler(FrameHandler(owner: owner))
+            }
+        }
+        try sync.addHTTPClientHandlers(
+            withClientUpgrade: (
+                upgraders: [upgrader],
+                completionHandler: { context in
+                    context.pipeline.removeHandler(name: UpgradeRequestHandler.name, promise: nil)
+                }
+            ))
+        try sync.addHandler(request, name: UpgradeRequestHandler.name)
+    }
+
+    /// Writes one text message (masked, as every client frame must be).
+    func write(_ text: String) {
+        guard case .open(let channel) = phase else {
+            // The machines write only after `socketOpened` and before `closeSocket`; a write outside that is a bug.
+            logger.warning("a frame written to a socket that is not open was not sent", metadata: ["socket": "\(id)"])
+            return
+        }
+        channel.writeAndFlush(Self.frame(.text, ByteBuffer(string: text)), promise: nil)
+    }
 
     /// Closes politely, and forcibly if the server does not answer within a second.
     func close() {
-        outbox.yield(.close)
-        outbox.finish()
-        let task = task
-        Task {
-            try? await Task.sleep(for: .seconds(1))
-            task.cancel()
+        switch phase {
+        case .connecting:
+            phase = .connecting(closeWhenOpen: true)
+        case .open(let channel):
+            phase = .closing(channel)
+            var code = channel.allocator.buffer(capacity: 2)
+            code.write(webSocketErrorCode: .normalClosure)
+            channel.writeAndFlush(Self.frame(.connectionClose, code), promise: nil)
+            channel.eventLoop.scheduleTask(in: .seconds(1)) { channel.close(promise: nil) }
+        case .closing, .closed:
+            break
         }
     }
 
     /// Drops the connection at once (it is considered dead).
     func abort() {
-        outbox.finish()
-        task.cancel()
+        switch phase {
+        case .connecting:
+            phase = .connecting(closeWhenOpen: true)
+        case .open(let channel), .closing(let channel):
+            phase = .closed
+            channel.close(promise: nil)
+        case .closed:
+            break
+        }
+    }
+
+    static func frame(_ opcode: WebSocketOpcode, _ data: ByteBuffer) -> WebSocketFrame {
+        WebSocketFrame(fin: true, opcode: opcode, maskKey: .random(), data: data)
+    }
+
+    /// The socket and its delegate as its handlers see them, with what they learned about the end: reported once.
+    final class Owner {
+        let socket: ClientSocket
+        weak var delegate: (any ClientSocketDelegate)?
+        /// Why the connection ended, when a handler knew before the channel closed.
+        var cause: String?
+        private var reportedClosed = false
+
+        init(socket: ClientSocket, delegate: any ClientSocketDelegate) {
+            self.socket = socket
+            self.delegate = delegate
+        }
+
+        func opened(_ channel: any Channel) {
+            if case .connecting(closeWhenOpen: true) = socket.phase {
+                socket.phase = .open(channel)
+                socket.close()
+                return
+            }
+            socket.phase = .open(channel)
+            delegate?.socketOpened(socket.id)
+        }
+
+        func closed(cause: String?) {
+            guard !reportedClosed else { return }
+            reportedClosed = true
+            socket.phase = .closed
+            delegate?.socketClosed(socket.id, cause: self.cause ?? cause ?? "the connection closed")
+        }
+    }
+}
+
+/// Sends the HTTP request that asks for the WebSocket upgrade; a response that reaches it was a refusal.
+private final class UpgradeRequestHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPClientResponsePart
+    typealias OutboundOut = HTTPClientRequestPart
+    static let name = "callapi.upgrade-request"
+
+    private let target: WebSocketTarget
+    private let owner: NIOLoopBound<ClientSocket.Owner>
+
+    init(target: WebSocketTarget, owner: NIOLoopBound<ClientSocket.Owner>) {
+        self.target = target
+        self.owner = owner
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        var headers = HTTPHeaders()
+        headers.add(name: "Host", value: target.hostHeader)
+        headers.add(name: "Content-Length", value: "0")
+        let head = HTTPRequestHead(version: .http1_1, method: .GET, uri: target.pathAndQuery, headers: headers)
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        context.fireChannelActive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if case .head(let response) = unwrapInboundIn(data) {
+            owner.value.cause = "the server refused the WebSocket upgrade: HTTP \(response.status.code)"
+            context.close(promise: nil)
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        owner.value.cause = owner.value.cause ?? "\(error)"
+        context.close(promise: nil)
+    }
+}
+
+/// The upgraded connection: text messages (reassembled) to the owner, pings answered, the close handshake.
+private final class FrameHandler: ChannelInboundHandler {
+    typealias InboundIn = WebSocketFrame
+    typealias OutboundOut = WebSocketFrame
+
+    private let owner: NIOLoopBound<ClientSocket.Owner>
+    /// A fragmented text message being reassembled.
+    private var fragments: ByteBuffer?
+
+    init(owner: NIOLoopBound<ClientSocket.Owner>) {
+        self.owner = owner
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        owner.value.opened(context.channel)
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let frame = unwrapInboundIn(data)
+        switch frame.opcode {
+        case .text:
+            if frame.fin {
+                deliver(frame.unmaskedData, context: context)
+            } else {
+                fragments = frame.unmaskedData
+            }
+        case .continuation:
+            guard var message = fragments else { return }
+            var part = frame.unmaskedData
+            guard message.readableBytes + part.readableBytes <= ClientSocket.maxMessageBytes else {
+                fail(context, .messageTooLarge, "a message from the server is over \(ClientSocket.maxMessageBytes) bytes")
+                return
+            }
+            message.writeBuffer(&part)
+            fragments = frame.fin ? nil : message
+            if frame.fin { deliver(message, context: context) }
+        case .ping:
+            context.writeAndFlush(wrapOutboundOut(ClientSocket.frame(.pong, frame.unmaskedData)), promise: nil)
+        case .connectionClose:
+            var data = frame.unmaskedData
+            let code = data.readWebSocketErrorCode()
+            let reason = data.readString(length: data.readableBytes) ?? ""
+            let owner = owner.value
+            if case .closing = owner.socket.phase {
+                // The answer to this side's close.
+                context.close(promise: nil)
+                return
+            }
+            owner.cause = "the server closed the connection (\(reason.isEmpty ? code.map { "\($0)" } ?? "no code" : reason))"
+            // Answer the close, then close the TCP connection.
+            var answer = context.channel.allocator.buffer(capacity: 2)
+            if let code { answer.write(webSocketErrorCode: code) }
+            context.writeAndFlush(wrapOutboundOut(ClientSocket.frame(.connectionClose, answer)))
+                .whenComplete { _ in context.close(promise: nil) }
+        case .binary, .pong:
+            break
+        default:
+            break
+        }
+    }
+
+    private func deliver(_ data: ByteBuffer, context: ChannelHandlerContext) {
+        let owner = owner.value
+        guard let text = data.getString(at: data.readerIndex, length: data.readableBytes),
+            let delegate = owner.delegate
+        else { return }
+        delegate.received(text, socket: owner.socket.id)
+    }
+
+    private func fail(_ context: ChannelHandlerContext, _ code: WebSocketErrorCode, _ cause: String) {
+        owner.value.cause = cause
+        var data = context.channel.allocator.buffer(capacity: 2)
+        data.write(webSocketErrorCode: code)
+        context.writeAndFlush(wrapOutboundOut(ClientSocket.frame(.connectionClose, data)))
+            .whenComplete { _ in context.close(promise: nil) }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        owner.value.cause = owner.value.cause ?? "\(error)"
+        context.close(promise: nil)
     }
 }
