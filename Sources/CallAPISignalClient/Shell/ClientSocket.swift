@@ -241,7 +241,9 @@ private final class FrameHandler: ChannelInboundHandler {
             guard var message = fragments else { return }
             var part = frame.unmaskedData
             guard message.readableBytes + part.readableBytes <= ClientSocket.maxMessageBytes else {
-                fail(context, .messageTooLarge, "a message from the server is over \(ClientSocket.maxMessageBytes) bytes")
+                fail(
+                    context, .messageTooLarge, "a message from the server is over \(ClientSocket.maxMessageBytes) bytes"
+                )
                 return
             }
             message.writeBuffer(&part)
@@ -259,12 +261,14 @@ private final class FrameHandler: ChannelInboundHandler {
                 context.close(promise: nil)
                 return
             }
-            owner.cause = "the server closed the connection (\(reason.isEmpty ? code.map { "\($0)" } ?? "no code" : reason))"
+            owner.cause =
+                "the server closed the connection (\(reason.isEmpty ? code.map { "\($0)" } ?? "no code" : reason))"
             // Answer the close, then close the TCP connection.
             var answer = context.channel.allocator.buffer(capacity: 2)
             if let code { answer.write(webSocketErrorCode: code) }
+            let channel = context.channel
             context.writeAndFlush(wrapOutboundOut(ClientSocket.frame(.connectionClose, answer)))
-                .whenComplete { _ in context.close(promise: nil) }
+                .whenComplete { _ in channel.close(promise: nil) }
         case .binary, .pong:
             break
         default:
@@ -284,8 +288,9 @@ private final class FrameHandler: ChannelInboundHandler {
         owner.value.cause = cause
         var data = context.channel.allocator.buffer(capacity: 2)
         data.write(webSocketErrorCode: code)
+        let channel = context.channel
         context.writeAndFlush(wrapOutboundOut(ClientSocket.frame(.connectionClose, data)))
-            .whenComplete { _ in context.close(promise: nil) }
+            .whenComplete { _ in channel.close(promise: nil) }
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
