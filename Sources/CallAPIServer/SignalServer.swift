@@ -245,6 +245,8 @@ public final class SignalServer: Service, Sendable {
         ).register(on: router)
         DeviceAdminEndpoint(hub: hub, authorization: AdminAuthorization(adminKey: configuration.adminKey))
             .register(on: router)
+        CallPlacementEndpoint(hub: hub, authorization: AdminAuthorization(adminKey: configuration.adminKey))
+            .register(on: router)
 
         let limits = configuration.limits
         // Every connection starts behind a guard: a deadline and a cap for its request head, then the masking
