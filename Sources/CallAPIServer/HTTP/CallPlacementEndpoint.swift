@@ -43,7 +43,8 @@ struct CallPlacementEndpoint: Sendable {
                 body = try await request.decode(as: Body.self, context: context)
             } catch {
                 throw HTTPError(
-                    .badRequest, message: "the body must be JSON like {\"caller\":\"1001\",\"callee\":\"1002\",\"video\":true}")
+                    .badRequest,
+                    message: "the body must be JSON like {\"caller\":\"1001\",\"callee\":\"1002\",\"video\":true}")
             }
             for (field, user) in [("caller", body.caller), ("callee", body.callee)]
             where !SignalProtocol.isValidUserId(user) {

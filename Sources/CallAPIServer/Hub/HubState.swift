@@ -232,7 +232,8 @@ public struct HubState: Sendable {
         case .login:
             return []  // handled above
         case .send(let send):
-            return placedCallSent(send, from: login.userId, now: now) + relay(send, from: id, user: login.userId, now: now)
+            return placedCallSent(send, from: login.userId, now: now)
+                + relay(send, from: id, user: login.userId, now: now)
         case .renew(let renew):
             guard !session.verifying else {
                 return refuse(id, requestId: renew.id, isSend: false, .invalidFrame, "a token check is already running")

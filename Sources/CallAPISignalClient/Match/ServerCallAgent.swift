@@ -69,7 +69,8 @@ public final class ServerCallAgent: Sendable {
     private static func place(_ order: ServerPlacedCall, with api: CallApiImpl, logger: Logger) {
         guard let callee = UInt(order.calleeId) else {
             logger.warning(
-                "the server asked for a call to a user id CallAPI cannot call", metadata: ["callee": "\(order.calleeId)"])
+                "the server asked for a call to a user id CallAPI cannot call",
+                metadata: ["callee": "\(order.calleeId)"])
             return
         }
         var ext: [String: JSONValue] = ["placedBy": .string("server")]

@@ -315,7 +315,8 @@ actor ClientCore: ClientSocketDelegate {
         case .completeMatch(let ticket, let result):
             matchCompletions.removeValue(forKey: ticket)?(result)
         case .callPlaced(let order):
-            logger.info("the server asks for a call", metadata: ["call": "\(order.callId)", "callee": "\(order.callee)"])
+            logger.info(
+                "the server asks for a call", metadata: ["call": "\(order.callId)", "callee": "\(order.callee)"])
             emit(.callPlaced(ServerPlacedCall(order)))
         case .matched(let match):
             logger.info("matched", metadata: ["match": "\(match.matchId)", "peer": "\(match.peer)"])
