@@ -66,6 +66,7 @@ final class SignalHub: SessionEndpoint {
     static func hardLimit(for limits: HubLimits) -> Int { max(limits.maxFrameBytes * 4, 1 << 20) }
 
     var onlineUsers: [String] { core.withLockedValue { $0.state.onlineUsers } }
+    var matchWaitingCount: Int { core.withLockedValue { $0.state.matchWaitingCount } }
     var sessionCount: Int { core.withLockedValue { $0.state.sessionCount } }
     /// Connections still open. A closed session leaves the state at once, but its connection stays open until it
     /// has written the close and the client has gone; shutdown drains these.
