@@ -37,6 +37,9 @@ struct CallMessageFields: Sendable, Equatable {
         switch code {
         case 0: action = .call(.video, roomId: raw.fromRoomId)
         case 10: action = .call(.audio, roomId: raw.fromRoomId)
+        // A caller's cancel naming the device that answered only stops the callee's other devices
+        // (docs/multi-device.md): the call goes on.
+        case 1 where raw.answeredByDevice != nil: action = .alive
         case 1: action = .cancel(byTimer: raw.cancelCallByInternal == 1)
         case 2: action = .accept
         case 3: action = .reject(busy: raw.rejectByInternal == 1)
@@ -57,6 +60,7 @@ struct CallMessageFields: Sendable, Equatable {
         var rejectByInternal: Int?
         var hangupReason: String?
         var deviceId: String?
+        var answeredByDevice: String?
 
         init(from decoder: any Decoder) throws {
             let c = try decoder.container(keyedBy: Key.self)
@@ -68,11 +72,12 @@ struct CallMessageFields: Sendable, Equatable {
             rejectByInternal = Self.int(c, .rejectByInternal)
             hangupReason = try? c.decodeIfPresent(String.self, forKey: .hangupReason)
             deviceId = try? c.decodeIfPresent(String.self, forKey: .deviceId)
+            answeredByDevice = try? c.decodeIfPresent(String.self, forKey: .answeredByDevice)
         }
 
         private enum Key: String, CodingKey {
             case message_action, message_version, callId, fromRoomId, cancelCallByInternal, rejectByInternal
-            case hangupReason, deviceId
+            case hangupReason, deviceId, answeredByDevice
         }
 
         private static func int(_ c: KeyedDecodingContainer<Key>, _ key: Key) -> Int? {

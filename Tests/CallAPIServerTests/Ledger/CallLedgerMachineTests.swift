@@ -94,6 +94,19 @@ import Testing
         #expect(record?.devices.last?.deviceId == "tablet")
     }
 
+    @Test func theCallersAnsweredByDeviceNoticeAfterAnAcceptDoesNotEndTheCall() {
+        var machine = CallLedgerMachine()
+        _ = relay(&machine, Self.message(0), from: "1", a, to: "2", .delivered([b, b2]), at: 1000)
+        _ = relay(&machine, Self.message(2, extra: ",\"deviceId\":\"phone\""), from: "2", b, to: "1", at: 2000)
+        // Multi-device callers tell the callee's other devices which one answered, with a cancel.
+        let notice = relay(
+            &machine, Self.message(1, extra: ",\"answeredByDevice\":\"phone\",\"cancelCallByInternal\":0"),
+            from: "1", a, to: "2", at: 2010)
+        #expect(saved(notice) == nil)
+        #expect(machine.busyCall(of: "2") == "c1")
+        #expect(saved(relay(&machine, Self.message(4), from: "1", a, to: "2", at: 9000))?.outcome == .completed)
+    }
+
     @Test func aCallWhoseSessionsAllCloseIsDroppedAfterTheLivenessWindow() {
         var machine = CallLedgerMachine(limits: LedgerLimits(livenessMillis: 30_000))
         _ = relay(&machine, Self.message(0), from: "1", a, to: "2", .delivered([b]), at: 1000)
