@@ -3,17 +3,12 @@ import CallAPI
 /// Which incoming calls the match queue vouched for, so that a callee who opted in accepts exactly those
 /// (docs/match.md). The server's `matched` frame and the call itself arrive by two paths (the client's events and
 /// CallAPI's state), in either order; the book answers the peer to accept once both agree on call id and caller.
-struct MatchedCallBook: Sendable, Equatable {
+struct MatchedCallBook: Sendable {
     /// Matches this user is the callee of, newest last (bounded: a match whose call never came is forgotten).
     private(set) var expected: [(callId: String, peer: String)] = []
     /// The incoming call ringing now, if any.
     private(set) var ringing: (callId: String, caller: String)?
     static let maxExpected = 16
-
-    static func == (lhs: Self, rhs: Self) -> Bool {
-        lhs.expected.elementsEqual(rhs.expected) { $0 == $1 } && lhs.ringing?.callId == rhs.ringing?.callId
-            && lhs.ringing?.caller == rhs.ringing?.caller
-    }
 
     /// A match was made; returns the peer to accept if its call already rings.
     mutating func matched(_ match: MatchFound) -> String? {
@@ -28,7 +23,7 @@ struct MatchedCallBook: Sendable, Equatable {
         guard change.state == .calling, case .string(let callId)? = change.eventInfo[kCallId],
             case .int(let from)? = change.eventInfo[kFromUserId]
         else {
-            if change.state != .calling { ringing = nil }
+            ringing = nil
             return nil
         }
         ringing = (callId, String(from))
