@@ -96,6 +96,13 @@ public final class SignalServer: Service, Sendable {
         get async { hub.onlineUsers }
     }
 
+    /// Users waiting in the match queue now (docs/match.md).
+    public var matchWaitingCount: Int { hub.matchWaitingCount }
+
+    /// Asks `order.caller`'s client to place a call to `order.callee` (what `POST /v1/calls` does, docs/match.md);
+    /// returns the call's id, or why it cannot be placed now.
+    public func placeCall(_ order: PlaceCallOrder) -> Result<String, PlaceCallRefusal> { hub.placeCall(order) }
+
     /// The Prometheus text exposition of the server's metrics.
     public func metricsText() -> String { metrics.render() }
 
@@ -244,6 +251,8 @@ public final class SignalServer: Service, Sendable {
             webhooks: ledger?.webhooks, authorization: AdminAuthorization(adminKey: configuration.adminKey)
         ).register(on: router)
         DeviceAdminEndpoint(hub: hub, authorization: AdminAuthorization(adminKey: configuration.adminKey))
+            .register(on: router)
+        CallPlacementEndpoint(hub: hub, authorization: AdminAuthorization(adminKey: configuration.adminKey))
             .register(on: router)
 
         let limits = configuration.limits

@@ -228,6 +228,31 @@ public final class SignalClient: ISignalClient {
         return stream
     }
 
+    // MARK: - Match queue
+
+    /// Waits in the server's match queue with `tags` (docs/match.md); returns the tags once the server has the
+    /// entry. When a user sharing a tag is found, ``events()`` reports ``SignalClientEvent/matched(_:)`` and the
+    /// server places a call between the two (a ``ServerCallAgent`` places and, if asked, accepts it). Entering
+    /// again replaces the tags and keeps the place in line. The entry belongs to this connection: it ends if the
+    /// connection is lost (enter again once reconnected).
+    ///
+    /// - Parameter tags: 1 to 8 tags of 1 to 64 bytes (a city, an interest), most wanted first.
+    /// - Throws: ``SignalClientError/refused(_:_:)`` with `invalid_frame` for bad tags, `match_queue_full` when the
+    ///   queue is full.
+    @discardableResult
+    public func enterMatchQueue(tags: [String]) async throws -> [String] {
+        try await withCheckedThrowingContinuation { waiter in
+            commands.yield { $0.match(.enter(tags: tags)) { waiter.resume(with: $0) } }
+        }
+    }
+
+    /// Leaves the match queue (a no-op when this user is not waiting).
+    public func leaveMatchQueue() async throws {
+        _ = try await withCheckedThrowingContinuation { waiter in
+            commands.yield { $0.match(.leave) { waiter.resume(with: $0) } }
+        }
+    }
+
     // MARK: - Push devices
 
     /// Registers (or replaces, by ``PushDevice/deviceId``) this user's device for call pushes; returns the user's

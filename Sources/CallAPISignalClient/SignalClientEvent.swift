@@ -13,4 +13,10 @@ public enum SignalClientEvent: Sendable, Equatable {
     /// A call pushed to this user was withdrawn before this session took it (the server's tombstone, at login):
     /// end the call the app reported for the push (`SystemCallBridge.pushedCallWithdrawn`).
     case callWithdrawn(callId: String, reason: PushMark.Reason)
+    /// The server asks this client to place a call with the server's call id (docs/match.md). A
+    /// ``ServerCallAgent`` places it through CallAPI; without one, the app does.
+    case callPlaced(ServerPlacedCall)
+    /// The match queue paired this user with another (after ``SignalClient/enterMatchQueue(tags:)``); it is no
+    /// longer waiting.
+    case matched(MatchFound)
 }

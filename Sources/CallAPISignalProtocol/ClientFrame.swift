@@ -37,6 +37,10 @@ public enum ClientFrame: Sendable, Equatable {
     /// The caller's client got the callee's accept (sent at once); the server answers `local_invitation`
     /// (`accepted_by_remote`) or `error`.
     case acknowledgeAccept(InvitationRef)
+    /// Wait in the match queue with tags (docs/match.md); the server answers `match_queue` or `error`.
+    case matchEnter(MatchEnter)
+    /// Leave the match queue; the server answers `match_queue` (`waiting` false).
+    case matchLeave(Request)
 
     /// The `type` string on the wire.
     public var type: String {
@@ -59,6 +63,8 @@ public enum ClientFrame: Sendable, Equatable {
         case .acceptInvitation: "accept_invitation"
         case .refuseInvitation: "refuse_invitation"
         case .acknowledgeAccept: "acknowledge_accept"
+        case .matchEnter: "match_enter"
+        case .matchLeave: "match_leave"
         }
     }
 
@@ -68,7 +74,8 @@ public enum ClientFrame: Sendable, Equatable {
         case .login(let f): f.id
         case .send(let f): f.id
         case .renew(let f): f.id
-        case .users(let f), .subscribe(let f), .unsubscribe(let f), .ping(let f), .logout(let f), .devices(let f):
+        case .users(let f), .subscribe(let f), .unsubscribe(let f), .ping(let f), .logout(let f), .devices(let f),
+            .matchLeave(let f):
             f.id
         case .calls(let f): f.id
         case .registerDevice(let f): f.id
@@ -76,6 +83,7 @@ public enum ClientFrame: Sendable, Equatable {
         case .invite(let f): f.id
         case .invitationReceived(let f), .cancelInvitation(let f), .acknowledgeAccept(let f): f.id
         case .acceptInvitation(let f), .refuseInvitation(let f): f.id
+        case .matchEnter(let f): f.id
         }
     }
 

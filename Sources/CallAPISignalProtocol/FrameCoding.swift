@@ -62,6 +62,8 @@ public enum FrameCoding {
             case "accept_invitation": .acceptInvitation(try decodePayload(data))
             case "refuse_invitation": .refuseInvitation(try decodePayload(data))
             case "acknowledge_accept": .acknowledgeAccept(try decodePayload(data))
+            case "match_enter": .matchEnter(try decodePayload(data))
+            case "match_leave": .matchLeave(try decodePayload(data))
             default: nil
             }
         }
@@ -93,6 +95,9 @@ public enum FrameCoding {
             case "call_withdrawn": .callWithdrawn(try decodePayload(data))
             case "local_invitation": .localInvitation(try decodePayload(data))
             case "remote_invitation": .remoteInvitation(try decodePayload(data))
+            case "place_call": .placeCall(try decodePayload(data))
+            case "matched": .matched(try decodePayload(data))
+            case "match_queue": .matchQueue(try decodePayload(data))
             default: nil
             }
         }
@@ -111,7 +116,8 @@ public enum FrameCoding {
         case .send(let p): encodeTagged(frame.type, p)
         case .renew(let p): encodeTagged(frame.type, p)
         case .calls(let p): encodeTagged(frame.type, p)
-        case .users(let p), .subscribe(let p), .unsubscribe(let p), .ping(let p), .logout(let p), .devices(let p):
+        case .users(let p), .subscribe(let p), .unsubscribe(let p), .ping(let p), .logout(let p), .devices(let p),
+            .matchLeave(let p):
             encodeTagged(frame.type, p)
         case .registerDevice(let p): encodeTagged(frame.type, p)
         case .removeDevice(let p): encodeTagged(frame.type, p)
@@ -119,6 +125,7 @@ public enum FrameCoding {
         case .invitationReceived(let p), .cancelInvitation(let p), .acknowledgeAccept(let p):
             encodeTagged(frame.type, p)
         case .acceptInvitation(let p), .refuseInvitation(let p): encodeTagged(frame.type, p)
+        case .matchEnter(let p): encodeTagged(frame.type, p)
         }
     }
 
@@ -147,6 +154,9 @@ public enum FrameCoding {
         case .callWithdrawn(let p): encodeTagged(frame.type, p)
         case .localInvitation(let p): encodeTagged(frame.type, p)
         case .remoteInvitation(let p): encodeTagged(frame.type, p)
+        case .placeCall(let p): encodeTagged(frame.type, p)
+        case .matched(let p): encodeTagged(frame.type, p)
+        case .matchQueue(let p): encodeTagged(frame.type, p)
         }
     }
 

@@ -32,6 +32,12 @@ public enum ServerFrame: Sendable, Equatable {
     case localInvitation(LocalInvitation)
     /// What happened to an invitation to this user (docs/invitations.md).
     case remoteInvitation(RemoteInvitation)
+    /// Place a call now, with the server's call id (docs/match.md); only the server sends it.
+    case placeCall(PlaceCall)
+    /// The match queue paired this user with another (docs/match.md).
+    case matched(Matched)
+    /// The answer to `match_enter` and `match_leave`.
+    case matchQueue(MatchQueue)
 
     /// The `type` string on the wire.
     public var type: String {
@@ -52,6 +58,9 @@ public enum ServerFrame: Sendable, Equatable {
         case .callWithdrawn: "call_withdrawn"
         case .localInvitation: "local_invitation"
         case .remoteInvitation: "remote_invitation"
+        case .placeCall: "place_call"
+        case .matched: "matched"
+        case .matchQueue: "match_queue"
         }
     }
 

@@ -54,6 +54,8 @@ public enum SignalErrorCode: String, Codable, Sendable, Equatable, CaseIterable 
     case invitationAlreadyAccepted = "invitation_already_accepted"
     /// The session or the callee already has as many pending invitations as the server allows.
     case tooManyInvitations = "too_many_invitations"
+    /// The match queue holds as many waiting users as the server allows; try again later.
+    case matchQueueFull = "match_queue_full"
     /// The server failed in a way that is not the client's fault.
     case internalError = "internal_error"
     /// A code this library does not know (sent by a newer server).

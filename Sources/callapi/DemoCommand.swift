@@ -8,8 +8,9 @@ struct DemoCommand: AsyncParsableCommand {
         discussion: "Prints both sides' state changes and events with millisecond offsets, and the cost map.")
 
     @Option(
-        help: "video, audio, reject, cancel, timeout, busy (a third user calls) or showroom (the callee streams live)."
-    )
+        help: ArgumentHelp(
+            "video, audio, reject, cancel, timeout, busy (a third user calls), showroom (the callee streams live) or "
+                + "match (three users in a real server's match queue)."))
     var scenario: DemoScenario = .video
 
     @Option(help: "One-way signaling latency in milliseconds.")
@@ -19,6 +20,10 @@ struct DemoCommand: AsyncParsableCommand {
     var media: PhoneMedia = .none
 
     func run() async throws {
+        if scenario == .match {
+            guard media == .none else { throw ValidationError("the match scenario uses simulated media") }
+            return try await runMatch()
+        }
         var demo = DemoRun(scenario: scenario, clock: SystemCallClock(), pacer: SleepingPacer())
         demo.networkLatencyMillis = latency
         if media == .webrtc { demo.makeEngine = try PhoneEngineFactory.inProcessWebRTC() }
@@ -50,6 +55,23 @@ struct DemoCommand: AsyncParsableCommand {
         for user in outcome.finalStates.keys.sorted() {
             if let (state, reason) = outcome.finalStates[user] { print("user \(user) ended \(state)(\(reason))") }
         }
+        if let failure = outcome.failure {
+            throw ValidationError("demo did not complete: \(failure)")
+        }
+    }
+
+    private func runMatch() async throws {
+        print(
+            "callapi demo --scenario match: users \(MatchDemoRun.alice), \(MatchDemoRun.bob) and \(MatchDemoRun.carol) "
+                + "on a server in this process (loopback sockets); simulated media")
+        for user in [MatchDemoRun.alice, MatchDemoRun.bob, MatchDemoRun.carol] {
+            print(
+                "  user \(user) enters the match queue with: \((MatchDemoRun.tags[user] ?? []).joined(separator: ", "))"
+            )
+        }
+        print("")
+        let outcome = await MatchDemoRun().run()
+        print(MatchDemoText.render(outcome))
         if let failure = outcome.failure {
             throw ValidationError("demo did not complete: \(failure)")
         }

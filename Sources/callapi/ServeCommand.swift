@@ -49,6 +49,13 @@ struct ServeCommand: AsyncParsableCommand {
         help: "Seconds the caller has to acknowledge an accepted invitation (default 10).")
     var invitationAcceptWindow: String?
     @Option(
+        name: .customLong("match-max-waiting"), help: "Users who may wait in the match queue at once (default 10000).")
+    var matchMaxWaiting: String?
+    @Option(
+        name: .customLong("place-call-window"),
+        help: "Seconds a caller's client has to place a server-placed call (default 5).")
+    var placeCallWindow: String?
+    @Option(
         name: .customLong("max-held-per-sender"),
         help: "Messages one sender may have held for offline users (default 100).")
     var maxHeldPerSender: String?
@@ -157,6 +164,7 @@ struct ServeCommand: AsyncParsableCommand {
             "max-held": maxHeld, "max-ttl": maxTTL, "token-notice": tokenNotice, "idle-timeout": idleTimeout,
             "login-timeout": loginTimeout, "invitation-receive-window": invitationReceiveWindow,
             "invitation-expiry": invitationExpiry, "invitation-accept-window": invitationAcceptWindow, "drain": drain,
+            "match-max-waiting": matchMaxWaiting, "place-call-window": placeCallWindow,
             "channel-capacity": channelCapacity,
             "channel-watchdog": channelWatchdog, "allow-any-channel-tokens": allowAnyChannelTokens ? "1" : nil,
             "webhook-url": webhookURL, "webhook-secret": webhookSecret,

@@ -112,8 +112,20 @@ public final class CallApiImpl: CallApiProtocol, ISignalClientListener {
             return
         }
         let callId = core.withLock { $0.config?.makeCallId() } ?? UUID().uuidString
+        call(remoteUserId: remoteUserId, callType: callType, callExtension: ext, callId: callId, completion: completion)
+    }
+
+    /// Places a call with a given `callId` instead of a new one: a call the signaling server asked for, whose id
+    /// the server has already told the business server (docs/match.md). Otherwise exactly ``call(remoteUserId:
+    /// callType:callExtension:completion:)``.
+    package func call(
+        remoteUserId: UInt, callType: CallType, callExtension: [String: JSONValue], callId: String,
+        completion: (@Sendable ((any Error)?) -> Void)?
+    ) {
         submit(
-            .call(remoteUserId: remoteUserId, type: callType, extension: ext.isEmpty ? nil : ext, callId: callId),
+            .call(
+                remoteUserId: remoteUserId, type: callType, extension: callExtension.isEmpty ? nil : callExtension,
+                callId: callId),
             completion: completion)
     }
 

@@ -41,6 +41,8 @@ public enum ServerSettings {
         ("invitation-receive-window", "seconds the callee has to acknowledge an invitation (default 30)"),
         ("invitation-expiry", "seconds after which an invitation nobody answered expires (default 60)"),
         ("invitation-accept-window", "seconds the caller has to acknowledge an accepted invitation (default 10)"),
+        ("match-max-waiting", "users who may wait in the match queue at once (default 10000)"),
+        ("place-call-window", "seconds a caller's client has to place a server-placed call (default 5)"),
         ("drain", "seconds a shutdown waits for connections to close (default 5)"),
         ("channel-capacity", "members an RTC channel may have (default 2)"),
         ("channel-watchdog", "seconds a member may stay alone after a call before removal (default 0: off)"),
@@ -194,6 +196,8 @@ public enum ServerSettings {
         if let v = try int("invitation-accept-window", range: 1...3600) {
             limits.invitations.acceptWindowMillis = Int64(v) * 1000
         }
+        if let v = try int("match-max-waiting", range: 1...10_000_000) { limits.match.maxWaiting = v }
+        if let v = try int("place-call-window", range: 1...300) { limits.match.placeWindowMillis = Int64(v) * 1000 }
         configuration.limits = limits
         if let v = try int("drain", range: 0...600) { configuration.drainSeconds = v }
         var channels = configuration.channels

@@ -15,4 +15,7 @@ public enum HubAction: Sendable, Equatable {
     case queryCalls(SessionID, userId: String, ClientFrame.CallsRequest)
     /// Push work: deliver a held call to a device, cancel a call's unsent pushes, save the device registry.
     case push(PushAction)
+    /// A server-placed call was not placed by its caller in time (or its caller's session closed): record it
+    /// `failed` in the call ledger.
+    case callNotPlaced(NotPlacedCall)
 }

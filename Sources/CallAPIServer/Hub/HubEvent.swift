@@ -31,6 +31,8 @@ public enum HubEvent: Sendable {
     case pushRejected(userId: String, deviceId: String, token: String, now: Int64)
     /// The operator removes `userId`'s device `deviceId`.
     case removeDevice(userId: String, deviceId: String, now: Int64)
+    /// The business server asks for a call with the server-made `callId` (docs/match.md).
+    case placeCall(PlaceCallOrder, callId: String, now: Int64)
 }
 
 /// What a checked token is for.

@@ -39,6 +39,8 @@ public struct HubLimits: Sendable, Equatable {
     public var requestTimeoutMillis: Int64 = 10_000
     /// Windows and bounds of call invitations (docs/invitations.md).
     public var invitations = InvitationLimits()
+    /// Bounds of the match queue and server-placed calls (docs/match.md).
+    public var match = MatchLimits()
 
     public init() {}
 
@@ -56,6 +58,8 @@ public struct HubLimits: Sendable, Equatable {
             ("invitation-receive-window", Double(invitations.receiveWindowMillis) / 1000),
             ("invitation-expiry", Double(invitations.expiryMillis) / 1000),
             ("invitation-accept-window", Double(invitations.acceptWindowMillis) / 1000),
+            ("match-max-waiting", Double(match.maxWaiting)),
+            ("place-call-window", Double(match.placeWindowMillis) / 1000),
         ]
     }
 

@@ -68,19 +68,22 @@ public struct HubState: Sendable {
 
     /// Call invitations the hub arbitrates.
     private(set) var invitations: InvitationMachine
+    /// The match queue and server-placed calls (docs/match.md; routed in HubState+Match.swift).
+    var match: MatchMachine
 
     /// Whether ``relay`` reports each `send` it handled (``HubAction/relayed(_:)``), for the call ledger.
     public let reportsRelays: Bool
 
     public init(
         limits: HubLimits, pushPolicy: PushPolicy = PushPolicy(), devices: DeviceRegistry = DeviceRegistry(),
-        reportsRelays: Bool = false
+        reportsRelays: Bool = false, matchIdPrefix: String = "m"
     ) {
         self.limits = limits
         self.pushPolicy = pushPolicy
         self.devices = devices
         self.reportsRelays = reportsRelays
         invitations = InvitationMachine(limits: limits.invitations)
+        match = MatchMachine(limits: limits.match, idPrefix: matchIdPrefix)
     }
 
     /// Users with at least one logged-in session, sorted.
@@ -152,6 +155,8 @@ public struct HubState: Sendable {
         case .removeDevice(let userId, let deviceId, _):
             guard devices.remove(deviceId: deviceId, of: userId) else { return [] }
             return [.push(.saveDevices(devices))]
+        case .placeCall(let order, let callId, let now):
+            return placeCall(order, callId: callId, now: now)
         }
     }
 
@@ -227,7 +232,8 @@ public struct HubState: Sendable {
         case .login:
             return []  // handled above
         case .send(let send):
-            return relay(send, from: id, user: login.userId, now: now)
+            return placedCallSent(send, from: login.userId, now: now)
+                + relay(send, from: id, user: login.userId, now: now)
         case .renew(let renew):
             guard !session.verifying else {
                 return refuse(id, requestId: renew.id, isSend: false, .invalidFrame, "a token check is already running")
@@ -277,6 +283,10 @@ public struct HubState: Sendable {
             return invitations.handle(.cancel(id, ref))
         case .acknowledgeAccept(let ref):
             return invitations.handle(.acknowledgeAccept(id, ref))
+        case .matchEnter(let enter):
+            return match.handle(.enter(id, user: login.userId, enter), now: now)
+        case .matchLeave(let request):
+            return match.handle(.leave(id, user: login.userId, request), now: now)
         }
     }
 
@@ -500,7 +510,7 @@ public struct HubState: Sendable {
         let user = login.userId
         let messageId = makeMessageId()
         let message = ServerFrame.message(.init(from: send.to, body: body, sentAt: now, messageId: messageId))
-        return report(send, from: id, user: user, .answeredBusy)
+        return placedCallSent(send, from: user, now: now) + report(send, from: id, user: user, .answeredBusy)
             + [.send(id, .answer(.init(id: send.id, result: .delivered, messageId: makeMessageId(), sessions: 1)))]
             + toUser(user, message)
     }
@@ -573,8 +583,10 @@ public struct HubState: Sendable {
         queuedBytes -= session.outbox.bytes
         guard let userId = session.login?.userId else { return [] }
         loggedInSessionCount -= 1
-        // The other side of its invitations hears of it before presence subscribers do.
-        let endedInvitations = invitations.handle(.sessionClosed(id))
+        // The other side of its invitations hears of it before presence subscribers do. (`remove` has no clock
+        // until the hub takes `now:` with every event; the match machine does not read the time of a close.)
+        let endedInvitations =
+            invitations.handle(.sessionClosed(id)) + match.handle(.sessionClosed(id), now: session.lastSeen)
         var remaining = userSessions[userId] ?? []
         remaining.removeAll { $0 == id }
         if remaining.isEmpty {
@@ -690,6 +702,7 @@ public struct HubState: Sendable {
             }
         }
         actions += invitations.handle(.tick(now: now))
+        actions += match.handle(.tick, now: now)
         for userId in tombstones.keys.sorted() {
             let live = tombstones[userId]?.filter { $0.expiresAt > now } ?? []
             tombstones[userId] = live.isEmpty ? nil : live

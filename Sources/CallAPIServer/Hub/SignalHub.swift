@@ -3,6 +3,12 @@ import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
 /// The hub's shell: runs ``HubState`` and performs its actions (writes, closes, token checks, metrics, logs).
 ///
 /// It runs on the event loop of the connection whose frame arrived, under a lock: the state stays one pure value,
@@ -43,7 +49,9 @@ final class SignalHub: SessionEndpoint {
         core = NIOLockedValueBox(
             Core(
                 state: HubState(
-                    limits: limits, pushPolicy: pushPolicy, devices: devices, reportsRelays: ledger != nil)))
+                    limits: limits, pushPolicy: pushPolicy, devices: devices, reportsRelays: ledger != nil,
+                    // Random per run, so that the ids of matched calls never repeat an earlier run's in the ledger.
+                    matchIdPrefix: String(UInt64.random(in: 1 ... .max), radix: 36))))
         self.limits = limits
         maxMessageBytes = Self.hardLimit(for: limits)
         self.push = push
@@ -58,6 +66,7 @@ final class SignalHub: SessionEndpoint {
     static func hardLimit(for limits: HubLimits) -> Int { max(limits.maxFrameBytes * 4, 1 << 20) }
 
     var onlineUsers: [String] { core.withLockedValue { $0.state.onlineUsers } }
+    var matchWaitingCount: Int { core.withLockedValue { $0.state.matchWaitingCount } }
     var sessionCount: Int { core.withLockedValue { $0.state.sessionCount } }
     /// Connections still open. A closed session leaves the state at once, but its connection stays open until it
     /// has written the close and the client has gone; shutdown drains these.
@@ -159,6 +168,27 @@ final class SignalHub: SessionEndpoint {
         return existed
     }
 
+    /// Asks `order.caller`'s newest session to place a call to `order.callee` with a new call id (docs/match.md);
+    /// returns the call id, or why the call cannot be placed now.
+    func placeCall(_ order: PlaceCallOrder) -> Result<String, PlaceCallRefusal> {
+        for user in [order.caller, order.callee] {
+            if let callId = ledger?.busyCall(of: user) { return .failure(.busy(user: user, callId: callId)) }
+        }
+        let now = clock.nowMillis()
+        let callId = UUID().uuidString
+        let refusal = handle(
+            { _ in .placeCall(order, callId: callId, now: now) },
+            answer: { core in
+                core.state.awaitsPlacement(of: callId)
+                    ? nil : core.state.placementProblem(order) ?? .offline(user: order.caller)
+            })
+        if let refusal { return .failure(refusal) }
+        logger.info(
+            "call placed by the server",
+            metadata: ["callId": "\(callId)", "caller": "\(order.caller)", "callee": "\(order.callee)"])
+        return .success(callId)
+    }
+
     /// Ends every connection still open (shutdown, once the drain time is over).
     func abortRemaining() {
         for connection in core.withLockedValue({ Array($0.connections.connections.values) }) { connection.abort() }
@@ -256,6 +286,11 @@ final class SignalHub: SessionEndpoint {
             push?.perform(pushAction)
         case .verifyToken(let id, let requestId, let token, let purpose):
             return .tokenCheck(id: id, requestId: requestId, token: token, purpose: purpose)
+        case .callNotPlaced(let call):
+            logger.notice(
+                "a server-placed call was not placed",
+                metadata: ["callId": "\(call.callId)", "caller": "\(call.caller)", "reason": "\(call.reason)"])
+            ledger?.handle(.notPlaced(call), now: clock.nowMillis())
         }
         return nil
     }

@@ -69,6 +69,8 @@ package struct CallLedgerMachine: Sendable {
             return []
         case .tick:
             return tick(now: now)
+        case .notPlaced(let call):
+            return notPlaced(call, now: now)
         }
     }
 
@@ -209,6 +211,16 @@ package struct CallLedgerMachine: Sendable {
         call.setEnding(of: send.fromSession, "rejected")
         call.setEndingOfOthers(user: call.callee, except: send.fromSession, "rejectedElsewhere")
         return end(call, outcome: .rejected, by: send.from, reason: "calleeRejected", now: now)
+    }
+
+    /// A server-placed call that never started: a `failed` record with no devices, unless the call did start
+    /// after all (its call message was answered busy on the callee's behalf, say).
+    private mutating func notPlaced(_ placed: NotPlacedCall, now: Int64) -> [LedgerAction] {
+        guard calls[placed.callId] == nil else { return [] }
+        let call = LiveCall(
+            callId: placed.callId, caller: placed.caller, callee: placed.callee, media: placed.media, roomId: nil,
+            startedAt: now, phase: .ringing(rangAt: nil), devices: [], sessions: [], goneSince: nil, lastHeard: now)
+        return end(call, outcome: .failed, by: nil, reason: placed.reason, now: now)
     }
 
     /// Forgets `call` and returns its record to save and the webhook events.

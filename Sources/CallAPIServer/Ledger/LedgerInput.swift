@@ -8,6 +8,8 @@ package enum LedgerInput: Sendable, Equatable {
     case sessionClosed(SessionID)
     /// Time passed: end calls nobody answered and calls whose participants are all gone.
     case tick
+    /// A call the server asked a client to place was never placed (docs/match.md): recorded `failed`.
+    case notPlaced(NotPlacedCall)
 }
 
 /// A user's `send` and what the hub did with it.

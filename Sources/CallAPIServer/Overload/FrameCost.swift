@@ -22,6 +22,10 @@ enum FrameCost {
             overhead + presence.online.reduce(0) { $0 + json($1) + 1 }
         case .heldResult(let result):
             overhead + json(result.to) + result.messageId.utf8.count
+        case .matchQueue(let status):
+            overhead + status.tags.reduce(0) { $0 + json($1) + 3 }
+        case .matched(let match):
+            overhead + json(match.peer) + json(match.tag) + match.matchId.utf8.count + match.callId.utf8.count
         default:
             overhead * 2
         }

@@ -15,6 +15,8 @@ enum ConnectionEvent: Sendable, Equatable {
     case calls(ticket: Int, ClientFrame.CallsRequest, now: Int64)
     /// An invitation method (docs/invitations.md).
     case invitation(ticket: Int, InvitationRequest, now: Int64)
+    /// Enter or leave the match queue (docs/match.md).
+    case match(ticket: Int, MatchRequest, now: Int64)
     case socketOpened(socket: Int, now: Int64)
     case socketClosed(socket: Int, cause: String, now: Int64, jitter: Double)
     case frame(socket: Int, ServerFrame, now: Int64)
@@ -41,6 +43,12 @@ enum ConnectionAction: Sendable, Equatable {
     case completeInvitation(ticket: Int, Result<InvitationUpdate, SignalClientError>)
     /// The server told of an invitation, unasked.
     case invitationUpdate(InvitationUpdate)
+    /// The server answered a match-queue method: the tags waiting with (empty: not waiting).
+    case completeMatch(ticket: Int, Result<[String], SignalClientError>)
+    /// The server asks this client to place a call.
+    case callPlaced(ServerFrame.PlaceCall)
+    /// The match queue paired this user.
+    case matched(ServerFrame.Matched)
 }
 
 /// A request about the user's push devices.
@@ -81,6 +89,7 @@ struct ConnectionMachine: Sendable {
         case calls(ticket: Int)
         case devices(ticket: Int)
         case invitation(ticket: Int)
+        case match(ticket: Int)
     }
 
     /// A send waiting for a connection.
@@ -247,6 +256,16 @@ struct ConnectionMachine: Sendable {
                     .refuseInvitation(.init(id: id, invitationId: invitationId, response: response))
                 }
             }
+        case .match(let ticket, let request, let now):
+            guard case .connected(let socket) = phase else {
+                return [.completeMatch(ticket: ticket, .failure(notConnectedError))]
+            }
+            return write(socket, pending: .match(ticket: ticket), now: now) { id in
+                switch request {
+                case .enter(let tags): .matchEnter(.init(id: id, tags: tags))
+                case .leave: .matchLeave(.init(id: id))
+                }
+            }
         case .socketOpened(let socket, let now):
             guard case .connecting(let attempt, socket, _) = phase, let token else { return [] }
             phase = .authenticating(attempt: attempt, socket: socket, since: now)
@@ -335,6 +354,7 @@ struct ConnectionMachine: Sendable {
         case .calls(let ticket): .completeCalls(ticket: ticket, .failure(error))
         case .devices(let ticket): .completeDevices(ticket: ticket, .failure(error))
         case .invitation(let ticket): .completeInvitation(ticket: ticket, .failure(error))
+        case .match(let ticket): .completeMatch(ticket: ticket, .failure(error))
         }
     }
 
@@ -430,6 +450,15 @@ struct ConnectionMachine: Sendable {
                 invitation.state == .invitationReceived
                 ? [.write(socket, .invitationReceived(.init(invitationId: invitation.invitationId)))] : []
             return receipt + invitationAnswer(.remote(invitation), requestId: invitation.id)
+        case .placeCall(let order):
+            return [.callPlaced(order)]
+        case .matched(let match):
+            return [.matched(match)]
+        case .matchQueue(let status):
+            guard let id = status.id, let entry = inFlight.removeValue(forKey: id),
+                case .match(let ticket) = entry.pending
+            else { return [] }
+            return [.completeMatch(ticket: ticket, .success(status.waiting ? status.tags : []))]
         }
     }
 

@@ -21,6 +21,7 @@ final class ClientCore: ClientSocketDelegate {
     private var callsCompletions: [Int: @Sendable (Result<ServerFrame.CallsPage, SignalClientError>) -> Void] = [:]
     private var deviceCompletions: [Int: @Sendable (Result<[PushDeviceSummary], SignalClientError>) -> Void] = [:]
     private var invitationWaiters: [Int: InvitationWaiter] = [:]
+    private var matchCompletions: [Int: @Sendable (Result<[String], SignalClientError>) -> Void] = [:]
     /// This session's invitations.
     private var invitationBook = InvitationBook()
     private var invitationObservers: [Int: AsyncStream<InvitationEvent>.Continuation] = [:]
@@ -142,6 +143,12 @@ final class ClientCore: ClientSocketDelegate {
         let ticket = takeTicket()
         invitationWaiters[ticket] = waiter
         handle(.invitation(ticket: ticket, request, now: now()))
+    }
+
+    func match(_ request: MatchRequest, completion: @escaping @Sendable (Result<[String], SignalClientError>) -> Void) {
+        let ticket = takeTicket()
+        matchCompletions[ticket] = completion
+        handle(.match(ticket: ticket, request, now: now()))
     }
 
     func observeInvitations(_ continuation: AsyncStream<InvitationEvent>.Continuation) {
@@ -310,6 +317,15 @@ final class ClientCore: ClientSocketDelegate {
             emit(invitationBook.apply(frame).1)
         case .invitationUpdate(.remote(let frame)):
             emit(invitationBook.apply(frame).1)
+        case .completeMatch(let ticket, let result):
+            matchCompletions.removeValue(forKey: ticket)?(result)
+        case .callPlaced(let order):
+            logger.info(
+                "the server asks for a call", metadata: ["call": "\(order.callId)", "callee": "\(order.callee)"])
+            emit(.callPlaced(ServerPlacedCall(order)))
+        case .matched(let match):
+            logger.info("matched", metadata: ["match": "\(match.matchId)", "peer": "\(match.peer)"])
+            emit(.matched(MatchFound(match)))
         }
     }
 

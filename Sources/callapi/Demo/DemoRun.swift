@@ -110,6 +110,8 @@ struct DemoRun: Sendable {
             try? await caller.cancelCall()
         case .timeout:
             await pacer.pass(millis: Int64(ringTimeoutMillis))
+        case .match:
+            failure = "the match scenario runs on a real server: MatchDemoRun"
         }
         await expect("both sides back to prepared") {
             state(Self.caller) == .prepared && state(Self.callee) == .prepared

@@ -16,4 +16,8 @@ enum DemoScenario: String, CaseIterable, Sendable {
     /// the host stays in the showroom but stops publishing there (the viewer sees the pause), and resumes
     /// when the call ends.
     case showroom
+    /// Three users on a real server in this process enter the match queue with tags; the two who share a tag are
+    /// matched, the server has the one who waited longer place the call, the other's client accepts it by itself
+    /// (docs/match.md). Runs ``MatchDemoRun``, not ``DemoRun``.
+    case match
 }

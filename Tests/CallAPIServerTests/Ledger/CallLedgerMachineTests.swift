@@ -118,6 +118,27 @@ import Testing
         #expect(record?.devices.last?.deviceId == "tablet")
     }
 
+    @Test func aServerPlacedCallNeverMadeIsRecordedFailedUnlessItStarted() {
+        var machine = CallLedgerMachine()
+        let never = NotPlacedCall(
+            callId: "p1", caller: "1", callee: "2", media: .video, matchId: "m1", reason: "notPlaced")
+        let actions = machine.handle(.notPlaced(never), now: 7000)
+        let record = saved(actions)
+        #expect(record?.outcome == .failed)
+        #expect(record?.endReason == "notPlaced")
+        #expect(record?.devices.isEmpty == true)
+        #expect(record?.startedAt == 7000 && record?.endedAt == 7000)
+        #expect(
+            actions.last
+                == .notify(CallEvent(kind: .ended, callId: "p1", caller: "1", callee: "2", at: 7000, outcome: .failed)))
+        // A call that did start under that id is left alone.
+        _ = relay(&machine, Self.message(0, callId: "p2"), from: "1", a, to: "2", .delivered([b]), at: 8000)
+        let late = NotPlacedCall(
+            callId: "p2", caller: "1", callee: "2", media: .video, matchId: nil, reason: "notPlaced")
+        #expect(machine.handle(.notPlaced(late), now: 9000).isEmpty)
+        #expect(machine.liveCallCount == 1)
+    }
+
     @Test func aCallWhoseSessionsAllCloseIsDroppedAfterTheLivenessWindow() {
         var machine = CallLedgerMachine(limits: LedgerLimits(livenessMillis: 30_000))
         _ = relay(&machine, Self.message(0), from: "1", a, to: "2", .delivered([b]), at: 1000)

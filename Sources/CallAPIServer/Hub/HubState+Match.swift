@@ -1,0 +1,35 @@
+import CallAPISignalProtocol
+
+/// The hub's side of server-placed calls and the match queue (docs/match.md): the checks that need the hub's
+/// sessions, around ``MatchMachine``.
+extension HubState {
+    /// Why the server cannot place `order` now, or `nil` when it can. (Busy is the call ledger's to say.)
+    public func placementProblem(_ order: PlaceCallOrder) -> PlaceCallRefusal? {
+        if order.caller == order.callee { return .sameUser }
+        for user in [order.caller, order.callee] where (userSessions[user] ?? []).isEmpty {
+            return .offline(user: user)
+        }
+        return nil
+    }
+
+    /// Whether the placed call `callId` still waits for its caller's call message.
+    public func awaitsPlacement(of callId: String) -> Bool { match.placement(callId) != nil }
+
+    /// Users waiting in the match queue.
+    public var matchWaitingCount: Int { match.waitingCount }
+
+    /// Tells the caller's newest session to place the call (nothing when the order cannot be placed now).
+    mutating func placeCall(_ order: PlaceCallOrder, callId: String, now: Int64) -> [HubAction] {
+        guard placementProblem(order) == nil, let session = userSessions[order.caller]?.last else { return [] }
+        return match.handle(.place(order, callId: callId, callerSession: session), now: now)
+    }
+
+    /// Notes a `send` that places a call the server asked for. Only a user with such a call pending has its sends
+    /// read, so other traffic costs one dictionary look-up.
+    mutating func placedCallSent(_ send: ClientFrame.Send, from user: String, now: Int64) -> [HubAction] {
+        guard match.awaitsCall(from: user), let fields = CallMessageFields.parse(send.body),
+            case .call = fields.action
+        else { return [] }
+        return match.handle(.callSent(from: user, to: send.to, callId: fields.callId), now: now)
+    }
+}
