@@ -30,7 +30,8 @@ struct RecentMessages: Sendable, Equatable {
     }
 
     private mutating func insert(_ key: Key) {
-        guard !keys.contains(key) else { return }
+        // One lookup for the check and the insert; the evicted key is never this one, which was absent.
+        guard keys.insert(key).inserted else { return }
         if order.count < capacity {
             order.append(key)
         } else {
@@ -38,7 +39,6 @@ struct RecentMessages: Sendable, Equatable {
             order[next] = key
             next = (next + 1) % capacity
         }
-        keys.insert(key)
     }
 
     // Same sender, call and messageId; or same sender, call and action (a settled notice counting as an action
