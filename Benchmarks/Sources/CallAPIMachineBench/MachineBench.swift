@@ -57,6 +57,8 @@ struct MachinePair {
     var machines = [CallStateMachine(), CallStateMachine()]
     var channels: [String: Set<Int>] = [:]
     var queue: [(side: Int, input: CallInput)] = []
+    /// One buffer for every input's actions, as a shell that handles many inputs keeps one.
+    var actions: [CallAction] = []
     var now: Int64 = 1_767_225_600_000
     var handled = 0
     var handleNanos: UInt64 = 0
@@ -86,11 +88,17 @@ struct MachinePair {
         while head < queue.count {
             let next = queue[head]
             head += 1
+            // Taken out while its actions are performed (they append to the queue), put back after: moving it
+            // keeps its storage.
+            var actions = self.actions
+            self.actions = []
+            actions.removeAll(keepingCapacity: true)
             let start = MachineClock.nanos()
-            let actions = machines[next.side].handle(next.input, now: now)
+            machines[next.side].handle(next.input, now: now, into: &actions)
             handleNanos += MachineClock.nanos() &- start
             handled += 1
             for action in actions { perform(action, side: next.side) }
+            self.actions = actions
         }
         queue.removeAll(keepingCapacity: true)
     }
@@ -113,7 +121,8 @@ struct MachinePair {
                 }
             }
         case .leaveRTC:
-            for channel in channels.keys { channels[channel]?.remove(side) }
+            // In place: iterating `keys` while assigning through the subscript copied the table each time.
+            for index in channels.indices { channels.values[index].remove(side) }
         case .askCanJoinOnCalling(let callId, _):
             queue.append((side, .earlyJoinDecided(callId: callId, allowed: true)))
         default:

@@ -21,7 +21,7 @@ package struct Call: Sendable, Equatable {
     /// The callee, once accepted: its accept, repeated to its user's other devices.
     package var ownDeviceNotice: OwnDeviceNotice?
     /// The call's liveness timers that are running (the ring timer is stopped by id wherever it may run).
-    var armed: Set<CallTimerID> = []
+    var armed = LivenessTimers()
 
     init(
         id: String, peer: UInt, room: String, type: CallType, role: Role, startedAt: Int64,
@@ -90,7 +90,7 @@ package struct Call: Sendable, Equatable {
 
     package var isCaller: Bool { role == .caller }
 
-    mutating func recordCost(_ stage: String, now: Int64) {
+    mutating func recordCost(_ stage: CostMap.Stage, now: Int64) {
         costs.record(stage, startedAt: startedAt, now: now)
     }
 }

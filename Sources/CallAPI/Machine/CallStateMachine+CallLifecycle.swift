@@ -2,10 +2,10 @@
 // connected check, and its end.
 extension CallStateMachine {
     /// The ring timer of a new call, unless `callTimeoutMillisecond` is 0.
-    func ringTimer(_ call: Call, _ endpoint: Endpoint) -> [CallAction] {
+    func ringTimer(_ call: Call, _ endpoint: Endpoint, into actions: inout [CallAction]) {
         let timeout = endpoint.config.callTimeoutMillisecond
-        guard timeout > 0 else { return [] }
-        return [.startTimer(.ring(callId: call.id), millis: Int64(clamping: timeout))]
+        guard timeout > 0 else { return }
+        actions.append(.startTimer(.ring(callId: call.id), millis: Int64(clamping: timeout)))
     }
 
     /// The room of a call this user places: the prepared room, or a fresh one named from the user and call
@@ -18,71 +18,71 @@ extension CallStateMachine {
 
     /// Joins the current call's room, publishing and subscribing as the call type needs, remote audio muted;
     /// with a token provider, asks it for the room's token first.
-    mutating func joinCallRoom() -> [CallAction] {
-        guard case .inCall(let endpoint, var call) = phase, call.media == .notJoined else { return [] }
+    mutating func joinCallRoom(into actions: inout [CallAction]) {
+        guard case .inCall(let endpoint, var call) = phase, call.media == .notJoined else { return }
         if let provider = endpoint.config.rtcTokenProvider {
             call.media = .awaitingToken(firstFrame: false)
             phase = .inCall(endpoint, call)
-            return [
+            actions.append(
                 .fetchRTCToken(
                     callId: call.id, channel: call.room, uid: endpoint.userId,
-                    provider: TokenProviderRef(provider: provider)),
-                .notifyEvent(.joinRTCStart, reason: nil),
-            ]
+                    provider: TokenProviderRef(provider: provider)))
+            actions.append(.notifyEvent(.joinRTCStart, reason: nil))
+            return
         }
         call.media = .joined(firstFrame: false)
         phase = .inCall(endpoint, call)
-        return join(call, endpoint, token: endpoint.config.rtcToken) + [.notifyEvent(.joinRTCStart, reason: nil)]
+        join(call, endpoint, token: endpoint.config.rtcToken, into: &actions)
+        actions.append(.notifyEvent(.joinRTCStart, reason: nil))
     }
 
-    private func join(_ call: Call, _ endpoint: Endpoint, token: String) -> [CallAction] {
+    private func join(_ call: Call, _ endpoint: Endpoint, token: String, into actions: inout [CallAction]) {
         let join = RTCJoin(
             channel: call.room, token: token, uid: endpoint.userId, remoteUid: call.peer, media: .call(call.type),
             localView: call.type == .video ? CanvasRef(endpoint.config.localView) : nil,
             remoteView: call.type == .video ? CanvasRef(endpoint.config.remoteView) : nil)
-        return [.joinRTC(join), .setRemoteVolume(uid: call.peer, volume: 0)]
+        actions.append(.joinRTC(join))
+        actions.append(.setRemoteVolume(uid: call.peer, volume: 0))
     }
 
     /// The provider answered: join with the token, or fail the call as a join failure would.
     mutating func rtcTokenFetched(
-        _ callId: String, _ outcome: Result<String, CallAPIError>, now: Int64
-    ) -> [CallAction] {
-        if case .prepared = phase { return preJoinTokenFetched(callId, outcome) }
+        _ callId: String, _ outcome: Result<String, CallAPIError>, now: Int64, into actions: inout [CallAction]
+    ) {
+        if case .prepared = phase { return preJoinTokenFetched(callId, outcome, into: &actions) }
         guard case .inCall(let endpoint, var call) = phase, call.id == callId,
             case .awaitingToken(let firstFrame) = call.media
-        else { return [] }
+        else { return }
         call.media = .joined(firstFrame: firstFrame)
         phase = .inCall(endpoint, call)
         switch outcome {
         case .success(let token):
-            return join(call, endpoint, token: token)
+            join(call, endpoint, token: token, into: &actions)
         case .failure(let error):
-            return joinFailed(code: error.code.rawValue, message: "no RTC token: \(error.message)", now: now)
+            joinFailed(code: error.code.rawValue, message: "no RTC token: \(error.message)", now: now, into: &actions)
         }
     }
 
     /// In connecting: go connected once first-frame waiting is off or the remote first frame is in.
-    mutating func connectedCheck(reason: CallStateReason, now: Int64) -> [CallAction] {
-        guard case .inCall(let endpoint, var call) = phase, call.stage == .connecting else { return [] }
+    mutating func connectedCheck(reason: CallStateReason, now: Int64, into actions: inout [CallAction]) {
+        guard case .inCall(let endpoint, var call) = phase, call.stage == .connecting else { return }
         let waiting = !endpoint.config.firstFrameWaittingDisabled
-        guard !waiting || call.media.firstFrameArrived else { return [] }
+        guard !waiting || call.media.firstFrameArrived else { return }
         call.stage = .connected(since: now)
         phase = .inCall(endpoint, call)
         let userId = endpoint.userId
-        let info: [String: JSONValue] = [
-            kFromRoomId: .string(call.room),
-            kFromUserId: .int(Int(call.peer)),
-            kRemoteUserId: .int(Int(userId)),
-            kCallId: .string(call.id),
-            kCostTimeMap: call.costs.json,
-            kPublisher: .int(Int(reason == .localAccepted ? userId : call.peer)),
-        ]
-        return [
-            .stopTimer(.ring(callId: call.id)),
-            .setRemoteVolume(uid: call.peer, volume: 100),
-            .stateChanged(.connected, reason, info: info),
-            .notifyConnected(roomId: call.room, callerId: call.isCaller ? userId : call.peer, selfId: userId),
-        ]
+        var info = [String: JSONValue](minimumCapacity: 6)
+        info[kFromRoomId] = .string(call.room)
+        info[kFromUserId] = .int(Int(call.peer))
+        info[kRemoteUserId] = .int(Int(userId))
+        info[kCallId] = .string(call.id)
+        info[kCostTimeMap] = call.costs.json
+        info[kPublisher] = .int(Int(reason == .localAccepted ? userId : call.peer))
+        actions.append(.stopTimer(.ring(callId: call.id)))
+        actions.append(.setRemoteVolume(uid: call.peer, volume: 100))
+        actions.append(.stateChanged(.connected, reason, info: info))
+        actions.append(
+            .notifyConnected(roomId: call.room, callerId: call.isCaller ? userId : call.peer, selfId: userId))
     }
 
     /// The message that ends `call` on the peer's side when this side leaves it: cancel from a ringing
@@ -102,29 +102,25 @@ extension CallStateMachine {
     /// and event, and `onCallDisconnected` when the call had connected.
     mutating func endCall(
         _ newState: CallStateType, _ reason: CallStateReason, event: CallEvent?, endedBy: UInt,
-        eventReason: String = "", info: [String: JSONValue] = [:], now: Int64
-    ) -> [CallAction] {
-        guard case .inCall(let endpoint, let ending) = phase else { return [] }
+        eventReason: String = "", info: consuming [String: JSONValue] = [:], now: Int64,
+        into actions: inout [CallAction]
+    ) {
+        guard case .inCall(let endpoint, let ending) = phase else { return }
         phase = newState == .failed ? .failed(endpoint) : .prepared(endpoint, preJoined: nil)
-        var info = info
+        // `info` is owned here, so adding the publisher does not copy a table the caller still holds.
         info[kPublisher] = .int(Int(endedBy))
-        let stops =
-            CallTimerID.liveness(of: ending.id).filter(ending.armed.contains).map(CallAction.stopTimer)
-            + (ending.ownDeviceNotice == nil ? [] : [.stopTimer(.ownDeviceNotice(callId: ending.id))])
-        let disconnected: [CallAction] =
-            if case .connected(let since) = ending.stage {
-                [
-                    .notifyDisconnected(
-                        roomId: ending.room, hangupUserId: endedBy, selfId: endpoint.userId,
-                        durationMillis: max(0, now - since))
-                ]
-            } else {
-                []
-            }
-        return [.stopTimer(.ring(callId: ending.id))] + stops + [.leaveRTC(remoteUid: ending.peer)]
-            + (ending.media.isJoining ? [.notifyEvent(.localLeft, reason: nil)] : [])
-            + [.stateChanged(newState, reason, eventReason: eventReason, info: info)]
-            + (event.map { [.notifyEvent($0, reason: eventReason.isEmpty ? nil : eventReason)] } ?? [])
-            + disconnected
+        actions.append(.stopTimer(.ring(callId: ending.id)))
+        ending.armed.appendStops(of: ending.id, to: &actions)
+        if ending.ownDeviceNotice != nil { actions.append(.stopTimer(.ownDeviceNotice(callId: ending.id))) }
+        actions.append(.leaveRTC(remoteUid: ending.peer))
+        if ending.media.isJoining { actions.append(.notifyEvent(.localLeft, reason: nil)) }
+        actions.append(.stateChanged(newState, reason, eventReason: eventReason, info: info))
+        if let event { actions.append(.notifyEvent(event, reason: eventReason.isEmpty ? nil : eventReason)) }
+        if case .connected(let since) = ending.stage {
+            actions.append(
+                .notifyDisconnected(
+                    roomId: ending.room, hangupUserId: endedBy, selfId: endpoint.userId,
+                    durationMillis: max(0, now - since)))
+        }
     }
 }

@@ -5,97 +5,109 @@
 extension CallStateMachine {
     /// A message this user sent from another device, copied here by the channel. An accept or a reject of the
     /// call ringing here settles it on this device too; anything else is not for this device.
-    mutating func receiveFromOwnDevice(_ message: CallMessage, now: Int64) -> [CallAction] {
+    mutating func receiveFromOwnDevice(_ message: CallMessage, now: Int64, into actions: inout [CallAction]) {
         guard let deviceId, let other = message.deviceId, other != deviceId else {
-            return [.log(.warning, "message from this user to itself dropped")]
+            return actions.append(.log(.warning, "message from this user to itself dropped"))
         }
         guard case .inCall(let endpoint, let call) = phase, call.id == message.callId, call.role == .callee,
             message.action == .accept || message.action == .reject
-        else { return [] }
+        else { return }
         if call.stage != .ringing {
-            if message.action == .accept { return bothAccepted(call, endpoint, other: message, now: now) }
-            return rejectedAfterAccept(call, endpoint, other: message, now: now)
+            if message.action == .accept {
+                return bothAccepted(call, endpoint, other: message, now: now, into: &actions)
+            }
+            return rejectedAfterAccept(call, endpoint, other: message, now: now, into: &actions)
         }
         let answered = message.action == .accept
-        return [.log(.normal, "call \(call.id) was \(answered ? "accepted" : "rejected") on device \(other)")]
-            + endCall(
-                .prepared, answered ? .answeredElsewhere : .rejectedElsewhere,
-                event: answered ? .answeredElsewhere : .rejectedElsewhere, endedBy: endpoint.userId, now: now)
+        actions.append(.log(.normal, "call \(call.id) was \(answered ? "accepted" : "rejected") on device \(other)"))
+        endCall(
+            .prepared, answered ? .answeredElsewhere : .rejectedElsewhere,
+            event: answered ? .answeredElsewhere : .rejectedElsewhere, endedBy: endpoint.userId, now: now,
+            into: &actions)
     }
 
     /// A message of the current call from a device of the peer user that the call is not with: it must not act
-    /// on the call (its reject, cancel, timeout or hangup would end a call answered elsewhere). Returns what
-    /// to do instead, or nil when the message is for the normal path.
-    mutating func receiveFromOtherDevice(_ message: CallMessage, sender: UInt, now: Int64) -> [CallAction]? {
+    /// on the call (its reject, cancel, timeout or hangup would end a call answered elsewhere). Appends what
+    /// to do instead and returns true, or returns false when the message is for the normal path.
+    mutating func receiveFromOtherDevice(
+        _ message: CallMessage, sender: UInt, now: Int64, into actions: inout [CallAction]
+    ) -> Bool {
         guard case .inCall(let endpoint, let call) = phase, call.peer == sender, call.id == message.callId,
             !message.action.isCall
-        else { return nil }
+        else { return false }
         guard let bound = call.peerDevice else {
             // Before an accept binds the call, every device of the callee may answer keep-alives; one that never
             // rang (it came online later) says it is in no call, which says nothing of the others.
             guard call.isCaller, message.action == .ack, message.inCall == false, message.deviceId != nil else {
-                return nil
+                return false
             }
             var ack = message
             ack.inCall = nil
-            return receiveAck(ack, from: sender, now: now)
+            receiveAck(ack, from: sender, now: now, into: &actions)
+            return true
         }
-        guard message.deviceId != bound else { return nil }
+        guard message.deviceId != bound else { return false }
         let device = message.deviceId.map { "device \($0)" } ?? "a device without id"
-        let ignored: [CallAction] = [
-            .log(.normal, "\(message.action) of call \(call.id) from \(device) ignored: the call is with \(bound)")
-        ]
+        actions.append(
+            .log(.normal, "\(message.action) of call \(call.id) from \(device) ignored: the call is with \(bound)"))
         if message.action == .ack {
             // It still acknowledges what we sent to its user; whether it is in the call says nothing.
             var ack = message
             ack.inCall = nil
-            return ignored + receiveAck(ack, from: sender, now: now)
+            receiveAck(ack, from: sender, now: now, into: &actions)
+            return true
         }
         // A losing device that still acts on the call (or keeps it alive: it may have connected, its accept having
         // crossed the winner's) missed the caller's notice: say it again.
-        let notice =
-            call.isCaller && message.deviceId != nil && (message.action.isCallFlow || message.action == .keepAlive)
-            ? settledNotice(call, endpoint, answeredBy: bound, after: message, now: now) : []
-        return ignored + notice + notInCallAcknowledgement(of: message, call, endpoint, now: now)
+        if call.isCaller && message.deviceId != nil && (message.action.isCallFlow || message.action == .keepAlive) {
+            settledNotice(call, endpoint, answeredBy: bound, after: message, now: now, into: &actions)
+        }
+        notInCallAcknowledgement(of: message, call, endpoint, now: now, into: &actions)
+        return true
     }
 
     /// Acknowledges a message from a device this endpoint is in no call with, saying so: that device's keep-alive
     /// check then ends its side even if every notice is lost.
     private mutating func notInCallAcknowledgement(
-        of message: CallMessage, _ call: Call, _ endpoint: Endpoint, now: Int64
-    ) -> [CallAction] {
-        guard message.reliable, delivery.settings.acknowledges else { return [] }
+        of message: CallMessage, _ call: Call, _ endpoint: Endpoint, now: Int64, into actions: inout [CallAction]
+    ) {
+        guard message.reliable, delivery.settings.acknowledges else { return }
         let ack = self.message(.ack, callId: message.callId, from: endpoint, now: now) {
             $0.ackMessageId = message.messageId
             $0.inCall = false
         }
-        return [.send(ack, to: call.peer, completesRequest: false)]
+        actions.append(.send(ack, to: call.peer, completesRequest: false))
     }
 
     /// The caller's cancel that names the device which accepted or rejected: this device stops ringing with
     /// its own reason and leaves RTC, telling the caller nothing; the named device itself ignores it.
-    /// Nil for any other message.
-    mutating func settledByCaller(_ message: CallMessage, info: [String: JSONValue], now: Int64) -> [CallAction]? {
+    /// Returns false, appending nothing, for any other message.
+    mutating func settledByCaller(
+        _ message: CallMessage, info: [String: JSONValue], now: Int64, into actions: inout [CallAction]
+    ) -> Bool {
         guard message.action == .cancelCall, case .inCall(let endpoint, let call) = phase, call.role == .callee
-        else { return nil }
+        else { return false }
         let answered = message.answeredByDevice != nil
-        guard let device = message.answeredByDevice ?? message.rejectedByDevice else { return nil }
+        guard let device = message.answeredByDevice ?? message.rejectedByDevice else { return false }
         if device == deviceId {
             // The caller has settled the call on this device: the other devices hear it from the caller too.
             guard call.ownDeviceNotice != nil else {
-                return [.log(.normal, "call \(call.id): the caller's notice names this device; nothing to do")]
+                actions.append(.log(.normal, "call \(call.id): the caller's notice names this device; nothing to do"))
+                return true
             }
             var settled = call
             settled.ownDeviceNotice = nil
             phase = .inCall(endpoint, settled)
-            return [
-                .log(.normal, "call \(call.id): the caller's notice names this device; its own-device notice stops"),
-                .stopTimer(.ownDeviceNotice(callId: call.id)),
-            ]
+            actions.append(
+                .log(.normal, "call \(call.id): the caller's notice names this device; its own-device notice stops"))
+            actions.append(.stopTimer(.ownDeviceNotice(callId: call.id)))
+            return true
         }
-        return endCall(
+        endCall(
             .prepared, answered ? .answeredElsewhere : .rejectedElsewhere,
-            event: answered ? .answeredElsewhere : .rejectedElsewhere, endedBy: endpoint.userId, info: info, now: now)
+            event: answered ? .answeredElsewhere : .rejectedElsewhere, endedBy: endpoint.userId, info: info, now: now,
+            into: &actions)
+        return true
     }
 
     /// The caller's notice to every device of the callee user that `call` is settled: a cancel naming the
@@ -106,15 +118,15 @@ extension CallStateMachine {
     /// server's copies still stop the other devices).
     mutating func settledNotice(
         _ call: Call, _ endpoint: Endpoint, answeredBy device: String? = nil, rejectedBy rejecter: String? = nil,
-        after trigger: CallMessage, now: Int64
-    ) -> [CallAction] {
+        after trigger: CallMessage, now: Int64, into actions: inout [CallAction]
+    ) {
         guard call.isCaller, device != nil || rejecter != nil, delivery.settings.acknowledges, trigger.reliable
-        else { return [] }
+        else { return }
         let notice = message(.cancelCall, callId: call.id, from: endpoint, now: now) {
             $0.answeredByDevice = device
             $0.rejectedByDevice = rejecter
         }
-        return send(notice, to: call.peer, now: now)
+        send(notice, to: call.peer, now: now, into: &actions)
     }
 
     // MARK: - When the caller sends no notice
@@ -125,45 +137,42 @@ extension CallStateMachine {
     /// made none); the repeats follow the retry layer's backoff, until the retry bound, the end of the call,
     /// or the caller's notice naming this device.
     mutating func startOwnDeviceNotice(
-        _ call: inout Call, accept: CallMessage, _ endpoint: Endpoint
-    ) -> [CallAction] {
-        guard deviceId != nil, delivery.settings.acknowledges else { return [] }
+        _ call: inout Call, accept: CallMessage, _ endpoint: Endpoint, into actions: inout [CallAction]
+    ) {
+        guard deviceId != nil, delivery.settings.acknowledges else { return }
         let first = delivery.settings.firstRetryMillis
         call.ownDeviceNotice = OwnDeviceNotice(accept: accept, nextDelay: first)
-        return [
-            .send(accept, to: endpoint.userId, completesRequest: false),
-            .startTimer(.ownDeviceNotice(callId: call.id), millis: first),
-        ]
+        actions.append(.send(accept, to: endpoint.userId, completesRequest: false))
+        actions.append(.startTimer(.ownDeviceNotice(callId: call.id), millis: first))
     }
 
     /// The repeat timer of this device's own-device notice: send it again while the call lasts, within the retry
     /// layer's bound from the accept.
-    mutating func repeatOwnDeviceNotice(_ callId: String, now: Int64) -> [CallAction] {
+    mutating func repeatOwnDeviceNotice(_ callId: String, now: Int64, into actions: inout [CallAction]) {
         guard case .inCall(let endpoint, var call) = phase, call.id == callId, var notice = call.ownDeviceNotice,
             now.saturatingMinus(notice.accept.timestamp) < delivery.settings.retryBoundMillis
-        else { return [] }
+        else { return }
         // The wait doubles after each repeat (0.5, 1, 2, 4 s … from the accept), as the retry layer's does.
         let delay = notice.nextDelay
         notice.nextDelay = min(delay.saturatingPlus(delay), delivery.settings.maxRetryIntervalMillis)
         call.ownDeviceNotice = notice
         phase = .inCall(endpoint, call)
-        return [
-            .send(notice.accept, to: endpoint.userId, completesRequest: false),
-            .startTimer(.ownDeviceNotice(callId: callId), millis: notice.nextDelay),
-        ]
+        actions.append(.send(notice.accept, to: endpoint.userId, completesRequest: false))
+        actions.append(.startTimer(.ownDeviceNotice(callId: callId), millis: notice.nextDelay))
     }
 
     /// The channel could not deliver the own-device notice (no other device of this user is online, or the
     /// channel takes no message to the sender's own user): stop repeating it. Not the app's concern.
-    mutating func ownDeviceNoticeFailed(_ message: CallMessage, error: SendFailure) -> [CallAction] {
+    mutating func ownDeviceNoticeFailed(_ message: CallMessage, error: SendFailure, into actions: inout [CallAction]) {
         guard case .inCall(let endpoint, var call) = phase, call.id == message.callId, call.ownDeviceNotice != nil
-        else { return [.log(.normal, "own-device notice of call \(message.callId) not sent: \(error.message)")] }
+        else {
+            return actions.append(
+                .log(.normal, "own-device notice of call \(message.callId) not sent: \(error.message)"))
+        }
         call.ownDeviceNotice = nil
         phase = .inCall(endpoint, call)
-        return [
-            .log(.normal, "own-device notice of call \(call.id) not sent (\(error.message)): not repeated"),
-            .stopTimer(.ownDeviceNotice(callId: call.id)),
-        ]
+        actions.append(.log(.normal, "own-device notice of call \(call.id) not sent (\(error.message)): not repeated"))
+        actions.append(.stopTimer(.ownDeviceNotice(callId: call.id)))
     }
 
     /// This device accepted `call` and learns that another device of its user rejected it (before it heard of
@@ -172,14 +181,17 @@ extension CallStateMachine {
     /// first, so this device ends too, telling the caller nothing: a hangup arriving after that caller's next
     /// call started would end that one instead.
     private mutating func rejectedAfterAccept(
-        _ call: Call, _ endpoint: Endpoint, other: CallMessage, now: Int64
-    ) -> [CallAction] {
+        _ call: Call, _ endpoint: Endpoint, other: CallMessage, now: Int64, into actions: inout [CallAction]
+    ) {
         guard !call.callerSendsNotice else {
-            return [.log(.normal, "call \(call.id) rejected on another device after this one accepted: ignored")]
+            return actions.append(
+                .log(.normal, "call \(call.id) rejected on another device after this one accepted: ignored"))
         }
-        return [.log(.normal, "call \(call.id) was rejected on another device: the caller ends it on that reject")]
-            + endCall(
-                .prepared, .rejectedElsewhere, event: .rejectedElsewhere, endedBy: endpoint.userId, now: now)
+        actions.append(
+            .log(.normal, "call \(call.id) was rejected on another device: the caller ends it on that reject"))
+        endCall(
+            .prepared, .rejectedElsewhere, event: .rejectedElsewhere, endedBy: endpoint.userId, now: now,
+            into: &actions)
     }
 
     /// This device accepted `call` and learns that another device of its user accepted it too. With a caller
@@ -187,19 +199,21 @@ extension CallStateMachine {
     /// device id): the loser leaves as if answered elsewhere, telling the caller nothing; the winner repeats its
     /// accept at once, so that a loser whose copies of it were all lost learns from this answer.
     private mutating func bothAccepted(
-        _ call: Call, _ endpoint: Endpoint, other: CallMessage, now: Int64
-    ) -> [CallAction] {
+        _ call: Call, _ endpoint: Endpoint, other: CallMessage, now: Int64, into actions: inout [CallAction]
+    ) {
         guard !call.callerSendsNotice, let notice = call.ownDeviceNotice, let device = other.deviceId else {
-            return [.log(.normal, "call \(call.id) also accepted on another device: the caller's notice decides")]
+            return actions.append(
+                .log(.normal, "call \(call.id) also accepted on another device: the caller's notice decides"))
         }
         guard notice.losesTo(other) else {
-            return [
-                .log(.normal, "call \(call.id) also accepted on device \(device), later: this device keeps it"),
-                .send(notice.accept, to: endpoint.userId, completesRequest: false),
-            ]
+            actions.append(
+                .log(.normal, "call \(call.id) also accepted on device \(device), later: this device keeps it"))
+            actions.append(.send(notice.accept, to: endpoint.userId, completesRequest: false))
+            return
         }
-        return [.log(.normal, "call \(call.id) was accepted earlier on device \(device)")]
-            + endCall(
-                .prepared, .answeredElsewhere, event: .answeredElsewhere, endedBy: endpoint.userId, now: now)
+        actions.append(.log(.normal, "call \(call.id) was accepted earlier on device \(device)"))
+        endCall(
+            .prepared, .answeredElsewhere, event: .answeredElsewhere, endedBy: endpoint.userId, now: now,
+            into: &actions)
     }
 }

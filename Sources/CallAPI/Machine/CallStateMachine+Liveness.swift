@@ -16,18 +16,17 @@ extension CallStateMachine {
     }
 
     /// Arms the keep-alive and silence timers once the current call's peer is known to keep alive.
-    mutating func armLivenessTimers() -> [CallAction] {
-        guard delivery.settings.keepsAlive, case .inCall(let endpoint, var call) = phase, call.liveness.keepsAlive
-        else { return [] }
-        var actions: [CallAction] = []
-        if call.armed.insert(.keepAlive(callId: call.id)).inserted {
+    mutating func armLivenessTimers(into actions: inout [CallAction]) {
+        guard delivery.settings.keepsAlive, case .inCall(let endpoint, var call) = phase, call.liveness.keepsAlive,
+            !call.armed.isSuperset(of: [.keepAlive, .peerSilence])
+        else { return }
+        if call.armed.insert(.keepAlive).inserted {
             actions.append(.startTimer(.keepAlive(callId: call.id), millis: keepAliveInterval(call)))
         }
-        if call.armed.insert(.peerSilence(callId: call.id)).inserted {
+        if call.armed.insert(.peerSilence).inserted {
             actions.append(.startTimer(.peerSilence(callId: call.id), millis: silenceWindow(call)))
         }
         phase = .inCall(endpoint, call)
-        return actions
     }
 
     private func keepAliveInterval(_ call: Call) -> Int64 {
@@ -41,70 +40,74 @@ extension CallStateMachine {
     }
 
     /// The acknowledgement of a received message, when its sender wants one.
-    mutating func acknowledgement(of message: CallMessage, from sender: UInt, now: Int64) -> [CallAction] {
+    mutating func acknowledgement(
+        of message: CallMessage, from sender: UInt, now: Int64, into actions: inout [CallAction]
+    ) {
         guard message.reliable, delivery.settings.acknowledges, message.action != .ack, let id = message.messageId,
             let endpoint
-        else { return [] }
+        else { return }
         let inCall = call?.peer == sender
         let ack = self.message(.ack, callId: message.callId, from: endpoint, now: now) {
             $0.ackMessageId = id
             $0.inCall = inCall
         }
-        return [.send(ack, to: sender, completesRequest: false)]
+        actions.append(.send(ack, to: sender, completesRequest: false))
     }
 
-    mutating func receiveAck(_ ack: CallMessage, from sender: UInt, now: Int64) -> [CallAction] {
-        guard let id = ack.ackMessageId else { return [] }
-        let stopped = delivery.acknowledged(id, by: sender)
+    mutating func receiveAck(_ ack: CallMessage, from sender: UInt, now: Int64, into actions: inout [CallAction]) {
+        guard let id = ack.ackMessageId else { return }
+        delivery.acknowledged(id, by: sender, into: &actions)
         // The peer answers our keep-alive saying it is in no call with us: our call is over on its side.
         guard ack.inCall == false, case .inCall(_, let call) = phase, call.peer == sender, call.id == ack.callId,
             call.liveness.keepAliveIds.contains(id)
-        else { return stopped }
-        return stopped + peerLost(because: "user \(sender) is no longer in call \(call.id)", now: now)
+        else { return }
+        peerLost(because: "user \(sender) is no longer in call \(call.id)", now: now, into: &actions)
     }
 
     /// A retry timer fell due: the delivery machine resends, if the message still means something.
-    mutating func retryDue(_ id: Int, now: Int64) -> [CallAction] {
-        guard userId != nil, let message = delivery.outstandingMessage(id) else { return [] }
+    mutating func retryDue(_ id: Int, now: Int64, into actions: inout [CallAction]) {
+        guard userId != nil, let message = delivery.outstandingMessage(id) else { return }
         let stillUseful: Bool
         switch message.action {
         case .videoCall, .audioCall: stillUseful = call?.id == message.callId && call?.stage == .ringing
         case .accept: stillUseful = call?.id == message.callId
         default: stillUseful = true
         }
-        return delivery.retryDue(id, stillUseful: stillUseful, now: now)
+        delivery.retryDue(id, stillUseful: stillUseful, now: now, into: &actions)
     }
 
-    mutating func keepAliveDue(_ callId: String, now: Int64) -> [CallAction] {
-        guard case .inCall(let endpoint, var call) = phase, call.id == callId,
-            call.armed.contains(.keepAlive(callId: callId))
-        else { return [] }
+    mutating func keepAliveDue(_ callId: String, now: Int64, into actions: inout [CallAction]) {
+        guard case .inCall(let endpoint, var call) = phase, call.id == callId, call.armed.contains(.keepAlive)
+        else { return }
         let keepAlive = message(.keepAlive, callId: callId, from: endpoint, now: now)
         call.liveness.keepAliveIds = Array((call.liveness.keepAliveIds + [keepAlive.messageId ?? 0]).suffix(8))
         phase = .inCall(endpoint, call)
-        return [
-            .send(keepAlive, to: call.peer, completesRequest: false),
-            .startTimer(.keepAlive(callId: callId), millis: keepAliveInterval(call)),
-        ]
+        actions.append(.send(keepAlive, to: call.peer, completesRequest: false))
+        actions.append(.startTimer(.keepAlive(callId: callId), millis: keepAliveInterval(call)))
     }
 
-    mutating func peerSilenceCheck(_ callId: String, now: Int64) -> [CallAction] {
-        guard case .inCall(_, let call) = phase, call.id == callId, call.armed.contains(.peerSilence(callId: callId))
-        else { return [] }
+    mutating func peerSilenceCheck(_ callId: String, now: Int64, into actions: inout [CallAction]) {
+        guard case .inCall(_, let call) = phase, call.id == callId, call.armed.contains(.peerSilence)
+        else { return }
         let silent = now - call.liveness.lastHeardAt
         let window = silenceWindow(call)
-        guard silent >= window else { return [.startTimer(.peerSilence(callId: callId), millis: window - silent)] }
-        return peerLost(because: "no word from user \(call.peer) for \(silent) ms", now: now)
+        guard silent >= window else {
+            return actions.append(.startTimer(.peerSilence(callId: callId), millis: window - silent))
+        }
+        peerLost(because: "no word from user \(call.peer) for \(silent) ms", now: now, into: &actions)
     }
 
-    mutating func remoteLeftGraceOver(_ timer: CallTimerID, _ callId: String, now: Int64) -> [CallAction] {
-        guard case .inCall(let endpoint, var call) = phase, call.id == callId, call.armed.remove(timer) != nil
-        else { return [] }
+    mutating func remoteLeftGraceOver(
+        _ timer: CallTimerID, _ callId: String, now: Int64, into actions: inout [CallAction]
+    ) {
+        guard case .inCall(let endpoint, var call) = phase, call.id == callId, let kind = LivenessTimers(timer),
+            call.armed.remove(kind) != nil
+        else { return }
         phase = .inCall(endpoint, call)
         let how = timer == .remoteQuitGrace(callId: callId) ? "quit" : "left"
-        return peerLost(
+        peerLost(
             because: "user \(call.peer) \(how) the RTC channel \(delivery.settings.remoteLeftGraceMillis) ms ago",
-            now: now)
+            now: now, into: &actions)
     }
 
     /// The RTC engine says the peer left the channel: give it a grace period to come back (or for its
@@ -113,28 +116,28 @@ extension CallStateMachine {
     /// (reason 0: it left on purpose, which it does only when its call ends) does not get this call back by
     /// joining again: it joins the same room for its next call, and that must not keep this call alive when its
     /// hangup was lost. A peer of ours retries its hangup and answers keep-alives, so a rejoin keeps its call.
-    mutating func remoteLeftChannel(quit: Bool) -> [CallAction] {
+    mutating func remoteLeftChannel(quit: Bool, into actions: inout [CallAction]) {
         let grace = delivery.settings.remoteLeftGraceMillis
-        guard grace > 0, case .inCall(let endpoint, var call) = phase else { return [] }
+        guard grace > 0, case .inCall(let endpoint, var call) = phase else { return }
         let final = quit && !delivery.acknowledges(call.peer)
-        let timer: CallTimerID = final ? .remoteQuitGrace(callId: call.id) : .remoteLeftGrace(callId: call.id)
-        guard call.armed.insert(timer).inserted else { return [] }
+        guard call.armed.insert(final ? .remoteQuitGrace : .remoteLeftGrace).inserted else { return }
         phase = .inCall(endpoint, call)
-        return [.startTimer(timer, millis: grace)]
+        let timer: CallTimerID = final ? .remoteQuitGrace(callId: call.id) : .remoteLeftGrace(callId: call.id)
+        actions.append(.startTimer(timer, millis: grace))
     }
 
-    mutating func remoteRejoinedChannel() -> [CallAction] {
-        guard case .inCall(let endpoint, var call) = phase, call.armed.remove(.remoteLeftGrace(callId: call.id)) != nil
-        else { return [] }
+    mutating func remoteRejoinedChannel(into actions: inout [CallAction]) {
+        guard case .inCall(let endpoint, var call) = phase, call.armed.remove(.remoteLeftGrace) != nil else { return }
         phase = .inCall(endpoint, call)
-        return [.stopTimer(.remoteLeftGrace(callId: call.id))]
+        actions.append(.stopTimer(.remoteLeftGrace(callId: call.id)))
     }
 
     /// Ends the current call because the peer is gone, telling it too in case it is merely slow.
-    private mutating func peerLost(because why: String, now: Int64) -> [CallAction] {
-        guard case .inCall(let endpoint, let call) = phase else { return [] }
+    private mutating func peerLost(because why: String, now: Int64, into actions: inout [CallAction]) {
+        guard case .inCall(let endpoint, let call) = phase else { return }
         let ending = endingMessage(endpoint, call, reason: "peerLost", now: now)
-        return [.log(.warning, "call \(call.id) ended: \(why)")] + send(ending, to: call.peer, now: now)
-            + endCall(.prepared, .peerLost, event: .peerLost, endedBy: call.peer, eventReason: why, now: now)
+        actions.append(.log(.warning, "call \(call.id) ended: \(why)"))
+        send(ending, to: call.peer, now: now, into: &actions)
+        endCall(.prepared, .peerLost, event: .peerLost, endedBy: call.peer, eventReason: why, now: now, into: &actions)
     }
 }

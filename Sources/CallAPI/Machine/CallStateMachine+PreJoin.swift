@@ -32,20 +32,20 @@ extension CallStateMachine {
     }
 
     /// Joins the room of the next call, named from `callId`, publishing nothing yet.
-    mutating func preJoin(callId: String) -> [CallAction] {
-        guard wantsPreJoin, case .prepared(let endpoint, _) = phase else { return [] }
+    mutating func preJoin(callId: String, into actions: inout [CallAction]) {
+        guard wantsPreJoin, case .prepared(let endpoint, _) = phase else { return }
         let room = roomForNewCall(callId: callId, endpoint: endpoint)
-        let log = CallAction.log(.normal, "pre-joining room \(room) for the next call")
+        actions.append(.log(.normal, "pre-joining room \(room) for the next call"))
         if let provider = endpoint.config.rtcTokenProvider {
             phase = .prepared(endpoint, preJoined: PreJoinedRoom(callId: callId, room: room, phase: .awaitingToken))
-            return [
-                log,
+            actions.append(
                 .fetchRTCToken(
-                    callId: callId, channel: room, uid: endpoint.userId, provider: TokenProviderRef(provider: provider)),
-            ]
+                    callId: callId, channel: room, uid: endpoint.userId, provider: TokenProviderRef(provider: provider))
+            )
+            return
         }
         phase = .prepared(endpoint, preJoined: PreJoinedRoom(callId: callId, room: room, phase: .joining))
-        return [log, preJoinAction(room: room, token: endpoint.config.rtcToken, endpoint)]
+        actions.append(preJoinAction(room: room, token: endpoint.config.rtcToken, endpoint))
     }
 
     private func preJoinAction(room: String, token: String, _ endpoint: Endpoint) -> CallAction {
@@ -56,70 +56,72 @@ extension CallStateMachine {
     }
 
     /// The token provider answered for the pre-joined room (no call yet).
-    mutating func preJoinTokenFetched(_ callId: String, _ outcome: Result<String, CallAPIError>) -> [CallAction] {
+    mutating func preJoinTokenFetched(
+        _ callId: String, _ outcome: Result<String, CallAPIError>, into actions: inout [CallAction]
+    ) {
         guard case .prepared(let endpoint, var room?) = phase, room.callId == callId, room.phase == .awaitingToken
-        else { return [] }
+        else { return }
         switch outcome {
         case .success(let token):
             room.phase = .joining
             phase = .prepared(endpoint, preJoined: room)
-            return [preJoinAction(room: room.room, token: token, endpoint)]
+            actions.append(preJoinAction(room: room.room, token: token, endpoint))
         case .failure(let error):
             room.phase = .failed
             phase = .prepared(endpoint, preJoined: room)
-            return [.log(.warning, "pre-join of \(room.room) skipped: no RTC token: \(error.message)")]
+            actions.append(.log(.warning, "pre-join of \(room.room) skipped: no RTC token: \(error.message)"))
         }
     }
 
     /// An event of the pre-joined room's channel, while no call is in it.
-    mutating func preJoinedRoomEvent(_ event: RTCEngineEvent) -> [CallAction] {
-        guard case .prepared(let endpoint, var room?) = phase, room.phase != .failed else { return [] }
+    mutating func preJoinedRoomEvent(_ event: RTCEngineEvent, into actions: inout [CallAction]) {
+        guard case .prepared(let endpoint, var room?) = phase, room.phase != .failed else { return }
         switch event {
         case .localJoined:
             room.phase = .joined
             phase = .prepared(endpoint, preJoined: room)
-            return [.log(.normal, "pre-joined room \(room.room)")]
+            actions.append(.log(.normal, "pre-joined room \(room.room)"))
         case .joinFailed(_, let code, let message):
             room.phase = .failed
             phase = .prepared(endpoint, preJoined: room)
-            return [
-                .log(.warning, "pre-join of \(room.room) failed (\(code): \(message)); the next call joins on call"),
-                .notifyError(.rtcOccurError, .rtc, code: code, message: message),
-            ]
+            actions.append(
+                .log(.warning, "pre-join of \(room.room) failed (\(code): \(message)); the next call joins on call"))
+            actions.append(.notifyError(.rtcOccurError, .rtc, code: code, message: message))
         case .tokenWillExpire:
-            return [.notifyTokenWillExpire]
+            actions.append(.notifyTokenWillExpire)
         default:
-            return []
+            break
         }
     }
 
     /// The caller's new call takes over `room`: publish as the call needs (the join itself was done at
     /// prepare, or is done when the token comes).
-    mutating func startCallInPreJoinedRoom(_ room: PreJoinedRoom, now: Int64) -> [CallAction] {
-        guard case .inCall(let endpoint, var call) = phase, call.media == .notJoined else { return [] }
+    mutating func startCallInPreJoinedRoom(_ room: PreJoinedRoom, now: Int64, into actions: inout [CallAction]) {
+        guard case .inCall(let endpoint, var call) = phase, call.media == .notJoined else { return }
         guard room.phase != .awaitingToken else {
             call.media = .awaitingToken(firstFrame: false)
             phase = .inCall(endpoint, call)
-            return [.notifyEvent(.joinRTCStart, reason: nil)]
+            return actions.append(.notifyEvent(.joinRTCStart, reason: nil))
         }
         call.media = .joined(firstFrame: false)
-        if room.phase == .joined { call.recordCost(CostMap.localUserJoinChannel, now: now) }
+        if room.phase == .joined { call.recordCost(.localUserJoinChannel, now: now) }
         phase = .inCall(endpoint, call)
         let join = RTCJoin(
             channel: call.room, token: endpoint.config.rtcToken, uid: endpoint.userId, remoteUid: call.peer,
             media: .call(call.type), localView: call.type == .video ? CanvasRef(endpoint.config.localView) : nil,
             remoteView: call.type == .video ? CanvasRef(endpoint.config.remoteView) : nil)
-        return [
-            .publishInJoinedRTC(join), .setRemoteVolume(uid: call.peer, volume: 0),
-            .notifyEvent(.joinRTCStart, reason: nil),
-        ]
-            + (room.phase == .joined
-                ? [.notifyEvent(.localJoined, reason: nil), .notifyEvent(.joinRTCSuccessed, reason: nil)] : [])
+        actions.append(.publishInJoinedRTC(join))
+        actions.append(.setRemoteVolume(uid: call.peer, volume: 0))
+        actions.append(.notifyEvent(.joinRTCStart, reason: nil))
+        if room.phase == .joined {
+            actions.append(.notifyEvent(.localJoined, reason: nil))
+            actions.append(.notifyEvent(.joinRTCSuccessed, reason: nil))
+        }
     }
 
     /// A call rings for this user: it joins the caller's room, so it leaves the pre-joined one.
-    func leaving(_ preJoined: PreJoinedRoom?) -> [CallAction] {
-        guard let preJoined, preJoined.phase != .failed else { return [] }
-        return [.leaveRTC(remoteUid: nil)]
+    func leaving(_ preJoined: PreJoinedRoom?, into actions: inout [CallAction]) {
+        guard let preJoined, preJoined.phase != .failed else { return }
+        actions.append(.leaveRTC(remoteUid: nil))
     }
 }

@@ -1,107 +1,112 @@
 // What the machine does with RTC engine events, its timers and the early-join answer
 // (call-behaviour.md, "RTC events", "Timer", "The connected check").
 extension CallStateMachine {
-    mutating func handleRTC(_ event: RTCEngineEvent, now: Int64) -> [CallAction] {
-        guard endpoint != nil else { return [] }
-        if let room = preJoined?.room, event.channel == room { return preJoinedRoomEvent(event) }
+    mutating func handleRTC(_ event: RTCEngineEvent, now: Int64, into actions: inout [CallAction]) {
+        guard endpoint != nil else { return }
+        if let room = preJoined?.room, event.channel == room { return preJoinedRoomEvent(event, into: &actions) }
         switch event {
         case .tokenWillExpire(let channel) where call == nil || channel == call?.room:
-            return [.notifyTokenWillExpire]
+            return actions.append(.notifyTokenWillExpire)
         case .error(let code, let message):
-            return [.notifyError(.rtcOccurError, .rtc, code: code, message: message)]
+            return actions.append(.notifyError(.rtcOccurError, .rtc, code: code, message: message))
         default:
             break
         }
-        guard case .inCall(let endpoint, var call) = phase, call.media.isJoining else { return [] }
+        guard case .inCall(let endpoint, var call) = phase, call.media.isJoining else { return }
         let fromPeer: (String, UInt) -> Bool = { channel, uid in channel == call.room && uid == call.peer }
         switch event {
         case .localJoined(let channel, _) where channel == call.room:
-            call.recordCost(CostMap.localUserJoinChannel, now: now)
+            call.recordCost(.localUserJoinChannel, now: now)
             phase = .inCall(endpoint, call)
-            return [.notifyEvent(.localJoined, reason: nil), .notifyEvent(.joinRTCSuccessed, reason: nil)]
+            actions.append(.notifyEvent(.localJoined, reason: nil))
+            actions.append(.notifyEvent(.joinRTCSuccessed, reason: nil))
         case .joinFailed(let channel, let code, let message) where channel == call.room:
-            return joinFailed(code: code, message: message, now: now)
+            joinFailed(code: code, message: message, now: now, into: &actions)
         case .remoteJoined(let channel, let uid) where fromPeer(channel, uid):
-            call.recordCost(CostMap.remoteUserJoinChannel, now: now)
+            call.recordCost(.remoteUserJoinChannel, now: now)
             phase = .inCall(endpoint, call)
-            return [.notifyEvent(.remoteJoined, reason: nil)] + remoteRejoinedChannel()
+            actions.append(.notifyEvent(.remoteJoined, reason: nil))
+            remoteRejoinedChannel(into: &actions)
         case .remoteLeft(let channel, let uid, let reason) where fromPeer(channel, uid):
-            return [.notifyEvent(.remoteLeft, reason: "\(reason)")] + remoteLeftChannel(quit: reason == 0)
+            actions.append(.notifyEvent(.remoteLeft, reason: "\(reason)"))
+            remoteLeftChannel(quit: reason == 0, into: &actions)
         case .remoteFirstVideoFrameDecoded(let channel, let uid) where fromPeer(channel, uid) && call.type == .video:
-            return firstFrameArrived(now: now)
+            firstFrameArrived(now: now, into: &actions)
         case .remoteFirstAudioFrameDecoded(let channel, let uid) where fromPeer(channel, uid) && call.type == .audio:
-            return firstFrameArrived(now: now)
+            firstFrameArrived(now: now, into: &actions)
         case .localFirstVideoFrameCaptured:
-            call.recordCost(CostMap.localFirstFrameDidCapture, now: now)
+            call.recordCost(.localFirstFrameDidCapture, now: now)
             phase = .inCall(endpoint, call)
-            return [.notifyEvent(.captureFirstLocalVideoFrame, reason: nil)]
+            actions.append(.notifyEvent(.captureFirstLocalVideoFrame, reason: nil))
         case .localFirstVideoFramePublished(let channel) where channel == call.room:
-            call.recordCost(CostMap.localFirstFrameDidPublish, now: now)
+            call.recordCost(.localFirstFrameDidPublish, now: now)
             phase = .inCall(endpoint, call)
-            return [.notifyEvent(.publishFirstLocalVideoFrame, reason: nil)]
+            actions.append(.notifyEvent(.publishFirstLocalVideoFrame, reason: nil))
         case .localFirstAudioFramePublished(let channel) where channel == call.room:
             if call.type == .audio {
-                call.recordCost(CostMap.localFirstFrameDidPublish, now: now)
+                call.recordCost(.localFirstFrameDidPublish, now: now)
                 phase = .inCall(endpoint, call)
             }
-            return [.notifyEvent(.publishFirstLocalAudioFrame, reason: nil)]
+            actions.append(.notifyEvent(.publishFirstLocalAudioFrame, reason: nil))
         default:
-            return []
+            break
         }
     }
 
     /// A first frame before connecting is remembered; in connecting it completes the connection.
-    private mutating func firstFrameArrived(now: Int64) -> [CallAction] {
-        guard case .inCall(let endpoint, var call) = phase else { return [] }
+    private mutating func firstFrameArrived(now: Int64, into actions: inout [CallAction]) {
+        guard case .inCall(let endpoint, var call) = phase else { return }
         switch call.media {
-        case .notJoined, .awaitingToken(firstFrame: true), .joined(firstFrame: true): return []
+        case .notJoined, .awaitingToken(firstFrame: true), .joined(firstFrame: true): return
         case .awaitingToken(firstFrame: false): call.media = .awaitingToken(firstFrame: true)
         case .joined(firstFrame: false): call.media = .joined(firstFrame: true)
         }
-        call.recordCost(CostMap.recvFirstFrame, now: now)
+        call.recordCost(.recvFirstFrame, now: now)
         phase = .inCall(endpoint, call)
-        return [.notifyEvent(.recvRemoteFirstFrame, reason: nil)]
-            + connectedCheck(reason: .recvRemoteFirstFrame, now: now)
+        actions.append(.notifyEvent(.recvRemoteFirstFrame, reason: nil))
+        connectedCheck(reason: .recvRemoteFirstFrame, now: now, into: &actions)
     }
 
     /// The media channel cannot be joined, so the call cannot work: tell the peer (so it does not ring or
     /// wait on), leave, and go `failed(joinRTCFailed)`.
-    mutating func joinFailed(code: Int, message text: String, now: Int64) -> [CallAction] {
-        guard case .inCall(let endpoint, let call) = phase else { return [] }
+    mutating func joinFailed(code: Int, message text: String, now: Int64, into actions: inout [CallAction]) {
+        guard case .inCall(let endpoint, let call) = phase else { return }
         let ending = endingMessage(endpoint, call, reason: "joinRTCFailed", now: now)
-        return [.notifyError(.rtcOccurError, .rtc, code: code, message: text)]
-            + send(ending, to: call.peer, now: now)
-            + endCall(.failed, .joinRTCFailed, event: nil, endedBy: endpoint.userId, eventReason: text, now: now)
+        actions.append(.notifyError(.rtcOccurError, .rtc, code: code, message: text))
+        send(ending, to: call.peer, now: now, into: &actions)
+        endCall(
+            .failed, .joinRTCFailed, event: nil, endedBy: endpoint.userId, eventReason: text, now: now, into: &actions)
     }
 
-    mutating func timerFired(_ timer: CallTimerID, now: Int64) -> [CallAction] {
+    mutating func timerFired(_ timer: CallTimerID, now: Int64, into actions: inout [CallAction]) {
         switch timer {
-        case .ring(let callId): ringTimerFired(callId, now: now)
-        case .retry(let id): retryDue(id, now: now)
-        case .keepAlive(let callId): keepAliveDue(callId, now: now)
-        case .peerSilence(let callId): peerSilenceCheck(callId, now: now)
-        case .remoteLeftGrace(let callId), .remoteQuitGrace(let callId): remoteLeftGraceOver(timer, callId, now: now)
-        case .ownDeviceNotice(let callId): repeatOwnDeviceNotice(callId, now: now)
+        case .ring(let callId): ringTimerFired(callId, now: now, into: &actions)
+        case .retry(let id): retryDue(id, now: now, into: &actions)
+        case .keepAlive(let callId): keepAliveDue(callId, now: now, into: &actions)
+        case .peerSilence(let callId): peerSilenceCheck(callId, now: now, into: &actions)
+        case .remoteLeftGrace(let callId), .remoteQuitGrace(let callId):
+            remoteLeftGraceOver(timer, callId, now: now, into: &actions)
+        case .ownDeviceNotice(let callId): repeatOwnDeviceNotice(callId, now: now, into: &actions)
         }
     }
 
     /// Nobody accepted, or the connection did not complete, in `callTimeoutMillisecond`: cancel (flagged as a
     /// timeout) and end the call.
-    private mutating func ringTimerFired(_ callId: String, now: Int64) -> [CallAction] {
+    private mutating func ringTimerFired(_ callId: String, now: Int64, into actions: inout [CallAction]) {
         guard case .inCall(let endpoint, let call) = phase, call.id == callId,
             call.stage == .ringing || call.stage == .connecting
-        else { return [] }
+        else { return }
         let message = message(.cancelCall, callId: callId, from: endpoint, now: now) { $0.cancelCallByInternal = true }
-        return send(message, to: call.peer, now: now)
-            + endCall(
-                .prepared, .callingTimeout, event: .callingTimeout, endedBy: endpoint.userId, info: message.fields,
-                now: now)
+        send(message, to: call.peer, now: now, into: &actions)
+        endCall(
+            .prepared, .callingTimeout, event: .callingTimeout, endedBy: endpoint.userId, info: message.fields,
+            now: now, into: &actions)
     }
 
-    mutating func earlyJoinDecided(_ callId: String, allowed: Bool) -> [CallAction] {
+    mutating func earlyJoinDecided(_ callId: String, allowed: Bool, into actions: inout [CallAction]) {
         guard case .inCall(_, let call) = phase, call.id == callId, call.stage == .ringing, call.media == .notJoined
-        else { return [] }
-        guard allowed else { return [.log(.normal, "canJoinRtcOnCalling is false: joining on accept")] }
-        return joinCallRoom()
+        else { return }
+        guard allowed else { return actions.append(.log(.normal, "canJoinRtcOnCalling is false: joining on accept")) }
+        joinCallRoom(into: &actions)
     }
 }

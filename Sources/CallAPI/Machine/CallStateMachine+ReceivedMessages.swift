@@ -1,25 +1,23 @@
 // What the machine does with messages from the signaling channel (call-behaviour.md, "Received messages").
 extension CallStateMachine {
-    mutating func receive(_ text: String, sender vouched: SignalSender?, now: Int64) -> [CallAction] {
-        guard let endpoint else { return [.log(.normal, "message ignored: not initialized")] }
+    mutating func receive(_ text: String, sender vouched: SignalSender?, now: Int64, into actions: inout [CallAction]) {
+        guard let endpoint else { return actions.append(.log(.normal, "message ignored: not initialized")) }
         let decoded: CallMessage
-        let fields: [String: JSONValue]
+        var fields: [String: JSONValue]
         do {
             (decoded, fields) = try CallMessage.decode(text)
         } catch {
-            return [.log(.normal, "message dropped: \(error)")]
+            return actions.append(.log(.normal, "message dropped: \(error)"))
         }
         // The channel's word on who sent it wins over the body's (shortfall 4).
         var sender = decoded.fromUserId
-        var actions: [CallAction] = []
         if let vouched {
             guard let id = UserID.canonical(vouched.userId) else {
-                return [
+                return actions.append(
                     .log(
                         .warning,
                         "message dropped: the channel's sender id \"\(vouched.userId)\" is not a user id in canonical "
-                            + "decimal form")
-                ]
+                            + "decimal form"))
             }
             if id != decoded.fromUserId {
                 actions.append(
@@ -27,7 +25,7 @@ extension CallStateMachine {
             }
             sender = id
         }
-        guard sender != endpoint.userId else { return actions + receiveFromOwnDevice(decoded, now: now) }
+        guard sender != endpoint.userId else { return receiveFromOwnDevice(decoded, now: now, into: &actions) }
         let message = busyAnswerToCurrentCall(decoded, from: sender)
         if message.callId != decoded.callId {
             actions.append(
@@ -36,21 +34,24 @@ extension CallStateMachine {
                     "busy reject from user \(sender) carries its own call \(decoded.callId): taken as the answer to "
                         + "\(message.callId)"))
         }
-        if let ignored = receiveFromOtherDevice(message, sender: sender, now: now) { return actions + ignored }
+        if receiveFromOtherDevice(message, sender: sender, now: now, into: &actions) { return }
         noteReceived(message, from: sender, now: now)
         if message.action == .ack {
-            actions += receiveAck(message, from: sender, now: now)
+            receiveAck(message, from: sender, now: now, into: &actions)
         } else if isRepeat(message, sender: sender) {
             // Handling a message twice equals handling it once (shortfall 2); the sender still gets its ack.
             let id = message.messageId.map(String.init) ?? "without messageId"
             actions.append(.log(.normal, "repeated \(message.action) \(id) of call \(message.callId) ignored"))
-            actions += acknowledgement(of: message, from: sender, now: now)
+            acknowledgement(of: message, from: sender, now: now, into: &actions)
         } else {
-            actions += handle(message, sender: sender, fields: fields, receivedAt: vouched?.receivedAtMillis, now: now)
-            actions += acknowledgement(of: message, from: sender, now: now)
+            // The fields become the event info: handed over, not copied.
+            handle(
+                message, sender: sender, info: consume fields, receivedAt: vouched?.receivedAtMillis, now: now,
+                into: &actions)
+            acknowledgement(of: message, from: sender, now: now, into: &actions)
         }
         // A message may be the first sign that the call's peer keeps alive.
-        return actions + armLivenessTimers()
+        armLivenessTimers(into: &actions)
     }
 
     /// The deployed clients stamp their busy reject with the callId of their own current call, not ours
@@ -70,98 +71,106 @@ extension CallStateMachine {
     }
 
     private mutating func handle(
-        _ message: CallMessage, sender: UInt, fields: [String: JSONValue], receivedAt: Int64?, now: Int64
-    ) -> [CallAction] {
-        var info = fields
+        _ message: CallMessage, sender: UInt, info: consuming [String: JSONValue], receivedAt: Int64?, now: Int64,
+        into actions: inout [CallAction]
+    ) {
         info[kFromUserId] = .int(Int(sender))
         info[kPublisher] = .int(Int(sender))
 
         if message.action.isCall {
-            return receiveCall(message, sender: sender, info: info, receivedAt: receivedAt, now: now)
+            return receiveCall(message, sender: sender, info: info, receivedAt: receivedAt, now: now, into: &actions)
         }
         // Anything but a call acts only on the call whose callId it carries, from that call's peer (shortfall 1).
         guard case .inCall(let endpoint, var call) = phase, call.id == message.callId, call.peer == sender else {
-            return [.log(.normal, "\(message.action) for call \(message.callId) ignored: not the current call")]
+            return actions.append(
+                .log(.normal, "\(message.action) for call \(message.callId) ignored: not the current call"))
         }
-        if let settled = settledByCaller(message, info: info, now: now) { return settled }
+        if settledByCaller(message, info: info, now: now, into: &actions) { return }
         switch message.action {
         case .cancelCall:
             let timedOut = message.cancelCallByInternal
-            return endCall(
+            endCall(
                 .prepared, timedOut ? .remoteCallingTimeout : .remoteCancelled,
-                event: timedOut ? .remoteCallingTimeout : .remoteCancelled, endedBy: sender, info: info, now: now)
+                event: timedOut ? .remoteCallingTimeout : .remoteCancelled, endedBy: sender, info: info, now: now,
+                into: &actions)
         case .accept:
             guard call.stage == .ringing, call.role == .caller else {
-                return [.log(.normal, "accept ignored in \(state)")]
+                return actions.append(.log(.normal, "accept ignored in \(state)"))
             }
             call.stage = .connecting
             call.peerDevice = message.deviceId
-            call.recordCost(CostMap.acceptCall, now: now)
+            call.recordCost(.acceptCall, now: now)
             phase = .inCall(endpoint, call)
-            return [
-                .stateChanged(.connecting, .remoteAccepted, info: info), .notifyEvent(.remoteAccepted, reason: nil),
-            ]
-                + connectedCheck(reason: .remoteAccepted, now: now)
-                + settledNotice(call, endpoint, answeredBy: message.deviceId, after: message, now: now)
+            actions.append(.stateChanged(.connecting, .remoteAccepted, info: info))
+            actions.append(.notifyEvent(.remoteAccepted, reason: nil))
+            connectedCheck(reason: .remoteAccepted, now: now, into: &actions)
+            settledNotice(call, endpoint, answeredBy: message.deviceId, after: message, now: now, into: &actions)
         case .reject:
             let busy = message.rejectByInternal
-            return endCall(
+            endCall(
                 .prepared, busy ? .remoteCallBusy : .remoteRejected,
                 event: busy ? .remoteCallBusy : .remoteRejected, endedBy: sender,
-                eventReason: message.rejectReason ?? "", info: info, now: now)
-                + (call.isCaller
-                    ? settledNotice(call, endpoint, rejectedBy: message.deviceId, after: message, now: now) : [])
+                eventReason: message.rejectReason ?? "", info: info, now: now, into: &actions)
+            if call.isCaller {
+                settledNotice(call, endpoint, rejectedBy: message.deviceId, after: message, now: now, into: &actions)
+            }
         case .hangup:
-            return endCall(
+            endCall(
                 .prepared, .remoteHangup, event: .remoteHangup, endedBy: sender,
-                eventReason: message.hangupReason ?? "", info: info, now: now)
+                eventReason: message.hangupReason ?? "", info: info, now: now, into: &actions)
         case .videoCall, .audioCall, .keepAlive, .ack:
-            return []
+            break
         }
     }
 
     private mutating func receiveCall(
-        _ message: CallMessage, sender: UInt, info: [String: JSONValue], receivedAt: Int64?, now: Int64
-    ) -> [CallAction] {
+        _ message: CallMessage, sender: UInt, info: [String: JSONValue], receivedAt: Int64?, now: Int64,
+        into actions: inout [CallAction]
+    ) {
         guard message.remoteUserId == userId else {
-            return [
+            return actions.append(
                 .log(.warning, "call \(message.callId) is addressed to user \(message.remoteUserId ?? 0), not this one")
-            ]
+            )
         }
         switch phase {
         case .prepared(let endpoint, let preJoined):
             if let age = staleness(of: message, receivedAt: receivedAt, config: endpoint.config, now: now) {
-                return [.log(.warning, "call \(message.callId) ignored: \(age) ms old, past the ring timeout")]
+                return actions.append(
+                    .log(.warning, "call \(message.callId) ignored: \(age) ms old, past the ring timeout"))
             }
-            return ring(message, sender: sender, info: info, endpoint, leaving: preJoined, now: now)
+            ring(message, sender: sender, info: info, endpoint, leaving: preJoined, now: now, into: &actions)
         case .inCall(let endpoint, let call):
-            guard call.peer == sender else { return replyBusy(to: message, sender: sender, endpoint, now: now) }
+            guard call.peer == sender else {
+                return replyBusy(to: message, sender: sender, endpoint, now: now, into: &actions)
+            }
             // The peer user calls from another device than the one this call is with (docs/multi-device.md): a
             // second call, not a recall. It is answered busy; the current call, its ring timer included, stays.
             if let bound = call.peerDevice, let device = message.deviceId, device != bound {
-                return [
+                actions.append(
                     .log(
                         .normal,
                         "call \(message.callId) from device \(device) of user \(sender): this call is with device "
-                            + "\(bound)")
-                ] + replyBusy(to: message, sender: sender, endpoint, now: now)
+                            + "\(bound)"))
+                return replyBusy(to: message, sender: sender, endpoint, now: now, into: &actions)
             }
             if call.stage == .ringing {
                 return call.isCaller
-                    ? glare(theirs: message, sender: sender, info: info, endpoint, ours: call, now: now)
-                    : recall(message, endpoint, replacing: call, now: now)
+                    ? glare(theirs: message, sender: sender, info: info, endpoint, ours: call, now: now, into: &actions)
+                    : recall(message, endpoint, replacing: call, now: now, into: &actions)
             }
             // Our call won a glare against this one (a higher callId), and the peer took ours: this is its
             // losing call, overtaken by its accept. Nothing to do.
             if call.isCaller && message.callId > call.id {
-                return [.log(.normal, "call \(message.callId) from user \(sender) lost a glare to \(call.id)")]
+                return actions.append(
+                    .log(.normal, "call \(message.callId) from user \(sender) lost a glare to \(call.id)"))
             }
             // Otherwise the peer calls again while we are connecting or connected with it: it has left our
             // call, so that call is over; ring the new one.
-            return endCall(.prepared, .remoteHangup, event: .remoteHangup, endedBy: sender, info: info, now: now)
-                + ring(message, sender: sender, info: info, endpoint, now: now)
+            endCall(
+                .prepared, .remoteHangup, event: .remoteHangup, endedBy: sender, info: info, now: now, into: &actions)
+            ring(message, sender: sender, info: info, endpoint, now: now, into: &actions)
         case .uninitialized, .initialized, .failed:
-            return [.log(.normal, "call \(message.callId) ignored in \(state)")]
+            actions.append(.log(.normal, "call \(message.callId) ignored in \(state)"))
         }
     }
 
@@ -181,65 +190,70 @@ extension CallStateMachine {
     /// A new call rings here: report it, start its ring timer and ask the listeners whether to join now.
     private mutating func ring(
         _ message: CallMessage, sender: UInt, info: [String: JSONValue], _ endpoint: Endpoint,
-        leaving preJoined: PreJoinedRoom? = nil, now: Int64
-    ) -> [CallAction] {
-        startRinging(message, sender: sender, info: info, endpoint, leaving: preJoined, now: now)
-            + [.askCanJoinOnCalling(callId: message.callId, eventInfo: info)]
+        leaving preJoined: PreJoinedRoom? = nil, now: Int64, into actions: inout [CallAction]
+    ) {
+        startRinging(message, sender: sender, info: info, endpoint, leaving: preJoined, now: now, into: &actions)
+        actions.append(.askCanJoinOnCalling(callId: message.callId, eventInfo: info))
     }
 
     private mutating func startRinging(
         _ message: CallMessage, sender: UInt, info: [String: JSONValue], _ endpoint: Endpoint,
-        leaving preJoined: PreJoinedRoom? = nil, now: Int64
-    ) -> [CallAction] {
-        guard let type = message.action.callType, let room = message.fromRoomId else { return [] }
+        leaving preJoined: PreJoinedRoom? = nil, now: Int64, into actions: inout [CallAction]
+    ) {
+        guard let type = message.action.callType, let room = message.fromRoomId else { return }
         let call = Call(
             id: message.callId, peer: sender, room: room, type: type, role: .callee, startedAt: now,
             peerDevice: message.deviceId,
             callerSendsNotice: message.reliable && message.deviceId != nil)
         phase = .inCall(endpoint, call)
-        return [
-            .stateChanged(.calling, type == .video ? .remoteVideoCall : .remoteAudioCall, info: info),
-            .notifyEvent(type == .video ? .remoteVideoCall : .remoteAudioCall, reason: nil),
-        ] + leaving(preJoined) + ringTimer(call, endpoint)
+        actions.append(.stateChanged(.calling, type == .video ? .remoteVideoCall : .remoteAudioCall, info: info))
+        actions.append(.notifyEvent(type == .video ? .remoteVideoCall : .remoteAudioCall, reason: nil))
+        leaving(preJoined, into: &actions)
+        ringTimer(call, endpoint, into: &actions)
     }
 
     private mutating func replyBusy(
-        to message: CallMessage, sender: UInt, _ endpoint: Endpoint, now: Int64
-    ) -> [CallAction] {
+        to message: CallMessage, sender: UInt, _ endpoint: Endpoint, now: Int64, into actions: inout [CallAction]
+    ) {
         let reply = self.message(.reject, callId: message.callId, from: endpoint, now: now) {
             $0.rejectByInternal = true
             $0.rejectReason = kRejectReasonCallBusy
         }
-        return [.log(.normal, "user \(sender) calls while this user is in a call: replying busy")]
-            + send(reply, to: sender, now: now)
+        actions.append(.log(.normal, "user \(sender) calls while this user is in a call: replying busy"))
+        send(reply, to: sender, now: now, into: &actions)
     }
 
     /// Both users called each other at once (shortfall 5). Both sides apply the same rule: the lower callId
     /// wins. The loser drops its own call, takes the winner's and accepts it; the winner waits for that accept.
     private mutating func glare(
         theirs message: CallMessage, sender: UInt, info: [String: JSONValue], _ endpoint: Endpoint, ours: Call,
-        now: Int64
-    ) -> [CallAction] {
+        now: Int64, into actions: inout [CallAction]
+    ) {
         guard message.callId < ours.id else {
-            return [.log(.normal, "glare with user \(sender): our call \(ours.id) wins; waiting for accept")]
+            return actions.append(
+                .log(.normal, "glare with user \(sender): our call \(ours.id) wins; waiting for accept"))
         }
-        guard message.fromRoomId != nil else { return [.log(.warning, "call \(message.callId) names no room")] }
-        let left: [CallAction] =
-            ours.media.isJoining ? [.leaveRTC(remoteUid: ours.peer), .notifyEvent(.localLeft, reason: nil)] : []
+        guard message.action.callType != nil, message.fromRoomId != nil else {
+            return actions.append(.log(.warning, "call \(message.callId) names no room"))
+        }
+        actions.append(.log(.normal, "glare with user \(sender): their call \(message.callId) wins"))
+        if ours.media.isJoining {
+            actions.append(.leaveRTC(remoteUid: ours.peer))
+            actions.append(.notifyEvent(.localLeft, reason: nil))
+        }
+        actions.append(.stopTimer(.ring(callId: ours.id)))
         // Their call rings and is accepted at once, without asking the listeners about joining early.
-        let ringing = startRinging(message, sender: sender, info: info, endpoint, now: now)
-        guard case .inCall(_, let theirs) = phase else { return [] }
-        return [.log(.normal, "glare with user \(sender): their call \(message.callId) wins")] + left
-            + [.stopTimer(.ring(callId: ours.id))] + ringing
-            + acceptCurrentCall(endpoint, theirs, completesRequest: false, now: now)
+        startRinging(message, sender: sender, info: info, endpoint, now: now, into: &actions)
+        guard case .inCall(_, let theirs) = phase else { return }
+        acceptCurrentCall(endpoint, theirs, completesRequest: false, now: now, into: &actions)
     }
 
     /// The caller called again while its earlier call still rings here (its cancel may be lost): take the
     /// new call in place of the old one, without a new notification, as the existing clients do.
     private mutating func recall(
-        _ message: CallMessage, _ endpoint: Endpoint, replacing old: Call, now: Int64
-    ) -> [CallAction] {
-        guard let type = message.action.callType, let room = message.fromRoomId else { return [] }
+        _ message: CallMessage, _ endpoint: Endpoint, replacing old: Call, now: Int64, into actions: inout [CallAction]
+    ) {
+        guard let type = message.action.callType, let room = message.fromRoomId else { return }
         let wasJoined = old.media.isJoining
         // Staying in the same channel, the engine reports no new first frame: keep the one already seen.
         let sameMedia = wasJoined && old.room == room && old.type == type
@@ -250,28 +264,29 @@ extension CallStateMachine {
             peerDevice: message.deviceId,
             callerSendsNotice: message.reliable && message.deviceId != nil)
         phase = .inCall(endpoint, call)
-        return [.log(.normal, "user \(old.peer) called again: call \(message.callId) replaces \(old.id)")]
-            + (wasJoined && old.room != room ? [.leaveRTC(remoteUid: old.peer)] : [])
-            + [.stopTimer(.ring(callId: old.id))] + ringTimer(call, endpoint)
-            + (wasJoined ? joinCallRoom() : [])
+        actions.append(.log(.normal, "user \(old.peer) called again: call \(message.callId) replaces \(old.id)"))
+        if wasJoined && old.room != room { actions.append(.leaveRTC(remoteUid: old.peer)) }
+        actions.append(.stopTimer(.ring(callId: old.id)))
+        ringTimer(call, endpoint, into: &actions)
+        if wasJoined { joinCallRoom(into: &actions) }
     }
 
-    mutating func sendFinished(_ message: CallMessage, to peer: UInt, error: SendFailure?, now: Int64) -> [CallAction] {
-        guard endpoint != nil else { return [] }
+    mutating func sendFinished(
+        _ message: CallMessage, to peer: UInt, error: SendFailure?, now: Int64, into actions: inout [CallAction]
+    ) {
+        guard endpoint != nil else { return }
         guard let error else {
             guard case .inCall(let endpoint, var call) = phase, message.action.isCall, call.id == message.callId,
-                call.isCaller, call.costs.stages[CostMap.remoteUserRecvCall] == nil
-            else { return [] }
-            call.recordCost(CostMap.remoteUserRecvCall, now: now)
+                call.isCaller, call.costs[.remoteUserRecvCall] == nil
+            else { return }
+            call.recordCost(.remoteUserRecvCall, now: now)
             phase = .inCall(endpoint, call)
-            return [.notifyEvent(.remoteUserRecvCall, reason: nil)]
+            return actions.append(.notifyEvent(.remoteUserRecvCall, reason: nil))
         }
-        if peer == userId { return ownDeviceNoticeFailed(message, error: error) }
+        if peer == userId { return ownDeviceNoticeFailed(message, error: error, into: &actions) }
         let what = "sending \(message.action) of call \(message.callId) to user \(peer) failed: \(error.message)"
-        guard message.action.isCallFlow, !delivery.isRetry(message) else { return [.log(.normal, what)] }
-        return [
-            .log(.error, what),
-            .notifyError(.sendMessageFail, .message, code: error.code, message: error.message),
-        ]
+        guard message.action.isCallFlow, !delivery.isRetry(message) else { return actions.append(.log(.normal, what)) }
+        actions.append(.log(.error, what))
+        actions.append(.notifyError(.sendMessageFail, .message, code: error.code, message: error.message))
     }
 }

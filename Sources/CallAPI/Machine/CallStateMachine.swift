@@ -7,7 +7,7 @@
 ///
 /// Everything the endpoint is doing lives in one ``Phase`` whose cases own their data; the public
 /// ``CallStateType`` is computed from it. Handlers append their actions in the order they are to be
-/// performed and never edit a list once built.
+/// performed and never edit an action once appended.
 package struct CallStateMachine: Sendable {
     /// How much older than the ring timeout a call message may look before it is treated as stale, when its
     /// age is judged by the sender's clock (phones' clocks drift) or by the channel's (servers' drift less).
@@ -32,24 +32,34 @@ package struct CallStateMachine: Sendable {
 
     /// Handles one input at wall time `now` (milliseconds since 1970) and returns what to do.
     package mutating func handle(_ input: CallInput, now: Int64) -> [CallAction] {
+        var actions: [CallAction] = []
+        handle(input, now: now, into: &actions)
+        return actions
+    }
+
+    /// Handles one input at wall time `now` and appends what to do to `actions`, leaving what is already there
+    /// as it is: a caller that handles many inputs reuses one buffer instead of a new array per input.
+    package mutating func handle(_ input: CallInput, now: Int64, into actions: inout [CallAction]) {
         switch input {
-        case .initialize(let userId, let reliability): return initialize(userId: userId, reliability: reliability)
-        case .deinitialize: return deinitialize(now: now)
-        case .prepare(let config): return prepare(config)
+        case .initialize(let userId, let reliability):
+            initialize(userId: userId, reliability: reliability, into: &actions)
+        case .deinitialize: deinitialize(now: now, into: &actions)
+        case .prepare(let config): prepare(config, into: &actions)
         case .call(let remoteUserId, let type, let ext, let callId):
-            return placeCall(to: remoteUserId, type: type, extension: ext, callId: callId, now: now)
-        case .cancel: return cancel(now: now)
-        case .accept(let remoteUserId): return accept(from: remoteUserId, now: now)
-        case .reject(let remoteUserId, let reason): return reject(remoteUserId, reason: reason, now: now)
-        case .hangup(let remoteUserId, let reason): return hangup(remoteUserId, reason: reason, now: now)
-        case .renewToken(let token): return renewToken(token)
-        case .received(let text, let sender): return receive(text, sender: sender, now: now)
-        case .sendFinished(let message, let to, let error): return sendFinished(message, to: to, error: error, now: now)
-        case .rtc(let event): return handleRTC(event, now: now)
-        case .timerFired(let timer): return timerFired(timer, now: now)
-        case .earlyJoinDecided(let callId, let allowed): return earlyJoinDecided(callId, allowed: allowed)
-        case .rtcTokenFetched(let callId, let outcome): return rtcTokenFetched(callId, outcome, now: now)
-        case .preJoin(let callId): return preJoin(callId: callId)
+            placeCall(to: remoteUserId, type: type, extension: ext, callId: callId, now: now, into: &actions)
+        case .cancel: cancel(now: now, into: &actions)
+        case .accept(let remoteUserId): accept(from: remoteUserId, now: now, into: &actions)
+        case .reject(let remoteUserId, let reason): reject(remoteUserId, reason: reason, now: now, into: &actions)
+        case .hangup(let remoteUserId, let reason): hangup(remoteUserId, reason: reason, now: now, into: &actions)
+        case .renewToken(let token): renewToken(token, into: &actions)
+        case .received(let text, let sender): receive(text, sender: sender, now: now, into: &actions)
+        case .sendFinished(let message, let to, let error):
+            sendFinished(message, to: to, error: error, now: now, into: &actions)
+        case .rtc(let event): handleRTC(event, now: now, into: &actions)
+        case .timerFired(let timer): timerFired(timer, now: now, into: &actions)
+        case .earlyJoinDecided(let callId, let allowed): earlyJoinDecided(callId, allowed: allowed, into: &actions)
+        case .rtcTokenFetched(let callId, let outcome): rtcTokenFetched(callId, outcome, now: now, into: &actions)
+        case .preJoin(let callId): preJoin(callId: callId, into: &actions)
         }
     }
 
@@ -115,21 +125,19 @@ package struct CallStateMachine: Sendable {
 
     /// Sends `message` and, when the peer may acknowledge it, starts retrying it until it does.
     mutating func send(
-        _ message: CallMessage, to peer: UInt, completesRequest: Bool = false, now: Int64
-    ) -> [CallAction] {
-        [.send(message, to: peer, completesRequest: completesRequest)] + delivery.sent(message, to: peer, now: now)
+        _ message: CallMessage, to peer: UInt, completesRequest: Bool = false, now: Int64,
+        into actions: inout [CallAction]
+    ) {
+        actions.append(.send(message, to: peer, completesRequest: completesRequest))
+        delivery.sent(message, to: peer, now: now, into: &actions)
     }
 
     /// A refused request: a warning, the `stateMismatch` event when the state was wrong, and the error.
-    func refuse(_ what: String, code: CallAPIError.Code = .stateMismatch) -> [CallAction] {
+    func refuse(_ what: String, code: CallAPIError.Code = .stateMismatch, into actions: inout [CallAction]) {
         let message = "\(what) (state: \(state))"
-        if code == .stateMismatch {
-            return [
-                .log(.warning, message), .notifyEvent(.stateMismatch, reason: message),
-                .completeRequest(CallAPIError(code, message)),
-            ]
-        }
-        return [.log(.warning, message), .completeRequest(CallAPIError(code, message))]
+        actions.append(.log(.warning, message))
+        if code == .stateMismatch { actions.append(.notifyEvent(.stateMismatch, reason: message)) }
+        actions.append(.completeRequest(CallAPIError(code, message)))
     }
 
     /// Seen (and remembers) a message: a repeat is handled once.

@@ -16,12 +16,4 @@ package enum CallTimerID: Sendable, Hashable {
     /// The peer of `callId`, an existing client, quit the RTC channel (left it on purpose): its call is over,
     /// even if it joins the same channel again for its next call before its hangup arrives.
     case remoteQuitGrace(callId: String)
-
-    /// A call's liveness timers, in the order they are stopped when it ends.
-    static func liveness(of callId: String) -> [CallTimerID] {
-        [
-            .keepAlive(callId: callId), .peerSilence(callId: callId), .remoteLeftGrace(callId: callId),
-            .remoteQuitGrace(callId: callId),
-        ]
-    }
 }

@@ -42,13 +42,13 @@ package struct DeliveryMachine: Sendable {
 
     /// We sent `message` to `peer` for the first time: retry it until acknowledged, when the peer may
     /// acknowledge it.
-    mutating func sent(_ message: CallMessage, to peer: UInt, now: Int64) -> [CallAction] {
+    mutating func sent(_ message: CallMessage, to peer: UInt, now: Int64, into actions: inout [CallAction]) {
         guard running, settings.acknowledges, message.action.isCallFlow, message.reliable, peers[peer] == true,
             let id = message.messageId, outstanding[id] == nil
-        else { return [] }
+        else { return }
         outstanding[id] = OutstandingMessage(
             message: message, to: peer, firstSentAt: now, nextDelay: settings.firstRetryMillis)
-        return [.startTimer(.retry(messageId: id), millis: settings.firstRetryMillis)]
+        actions.append(.startTimer(.retry(messageId: id), millis: settings.firstRetryMillis))
     }
 
     /// Learns what a received message tells about its sender's client.
@@ -59,10 +59,10 @@ package struct DeliveryMachine: Sendable {
     }
 
     /// `sender` acknowledged our message `id`.
-    mutating func acknowledged(_ id: Int, by sender: UInt) -> [CallAction] {
-        guard let entry = outstanding[id], entry.to == sender else { return [] }
+    mutating func acknowledged(_ id: Int, by sender: UInt, into actions: inout [CallAction]) {
+        guard let entry = outstanding[id], entry.to == sender else { return }
         outstanding[id] = nil
-        return [.stopTimer(.retry(messageId: id))]
+        actions.append(.stopTimer(.retry(messageId: id)))
     }
 
     /// The message the retry timer `id` is for, if it is still outstanding.
@@ -70,21 +70,21 @@ package struct DeliveryMachine: Sendable {
 
     /// The retry timer of message `id` fell due. `stillUseful` is the call machine's answer to whether the
     /// message still means something in the current call.
-    mutating func retryDue(_ id: Int, stillUseful: Bool, now: Int64) -> [CallAction] {
-        guard var entry = outstanding[id] else { return [] }
+    mutating func retryDue(_ id: Int, stillUseful: Bool, now: Int64, into actions: inout [CallAction]) {
+        guard var entry = outstanding[id] else { return }
         let message = entry.message
         guard stillUseful, peers[entry.to] == true, now - entry.firstSentAt < settings.retryBoundMillis else {
             outstanding[id] = nil
-            return [.log(.normal, "stopped retrying \(message.action) \(id) of call \(message.callId)")]
+            actions.append(.log(.normal, "stopped retrying \(message.action) \(id) of call \(message.callId)"))
+            return
         }
         entry.attempts += 1
         entry.nextDelay = min(entry.nextDelay * 2, settings.maxRetryIntervalMillis)
         outstanding[id] = entry
-        return [
-            .log(.normal, "retrying \(message.action) \(id) of call \(message.callId) (attempt \(entry.attempts + 1))"),
-            .send(message, to: entry.to, completesRequest: false),
-            .startTimer(.retry(messageId: id), millis: entry.nextDelay),
-        ]
+        actions.append(
+            .log(.normal, "retrying \(message.action) \(id) of call \(message.callId) (attempt \(entry.attempts + 1))"))
+        actions.append(.send(message, to: entry.to, completesRequest: false))
+        actions.append(.startTimer(.retry(messageId: id), millis: entry.nextDelay))
     }
 
     /// Whether a failed send is a retry (its failure is logged, not reported again).

@@ -19,19 +19,25 @@ struct RecentMessages: Sendable, Equatable {
     init(capacity: Int = 512) { self.capacity = capacity }
 
     func contains(_ message: CallMessage, sender: UInt) -> Bool {
-        Self.keys(of: message, sender: sender).contains { keys.contains($0) }
+        let (byId, byAction) = Self.keys(of: message, sender: sender)
+        return byId.map(keys.contains) == true || byAction.map(keys.contains) == true
     }
 
     mutating func insert(_ message: CallMessage, sender: UInt) {
-        for key in Self.keys(of: message, sender: sender) where !keys.contains(key) {
-            if order.count < capacity {
-                order.append(key)
-            } else {
-                keys.remove(order[next])
-                order[next] = key
-                next = (next + 1) % capacity
-            }
-            keys.insert(key)
+        let (byId, byAction) = Self.keys(of: message, sender: sender)
+        if let byId { insert(byId) }
+        if let byAction { insert(byAction) }
+    }
+
+    private mutating func insert(_ key: Key) {
+        // One lookup for the check and the insert; the evicted key is never this one, which was absent.
+        guard keys.insert(key).inserted else { return }
+        if order.count < capacity {
+            order.append(key)
+        } else {
+            keys.remove(order[next])
+            order[next] = key
+            next = (next + 1) % capacity
         }
     }
 
@@ -39,12 +45,13 @@ struct RecentMessages: Sendable, Equatable {
     // of its own). The callId is part of the first key
     // because existing clients restart their messageId counter when the app restarts. A message without a
     // messageId (the Web client sends none) has only the second key.
-    private static func keys(of message: CallMessage, sender: UInt) -> [Key] {
+    // Two optionals rather than an array: no allocation for a check made on every message.
+    private static func keys(of message: CallMessage, sender: UInt) -> (byId: Key?, byAction: Key?) {
         let byAction = Key(
             sender: sender, callId: message.callId, messageId: nil, action: message.action.rawValue,
             settlesOnDevice: message.answeredByDevice != nil || message.rejectedByDevice != nil)
-        guard let messageId = message.messageId else { return [byAction] }
+        guard let messageId = message.messageId else { return (nil, byAction) }
         let byId = Key(sender: sender, callId: message.callId, messageId: messageId, action: nil)
-        return message.action.isCallFlow ? [byId, byAction] : [byId]
+        return (byId, message.action.isCallFlow ? byAction : nil)
     }
 }

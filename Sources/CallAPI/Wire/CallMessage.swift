@@ -101,7 +101,7 @@ public struct CallMessage: Sendable, Equatable {
 
     /// The UTF-8 JSON text to put on the signaling channel.
     public func encoded() -> String {
-        JSONWriter.write(.object(fields))
+        CallMessageWriter.write(self)
     }
 
     /// Parses a message received from the signaling channel.

@@ -4,24 +4,43 @@
 struct JSONParser {
     struct Failure: Error {}
 
-    private let bytes: [UInt8]
+    // The text's own UTF-8 storage, read in place (copying it into an array was an allocation per message).
+    private let bytes: UnsafeBufferPointer<UInt8>
     private var index = 0
     private var depth = 0
     private static let maxDepth = 64
+    /// Call message keys too long for a small string: taking these instances allocates nothing for the key.
+    private static let longKeys = [
+        "message_timestamp", "fromUserExtension", "cancelCallByInternal", "answeredByDevice", "rejectedByDevice",
+        "rejectByInternal",
+    ]
 
-    private init(_ text: String) { bytes = Array(text.utf8) }
+    private init(_ bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
 
     /// Parses one JSON value that makes up the whole of `text`.
     static func parse(_ text: String) throws(Failure) -> JSONValue {
-        var parser = JSONParser(text)
-        let value = try parser.value()
-        parser.skipWhitespace()
-        guard parser.index == parser.bytes.count else { throw Failure() }
-        return value
+        var text = text
+        let result: Result<JSONValue, Failure> = text.withUTF8 { bytes in
+            var parser = JSONParser(bytes)
+            do throws(Failure) {
+                let value = try parser.value()
+                parser.skipWhitespace()
+                guard parser.index == parser.bytes.count else { throw Failure() }
+                return .success(value)
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
     }
 
     private mutating func skipWhitespace() {
-        while index < bytes.count, [0x20, 0x0A, 0x0D, 0x09].contains(bytes[index]) { index += 1 }
+        while index < bytes.count {
+            switch bytes[index] {
+            case 0x20, 0x0A, 0x0D, 0x09: index += 1
+            default: return
+            }
+        }
     }
 
     private mutating func value() throws(Failure) -> JSONValue {
@@ -39,10 +58,10 @@ struct JSONParser {
     }
 
     private mutating func literal(_ word: String, _ value: JSONValue) throws(Failure) -> JSONValue {
-        let expected = Array(word.utf8)
-        guard index + expected.count <= bytes.count, bytes[index..<index + expected.count].elementsEqual(expected)
+        let count = word.utf8.count
+        guard index + count <= bytes.count, bytes[index..<index + count].elementsEqual(word.utf8)
         else { throw Failure() }
-        index += expected.count
+        index += count
         return value
     }
 
@@ -118,7 +137,12 @@ struct JSONParser {
             if byte == UInt8(ascii: "\"") {
                 let text: String
                 if plain {
-                    text = String(decoding: bytes[start..<index], as: UTF8.self)
+                    let raw = bytes[start..<index]
+                    if raw.count >= 16, let known = Self.longKeys.first(where: { $0.utf8.elementsEqual(raw) }) {
+                        text = known
+                    } else {
+                        text = String(decoding: raw, as: UTF8.self)
+                    }
                 } else {
                     scalars.append(contentsOf: String(decoding: bytes[start..<index], as: UTF8.self).unicodeScalars)
                     text = String(scalars)
@@ -212,6 +236,15 @@ struct JSONParser {
             }
             guard index < bytes.count, isDigit(bytes[index]) else { throw Failure() }
             while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+        }
+        // Up to 18 digits cannot overflow: read them directly rather than through a String.
+        if integral, index - start <= 18 {
+            let negative = bytes[start] == UInt8(ascii: "-")
+            var magnitude = 0
+            for byte in bytes[(negative ? start + 1 : start)..<index] {
+                magnitude = magnitude * 10 + Int(byte - UInt8(ascii: "0"))
+            }
+            return .int(negative ? -magnitude : magnitude)
         }
         let text = String(decoding: bytes[start..<index], as: UTF8.self)
         if integral, let int = Int(text) { return .int(int) }

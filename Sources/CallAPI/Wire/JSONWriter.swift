@@ -6,7 +6,7 @@ enum JSONWriter {
         return out
     }
 
-    private static func write(_ value: JSONValue, to out: inout String) {
+    static func write(_ value: JSONValue, to out: inout String) {
         switch value {
         case .null: out += "null"
         case .bool(let v): out += v ? "true" : "false"
@@ -32,7 +32,7 @@ enum JSONWriter {
         }
     }
 
-    private static func writeString(_ string: String, to out: inout String) {
+    static func writeString(_ string: String, to out: inout String) {
         out += "\""
         // Most strings need no escaping: append them whole rather than scalar by scalar.
         guard string.utf8.contains(where: { $0 == 0x22 || $0 == 0x5C || $0 < 0x20 }) else {
