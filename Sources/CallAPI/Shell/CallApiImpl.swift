@@ -25,9 +25,8 @@ public final class CallApiImpl: CallApiProtocol, ISignalClientListener {
         var rtcListener: RTCEventListenerToken?
     }
 
-    /// What one handled input needs to perform its actions.
+    /// What one handled input needs to perform its actions (the actions themselves are in the drainer's buffer).
     private struct Step {
-        var actions: [CallAction]
         var completion: (@Sendable (CallAPIError?) -> Void)?
         /// The endpoint's config, or the one `initialize` brought (which `.attach` makes the endpoint's).
         var config: CallConfig?
@@ -185,12 +184,17 @@ public final class CallApiImpl: CallApiProtocol, ISignalClientListener {
             return true
         }
         guard drain else { return }
-        while let step = nextStep() {
-            perform(step)
+        // Only the draining thread handles inputs, so one buffer serves every step of this drain: the machine
+        // appends each input's actions to it, and it is emptied (keeping its storage) once they are performed.
+        var actions: [CallAction] = []
+        actions.reserveCapacity(16)
+        while let step = nextStep(into: &actions) {
+            for action in actions { perform(action, step) }
+            actions.removeAll(keepingCapacity: true)
         }
     }
 
-    private func nextStep() -> Step? {
+    private func nextStep(into actions: inout [CallAction]) -> Step? {
         core.withLock { core -> Step? in
             guard !core.queue.isEmpty else {
                 core.draining = false
@@ -199,23 +203,17 @@ public final class CallApiImpl: CallApiProtocol, ISignalClientListener {
             let next = core.queue.removeFirst()
             let config = core.config ?? next.config
             let clock = config?.clock ?? Self.fallbackClock
-            let actions = core.machine.handle(next.input, now: clock.nowMillis())
+            core.machine.handle(next.input, now: clock.nowMillis(), into: &actions)
             if core.machine.wantsPreJoin, let callId = config?.makeCallId() {
                 core.queue.append(Pending(input: .preJoin(callId: callId)))
             }
             return Step(
-                actions: actions, completion: next.completion, config: config,
+                completion: next.completion, config: config,
                 listeners: core.listeners.alive, streams: Array(core.streams.values))
         }
     }
 
     // MARK: - Performing actions
-
-    private func perform(_ step: Step) {
-        for action in step.actions {
-            perform(action, step)
-        }
-    }
 
     private func perform(_ action: CallAction, _ step: Step) {
         let engine = step.config?.rtcEngine
