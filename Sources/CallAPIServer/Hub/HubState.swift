@@ -3,7 +3,7 @@ import CallAPISignalProtocol
 /// The signaling hub as a pure state machine: sessions, who is online, held messages and rate limits.
 ///
 /// Feed it ``HubEvent``s with the current time; it returns the ``HubAction``s to perform. No I/O, no clock.
-public struct HubState: Sendable {
+package struct HubState: Sendable {
     /// One connection.
     struct Session: Sendable, Equatable {
         var connectedAt: Int64
@@ -44,25 +44,25 @@ public struct HubState: Sendable {
         var pushedCall: String? = nil
     }
 
-    public let limits: HubLimits
+    package let limits: HubLimits
     private(set) var sessions: [SessionID: Session] = [:]
     /// Logged-in sessions by user, in login order.
     private(set) var userSessions: [String: [SessionID]] = [:]
     var held: [String: [HeldMessage]] = [:]
     /// Messages held for offline users, their body bytes, and how many each sender has held (kept as counts so
     /// that the limits are checked in O(1)).
-    public private(set) var heldCount = 0
-    public private(set) var heldBytes = 0
+    package private(set) var heldCount = 0
+    package private(set) var heldBytes = 0
     private var heldBySender: [String: Int] = [:]
     /// Frames and bytes queued for all sessions' writers.
-    public private(set) var queuedFrames = 0
-    public private(set) var queuedBytes = 0
+    package private(set) var queuedFrames = 0
+    package private(set) var queuedBytes = 0
     private var loggedInSessionCount = 0
     private var nextMessageNumber: UInt64 = 1
     private(set) var isShuttingDown = false
     /// Push devices by user, and how calls are pushed and withdrawn.
-    public internal(set) var devices: DeviceRegistry
-    public let pushPolicy: PushPolicy
+    package internal(set) var devices: DeviceRegistry
+    package let pushPolicy: PushPolicy
     /// Withdrawn pushed calls by callee, oldest first.
     var tombstones: [String: [Tombstone]] = [:]
 
@@ -70,9 +70,9 @@ public struct HubState: Sendable {
     private(set) var invitations: InvitationMachine
 
     /// Whether ``relay`` reports each `send` it handled (``HubAction/relayed(_:)``), for the call ledger.
-    public let reportsRelays: Bool
+    package let reportsRelays: Bool
 
-    public init(
+    package init(
         limits: HubLimits, pushPolicy: PushPolicy = PushPolicy(), devices: DeviceRegistry = DeviceRegistry(),
         reportsRelays: Bool = false
     ) {
@@ -84,22 +84,22 @@ public struct HubState: Sendable {
     }
 
     /// Users with at least one logged-in session, sorted.
-    public var onlineUsers: [String] { userSessions.keys.sorted() }
+    package var onlineUsers: [String] { userSessions.keys.sorted() }
     /// How many users have a logged-in session (without sorting them: the hub reads this after every event).
-    public var onlineUserCount: Int { userSessions.count }
+    package var onlineUserCount: Int { userSessions.count }
     /// Open connections, logged in or not.
-    public var sessionCount: Int { sessions.count }
+    package var sessionCount: Int { sessions.count }
     /// Frames and estimated bytes queued for a session's writer and not yet written.
-    public func outbox(of session: SessionID) -> (frames: Int, bytes: Int)? {
+    package func outbox(of session: SessionID) -> (frames: Int, bytes: Int)? {
         sessions[session].map { ($0.outbox.frames, $0.outbox.bytes) }
     }
     /// The user a session is logged in as.
-    public func userId(of session: SessionID) -> String? { sessions[session]?.login?.userId }
+    package func userId(of session: SessionID) -> String? { sessions[session]?.login?.userId }
 
     // MARK: - Events
 
-    /// Applies `event` and returns what to do.
-    public mutating func handle(_ event: HubEvent) -> [HubAction] {
+    /// Applies `event`, which happened at `now` (ms since 1970 on the server's clock), and returns what to do.
+    package mutating func handle(_ event: HubEvent, now: Int64) -> [HubAction] {
         if case .written(let id, let frames) = event {
             guard let before = sessions[id]?.outbox else { return [] }
             sessions[id]?.outbox.written(frames)
@@ -107,49 +107,49 @@ public struct HubState: Sendable {
             queuedBytes -= before.bytes - (sessions[id]?.outbox.bytes ?? 0)
             return []
         }
-        return queued(apply(event))
+        return queued(apply(event, now: now), now: now)
     }
 
-    private mutating func apply(_ event: HubEvent) -> [HubAction] {
+    private mutating func apply(_ event: HubEvent, now: Int64) -> [HubAction] {
         switch event {
-        case .connected(let id, let now):
+        case .connected(let id):
             return connect(id, now: now)
-        case .frame(let id, let frame, let now):
+        case .frame(let id, let frame):
             return receive(frame, from: id, now: now)
-        case .undecodable(let id, let error, let now):
+        case .undecodable(let id, let error):
             let isSend = error.type == "send"
             return admit(id, now: now, requestId: error.requestId, isSend: isSend)
                 ?? refuse(id, requestId: error.requestId, isSend: isSend, error.code, error.message)
-        case .oversized(let id, let bytes, let requestId, let isSend, let now):
+        case .oversized(let id, let bytes, let requestId, let isSend):
             return admit(id, now: now, requestId: requestId, isSend: isSend)
                 ?? refuse(
                     id, requestId: requestId, isSend: isSend, .tooLarge,
                     "the frame is \(bytes) bytes; the limit is \(limits.maxFrameBytes)")
-        case .binary(let id, let now):
+        case .binary(let id):
             return admit(id, now: now, requestId: nil, isSend: false)
                 ?? refuse(id, requestId: nil, isSend: false, .binaryNotSupported, "send frames as JSON text messages")
-        case .tokenChecked(let id, let requestId, let purpose, let result, let now):
+        case .tokenChecked(let id, let requestId, let purpose, let result):
             return tokenChecked(id, requestId: requestId, purpose: purpose, result: result, now: now)
         case .written:
             return []  // handled in `handle`
-        case .disconnected(let id, _):
-            return remove(id)
-        case .answeredOnBehalf(let id, let send, let body, let now):
+        case .disconnected(let id):
+            return remove(id, now: now)
+        case .answeredOnBehalf(let id, let send, let body):
             return answerOnBehalf(id, send, body: body, now: now)
         case .ledgerAnswered(let id, let frame):
             // The session may have gone while the ledger was read.
             return sessions[id] == nil ? [] : [.send(id, frame)]
-        case .tick(let now):
+        case .tick:
             return tick(now: now)
         case .shutdown:
             isShuttingDown = true
             return sessions.keys.sorted().flatMap {
-                close($0, .serverShutdown, "the server is shutting down; reconnect in a moment")
+                close($0, .serverShutdown, "the server is shutting down; reconnect in a moment", now: now)
             }
-        case .pushRejected(let userId, let deviceId, let token, _):
+        case .pushRejected(let userId, let deviceId, let token):
             guard devices.removeRejected(deviceId: deviceId, of: userId, token: token) else { return [] }
             return [.push(.saveDevices(devices))]
-        case .removeDevice(let userId, let deviceId, _):
+        case .removeDevice(let userId, let deviceId):
             guard devices.remove(deviceId: deviceId, of: userId) else { return [] }
             return [.push(.saveDevices(devices))]
         }
@@ -159,11 +159,12 @@ public struct HubState: Sendable {
         let waiting = sessions.count - loggedInSessionCount
         sessions[id] = Session(connectedAt: now, lastSeen: now, bucket: TokenBucket(burst: limits.burst, now: now))
         if isShuttingDown {
-            return close(id, .serverShutdown, "the server is shutting down; reconnect in a moment")
+            return close(id, .serverShutdown, "the server is shutting down; reconnect in a moment", now: now)
         }
         if waiting >= limits.maxUnauthenticated {
             return close(
-                id, .serverBusy, "\(waiting) connections are already waiting to log in, the most allowed; retry soon")
+                id, .serverBusy, "\(waiting) connections are already waiting to log in, the most allowed; retry soon",
+                now: now)
         }
         return []
     }
@@ -181,7 +182,7 @@ public struct HubState: Sendable {
             // socket cannot fill its own outbox with them; a run past the limit closes the session.
             if session.refusedInARow > limits.maxRefusalsInARow {
                 return close(
-                    id, .rateLimited, "\(session.refusedInARow) frames in a row over the rate limit; closing")
+                    id, .rateLimited, "\(session.refusedInARow) frames in a row over the rate limit; closing", now: now)
             }
             guard session.refusedInARow == 1 else { return [] }
             return refuse(
@@ -221,7 +222,7 @@ public struct HubState: Sendable {
         if now >= login.expiresAt {
             let isSend = if case .send = frame { true } else { false }
             return refuse(id, requestId: frame.requestId, isSend: isSend, .tokenExpired, "the session's token expired")
-                + close(id, .tokenExpired, "the token expired; log in again with a new token")
+                + close(id, .tokenExpired, "the token expired; log in again with a new token", now: now)
         }
         switch frame {
         case .login:
@@ -245,7 +246,7 @@ public struct HubState: Sendable {
         case .ping(let request):
             return [.send(id, .pong(.init(id: request.id, serverTime: now)))]
         case .logout:
-            return close(id, .loggedOut, "logged out")
+            return close(id, .loggedOut, "logged out", now: now)
         case .calls(let request):
             guard reportsRelays else {
                 return refuse(
@@ -265,18 +266,17 @@ public struct HubState: Sendable {
                 + (removed ? [.push(.saveDevices(devices))] : [])
         case .invite(let invite):
             return invitations.handle(
-                .invite(
-                    id, caller: login.userId, invite, calleeSessions: userSessions[invite.to] ?? [], now: now))
+                .invite(id, caller: login.userId, invite, calleeSessions: userSessions[invite.to] ?? []), now: now)
         case .invitationReceived(let ref):
-            return invitations.handle(.received(id, ref))
+            return invitations.handle(.received(id, ref), now: now)
         case .acceptInvitation(let reply):
-            return invitations.handle(.accept(id, reply, now: now))
+            return invitations.handle(.accept(id, reply), now: now)
         case .refuseInvitation(let reply):
-            return invitations.handle(.refuse(id, reply))
+            return invitations.handle(.refuse(id, reply), now: now)
         case .cancelInvitation(let ref):
-            return invitations.handle(.cancel(id, ref))
+            return invitations.handle(.cancel(id, ref), now: now)
         case .acknowledgeAccept(let ref):
-            return invitations.handle(.acknowledgeAccept(id, ref))
+            return invitations.handle(.acknowledgeAccept(id, ref), now: now)
         }
     }
 
@@ -401,7 +401,7 @@ public struct HubState: Sendable {
                 {
                     reached.append(target)
                 } else {
-                    dropped += dropSlowConsumer(target)
+                    dropped += dropSlowConsumer(target, now: now)
                 }
             }
             guard !reached.isEmpty else {
@@ -565,14 +565,14 @@ public struct HubState: Sendable {
     }
 
     /// Forgets a session; tells subscribers if its user went offline.
-    private mutating func remove(_ id: SessionID) -> [HubAction] {
+    private mutating func remove(_ id: SessionID, now: Int64) -> [HubAction] {
         guard let session = sessions.removeValue(forKey: id) else { return [] }
         queuedFrames -= session.outbox.frames
         queuedBytes -= session.outbox.bytes
         guard let userId = session.login?.userId else { return [] }
         loggedInSessionCount -= 1
         // The other side of its invitations hears of it before presence subscribers do.
-        let endedInvitations = invitations.handle(.sessionClosed(id))
+        let endedInvitations = invitations.handle(.sessionClosed(id), now: now)
         var remaining = userSessions[userId] ?? []
         remaining.removeAll { $0 == id }
         if remaining.isEmpty {
@@ -583,19 +583,21 @@ public struct HubState: Sendable {
         return endedInvitations
     }
 
-    private mutating func close(_ id: SessionID, _ reason: SignalErrorCode, _ message: String) -> [HubAction] {
+    private mutating func close(_ id: SessionID, _ reason: SignalErrorCode, _ message: String, now: Int64)
+        -> [HubAction]
+    {
         guard sessions[id] != nil else { return [] }
         return [
             .send(id, .closing(.init(reason: reason, message: message))),
             .close(id, code: SignalCloseCode.code(for: reason), reason: reason),
-        ] + remove(id)
+        ] + remove(id, now: now)
     }
 
     // MARK: - Outboxes
 
     /// Counts each `send` against its session's outbox; a session whose outbox is full is closed as a slow
     /// consumer instead (and the frames after it that it causes are counted the same way).
-    private mutating func queued(_ planned: [HubAction]) -> [HubAction] {
+    private mutating func queued(_ planned: [HubAction], now: Int64) -> [HubAction] {
         var work = planned
         var result: [HubAction] = []
         result.reserveCapacity(planned.count)
@@ -609,7 +611,7 @@ public struct HubState: Sendable {
             }
             let cost = FrameCost.bytes(of: frame)
             guard outbox.fits(bytes: cost, maxFrames: limits.maxOutboxFrames, maxBytes: limits.maxOutboxBytes) else {
-                work += dropSlowConsumer(id)
+                work += dropSlowConsumer(id, now: now)
                 continue
             }
             let relayedMessage = relayed(frame, to: id)
@@ -629,10 +631,10 @@ public struct HubState: Sendable {
 
     /// Closes a session that does not read its socket: no `closing` frame (it would wait behind the backlog; the
     /// close code says it), and the senders of relayed messages it never got are told (`held_result` `failed`).
-    private mutating func dropSlowConsumer(_ id: SessionID) -> [HubAction] {
+    private mutating func dropSlowConsumer(_ id: SessionID, now: Int64) -> [HubAction] {
         guard let session = sessions[id] else { return [] }
         var actions: [HubAction] = [.close(id, code: SignalCloseCode.slowConsumer, reason: .slowConsumer)]
-        actions += remove(id)
+        actions += remove(id, now: now)
         for message in session.outbox.unwritten {
             actions += toUser(
                 message.from,
@@ -658,17 +660,18 @@ public struct HubState: Sendable {
             guard let session = sessions[id] else { continue }
             if let login = session.login {
                 if now >= login.expiresAt {
-                    actions += close(id, .tokenExpired, "the token expired; log in again with a new token")
+                    actions += close(id, .tokenExpired, "the token expired; log in again with a new token", now: now)
                     continue
                 }
                 actions += tokenNotice(id, now: now)
             } else if now - session.connectedAt >= limits.loginTimeoutMillis {
                 actions += close(
-                    id, .loginTimeout, "no login within \(limits.loginTimeoutMillis / 1000) s of connecting")
+                    id, .loginTimeout, "no login within \(limits.loginTimeoutMillis / 1000) s of connecting", now: now)
                 continue
             }
             if now - session.lastSeen >= limits.idleTimeoutMillis {
-                actions += close(id, .idleTimeout, "nothing received for \(limits.idleTimeoutMillis / 1000) s")
+                actions += close(
+                    id, .idleTimeout, "nothing received for \(limits.idleTimeoutMillis / 1000) s", now: now)
             }
         }
         for userId in held.keys.sorted() {
@@ -687,7 +690,7 @@ public struct HubState: Sendable {
                     message.from, .heldResult(.init(messageId: message.messageId, to: userId, result: .expired)))
             }
         }
-        actions += invitations.handle(.tick(now: now))
+        actions += invitations.handle(.tick, now: now)
         for userId in tombstones.keys.sorted() {
             let live = tombstones[userId]?.filter { $0.expiresAt > now } ?? []
             tombstones[userId] = live.isEmpty ? nil : live
