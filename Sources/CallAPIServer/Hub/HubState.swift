@@ -4,33 +4,11 @@ import CallAPISignalProtocol
 ///
 /// Feed it ``HubEvent``s with the current time; it returns the ``HubAction``s to perform. No I/O, no clock.
 package struct HubState: Sendable {
-    /// One connection.
-    struct Session: Sendable, Equatable {
-        var connectedAt: Int64
-        var lastSeen: Int64
-        var bucket: TokenBucket
-        var login: Login?
-        var subscribed = false
-        /// A login or renew token is being checked.
-        var verifying = false
-        /// What its writer has not written yet.
-        var outbox = OutboxLedger<RelayedMessage>()
-        /// Frames refused for the rate limit since the last one admitted.
-        var refusedInARow = 0
-    }
-
     /// A relayed message in a session's outbox: whom to tell if it is never written.
     struct RelayedMessage: Sendable, Equatable {
         var from: String
         var to: String
         var messageId: String
-    }
-
-    /// A logged-in session's identity.
-    struct Login: Sendable, Equatable {
-        var userId: String
-        var expiresAt: Int64
-        var noticeSent = false
     }
 
     /// A message kept for an offline user.
@@ -230,18 +208,24 @@ package struct HubState: Sendable {
         case .send(let send):
             return relay(send, from: id, user: login.userId, now: now)
         case .renew(let renew):
-            guard !session.verifying else {
+            guard !login.renewing else {
                 return refuse(id, requestId: renew.id, isSend: false, .invalidFrame, "a token check is already running")
             }
-            sessions[id]?.verifying = true
+            var renewing = login
+            renewing.renewing = true
+            sessions[id]?.phase = .loggedIn(renewing)
             return [.verifyToken(id, requestId: renew.id, token: renew.token, purpose: .renew)]
         case .users(let request):
             return [.send(id, .presence(.init(id: request.id, online: onlineUsers)))]
         case .subscribe(let request):
-            sessions[id]?.subscribed = true
+            var subscribed = login
+            subscribed.subscribed = true
+            sessions[id]?.phase = .loggedIn(subscribed)
             return [.send(id, .presence(.init(id: request.id, online: onlineUsers)))]
         case .unsubscribe(let request):
-            sessions[id]?.subscribed = false
+            var unsubscribed = login
+            unsubscribed.subscribed = false
+            sessions[id]?.phase = .loggedIn(unsubscribed)
             return [.send(id, .presence(.init(id: request.id, online: onlineUsers)))]
         case .ping(let request):
             return [.send(id, .pong(.init(id: request.id, serverTime: now)))]
@@ -281,79 +265,109 @@ package struct HubState: Sendable {
     }
 
     private mutating func startLogin(_ id: SessionID, session: Session, _ login: ClientFrame.Login) -> [HubAction] {
-        if session.login != nil {
+        switch session.phase {
+        case .loggedIn:
             return refuse(
                 id, requestId: login.id, isSend: false, .alreadyLoggedIn,
                 "this session is already logged in; use \"renew\" to change its token")
-        }
-        if session.verifying {
+        case .verifyingLogin:
             return refuse(id, requestId: login.id, isSend: false, .invalidFrame, "a login is already being checked")
+        case .awaitingLogin:
+            break
         }
         if login.token.isEmpty {
             return refuse(id, requestId: login.id, isSend: false, .missingToken, "the login frame has an empty token")
         }
-        sessions[id]?.verifying = true
+        sessions[id]?.phase = .verifyingLogin
         return [.verifyToken(id, requestId: login.id, token: login.token, purpose: .login)]
     }
 
     private mutating func tokenChecked(
         _ id: SessionID, requestId: Int?, purpose: TokenPurpose, result: TokenCheck, now: Int64
     ) -> [HubAction] {
-        guard var session = sessions[id] else { return [] }
-        session.verifying = false
-        sessions[id] = session
-        let userId: String
-        let expiresAt: Int64
+        guard let session = sessions[id] else { return [] }
+        switch (purpose, session.phase) {
+        case (.login, .verifyingLogin):
+            switch accept(result, session: id, requestId: requestId, now: now) {
+            case .refused(let refusal):
+                sessions[id]?.phase = .awaitingLogin
+                return refusal
+            case .accepted(let userId, let expiresAt):
+                return logIn(id, userId: userId, expiresAt: expiresAt, requestId: requestId, now: now)
+            }
+        case (.renew, .loggedIn(var login)) where login.renewing:
+            login.renewing = false
+            switch accept(result, session: id, requestId: requestId, now: now) {
+            case .refused(let refusal):
+                sessions[id]?.phase = .loggedIn(login)
+                return refusal
+            case .accepted(let userId, let expiresAt):
+                guard login.userId == userId else {
+                    sessions[id]?.phase = .loggedIn(login)
+                    return refuse(
+                        id, requestId: requestId, isSend: false, .userMismatch,
+                        "the new token is for user \(userId), this session is user \(login.userId)")
+                }
+                login.expiresAt = expiresAt
+                login.noticeSent = false
+                sessions[id]?.phase = .loggedIn(login)
+                return [.send(id, .renewed(.init(id: requestId, expiresAt: expiresAt)))]
+                    + tokenNotice(id, now: now)
+            }
+        default:
+            return []  // the session moved on while its token was checked
+        }
+    }
+
+    /// What a token check means for a session: its user and expiry, or the refusal to send.
+    private enum CheckedToken {
+        case accepted(userId: String, expiresAt: Int64)
+        case refused([HubAction])
+    }
+
+    private func accept(_ result: TokenCheck, session id: SessionID, requestId: Int?, now: Int64) -> CheckedToken {
         switch result {
         case .invalid(let code, let message):
-            return refuse(id, requestId: requestId, isSend: false, code, message)
-        case .valid(let user, let expiry):
-            userId = user
-            expiresAt = expiry
+            return .refused(refuse(id, requestId: requestId, isSend: false, code, message))
+        case .valid(_, let expiresAt) where expiresAt <= now:
+            return .refused(
+                refuse(
+                    id, requestId: requestId, isSend: false, .tokenExpired,
+                    "the token expired \((now - expiresAt) / 1000) s ago; get a new one"))
+        case .valid(let userId, let expiresAt):
+            return .accepted(userId: userId, expiresAt: expiresAt)
         }
-        guard expiresAt > now else {
+    }
+
+    /// A session whose login token was accepted logs in, unless its user has as many sessions as allowed.
+    private mutating func logIn(_ id: SessionID, userId: String, expiresAt: Int64, requestId: Int?, now: Int64)
+        -> [HubAction]
+    {
+        let existing = userSessions[userId] ?? []
+        guard existing.count < limits.maxSessionsPerUser else {
+            sessions[id]?.phase = .awaitingLogin
             return refuse(
-                id, requestId: requestId, isSend: false, .tokenExpired,
-                "the token expired \((now - expiresAt) / 1000) s ago; get a new one")
+                id, requestId: requestId, isSend: false, .tooManySessions,
+                "user \(userId) already has \(existing.count) sessions, the most this server allows")
         }
-        switch purpose {
-        case .renew:
-            guard let login = session.login else { return [] }
-            guard login.userId == userId else {
-                return refuse(
-                    id, requestId: requestId, isSend: false, .userMismatch,
-                    "the new token is for user \(userId), this session is user \(login.userId)")
-            }
-            sessions[id]?.login = Login(userId: userId, expiresAt: expiresAt)
-            return [.send(id, .renewed(.init(id: requestId, expiresAt: expiresAt)))]
-                + tokenNotice(id, now: now)
-        case .login:
-            guard session.login == nil else { return [] }
-            let existing = userSessions[userId] ?? []
-            guard existing.count < limits.maxSessionsPerUser else {
-                return refuse(
-                    id, requestId: requestId, isSend: false, .tooManySessions,
-                    "user \(userId) already has \(existing.count) sessions, the most this server allows")
-            }
-            sessions[id]?.login = Login(userId: userId, expiresAt: expiresAt)
-            loggedInSessionCount += 1
-            userSessions[userId] = existing + [id]
-            var actions: [HubAction] = [
-                .send(
-                    id,
-                    .welcome(
-                        .init(
-                            id: requestId, userId: userId, sessionId: id.description, expiresAt: expiresAt,
-                            serverTime: now, limits: limits.wire)))
-            ]
-            if existing.isEmpty {
-                actions += presenceChanged(userId, online: true)
-            }
-            actions += liveTombstones(of: userId, now: now).map { .send(id, .callWithdrawn($0)) }
-            actions += deliverHeld(to: userId, session: id, now: now)
-            actions += tokenNotice(id, now: now)
-            return actions
+        sessions[id]?.phase = .loggedIn(Login(userId: userId, expiresAt: expiresAt))
+        loggedInSessionCount += 1
+        userSessions[userId] = existing + [id]
+        var actions: [HubAction] = [
+            .send(
+                id,
+                .welcome(
+                    .init(
+                        id: requestId, userId: userId, sessionId: id.description, expiresAt: expiresAt,
+                        serverTime: now, limits: limits.wire)))
+        ]
+        if existing.isEmpty {
+            actions += presenceChanged(userId, online: true)
         }
+        actions += liveTombstones(of: userId, now: now).map { .send(id, .callWithdrawn($0)) }
+        actions += deliverHeld(to: userId, session: id, now: now)
+        actions += tokenNotice(id, now: now)
+        return actions
     }
 
     // MARK: - Relay
@@ -561,7 +575,7 @@ package struct HubState: Sendable {
 
     private func presenceChanged(_ userId: String, online: Bool) -> [HubAction] {
         let frame = ServerFrame.presenceChanged(.init(userId: userId, online: online))
-        return sessions.filter { $0.value.subscribed && $0.value.login != nil }.keys.sorted().map { .send($0, frame) }
+        return sessions.filter { $0.value.login?.subscribed == true }.keys.sorted().map { .send($0, frame) }
     }
 
     /// Forgets a session; tells subscribers if its user went offline.
@@ -647,9 +661,10 @@ package struct HubState: Sendable {
     // MARK: - Time
 
     private mutating func tokenNotice(_ id: SessionID, now: Int64) -> [HubAction] {
-        guard let login = sessions[id]?.login, !login.noticeSent, now >= login.expiresAt - limits.tokenNoticeMillis
+        guard var login = sessions[id]?.login, !login.noticeSent, now >= login.expiresAt - limits.tokenNoticeMillis
         else { return [] }
-        sessions[id]?.login?.noticeSent = true
+        login.noticeSent = true
+        sessions[id]?.phase = .loggedIn(login)
         let secondsLeft = Int(max(0, login.expiresAt - now) / 1000)
         return [.send(id, .tokenWillExpire(.init(expiresAt: login.expiresAt, secondsLeft: secondsLeft)))]
     }
