@@ -39,10 +39,7 @@ package struct ChannelState: Sendable {
     struct Membership: Sendable, Equatable {
         var channel: String
         var uid: UInt
-        var expiresAt: Int64
-        var noticeSent = false
-        /// A `renew` token is being checked.
-        var renewing = false
+        var lease: TokenLease
     }
 
     /// One channel.
@@ -216,7 +213,7 @@ package struct ChannelState: Sendable {
                 .send(id, .error(.init(code: .malformed, message: "the join is still being checked; wait for joined")))
             ]
         case .member(let membership):
-            if now >= membership.expiresAt {
+            if membership.lease.isExpired(at: now) {
                 return remove(id, .tokenExpired, now: now)
             }
             switch frame {
@@ -234,7 +231,8 @@ package struct ChannelState: Sendable {
             case .signal(let signal):
                 return relay(signal, from: id, membership)
             case .renew(let renew):
-                guard !membership.renewing else {
+                var renewing = membership
+                guard renewing.lease.startRenewal() else {
                     return [.send(id, .error(.init(code: .malformed, message: "a renewal is already being checked")))]
                 }
                 guard !renew.token.isEmpty else {
@@ -242,8 +240,6 @@ package struct ChannelState: Sendable {
                         .send(id, .error(.init(code: .invalidToken, message: "the renew frame has an empty token")))
                     ]
                 }
-                var renewing = membership
-                renewing.renewing = true
                 connections[id]?.phase = .member(renewing)
                 return [.verifyToken(id, token: renew.token, purpose: .renew)]
             case .leave:
@@ -319,14 +315,13 @@ package struct ChannelState: Sendable {
                 return admit(id, join, expiresAt: expiresAt, now: now)
             }
         case (.renew, .member(var membership)):
-            membership.renewing = false
             switch accept(result, channel: membership.channel, uid: membership.uid, now: now) {
             case .failure(let refusal):
+                membership.lease.renewalRefused()
                 connections[id]?.phase = .member(membership)
                 return [.send(id, .error(.init(code: refusal.code, message: "renewal refused: \(refusal.message)")))]
             case .success(let expiresAt):
-                membership.expiresAt = expiresAt
-                membership.noticeSent = false
+                membership.lease.renewed(until: expiresAt)
                 connections[id]?.phase = .member(membership)
                 return [.send(id, .renewed(.init(expiresAt: expiresAt)))] + tokenNotice(id, now: now)
             }
@@ -368,7 +363,8 @@ package struct ChannelState: Sendable {
             current.aloneSince = nil
         }
         rooms[join.channel] = current
-        connections[id]?.phase = .member(Membership(channel: join.channel, uid: join.uid, expiresAt: expiresAt))
+        connections[id]?.phase = .member(
+            Membership(channel: join.channel, uid: join.uid, lease: TokenLease(expiresAt: expiresAt)))
         actions.append(
             .send(id, .joined(.init(channel: join.channel, uid: join.uid, members: existing, expiresAt: expiresAt))))
         for uid in existing {
@@ -382,12 +378,11 @@ package struct ChannelState: Sendable {
     }
 
     private mutating func tokenNotice(_ id: SessionID, now: Int64) -> [ChannelAction] {
-        guard case .member(var membership) = connections[id]?.phase, !membership.noticeSent,
-            now >= membership.expiresAt - limits.tokenNoticeMillis
+        guard case .member(var membership) = connections[id]?.phase,
+            membership.lease.due(now: now, noticeMillis: limits.tokenNoticeMillis) == .notice
         else { return [] }
-        membership.noticeSent = true
         connections[id]?.phase = .member(membership)
-        return [.send(id, .tokenWillExpire(.init(expiresAt: membership.expiresAt)))]
+        return [.send(id, .tokenWillExpire(.init(expiresAt: membership.lease.expiresAt)))]
     }
 
     // MARK: - Relay
@@ -591,7 +586,7 @@ package struct ChannelState: Sendable {
                         id, .joinTimeout, "no join within \(limits.joinTimeoutMillis / 1000) s of connecting")
                 }
             case .member(let membership):
-                if now >= membership.expiresAt {
+                if membership.lease.isExpired(at: now) {
                     actions += remove(id, .tokenExpired, now: now)
                 } else {
                     actions += tokenNotice(id, now: now)

@@ -27,13 +27,10 @@ extension HubState {
         case loggedIn(Login)
     }
 
-    /// A logged-in session: its user, its token and what it asked for.
+    /// A logged-in session: its user, its token's lease and what it asked for.
     struct Login: Sendable, Equatable {
         var userId: String
-        var expiresAt: Int64
-        var noticeSent = false
-        /// A `renew`'s token is being checked.
-        var renewing = false
+        var lease: TokenLease
         /// Whether it hears of presence changes.
         var subscribed = false
     }

@@ -197,7 +197,7 @@ package struct HubState: Sendable {
                 id, requestId: frame.requestId, isSend: isSend, .notLoggedIn,
                 "log in first: send {\"type\":\"login\",\"token\":\"...\"}")
         }
-        if now >= login.expiresAt {
+        if login.lease.isExpired(at: now) {
             let isSend = if case .send = frame { true } else { false }
             return refuse(id, requestId: frame.requestId, isSend: isSend, .tokenExpired, "the session's token expired")
                 + close(id, .tokenExpired, "the token expired; log in again with a new token", now: now)
@@ -208,11 +208,10 @@ package struct HubState: Sendable {
         case .send(let send):
             return relay(send, from: id, user: login.userId, now: now)
         case .renew(let renew):
-            guard !login.renewing else {
+            var renewing = login
+            guard renewing.lease.startRenewal() else {
                 return refuse(id, requestId: renew.id, isSend: false, .invalidFrame, "a token check is already running")
             }
-            var renewing = login
-            renewing.renewing = true
             sessions[id]?.phase = .loggedIn(renewing)
             return [.verifyToken(id, requestId: renew.id, token: renew.token, purpose: .renew)]
         case .users(let request):
@@ -295,21 +294,21 @@ package struct HubState: Sendable {
             case .accepted(let userId, let expiresAt):
                 return logIn(id, userId: userId, expiresAt: expiresAt, requestId: requestId, now: now)
             }
-        case (.renew, .loggedIn(var login)) where login.renewing:
-            login.renewing = false
+        case (.renew, .loggedIn(var login)) where login.lease.renewal == .checking:
             switch accept(result, session: id, requestId: requestId, now: now) {
             case .refused(let refusal):
+                login.lease.renewalRefused()
                 sessions[id]?.phase = .loggedIn(login)
                 return refusal
             case .accepted(let userId, let expiresAt):
                 guard login.userId == userId else {
+                    login.lease.renewalRefused()
                     sessions[id]?.phase = .loggedIn(login)
                     return refuse(
                         id, requestId: requestId, isSend: false, .userMismatch,
                         "the new token is for user \(userId), this session is user \(login.userId)")
                 }
-                login.expiresAt = expiresAt
-                login.noticeSent = false
+                login.lease.renewed(until: expiresAt)
                 sessions[id]?.phase = .loggedIn(login)
                 return [.send(id, .renewed(.init(id: requestId, expiresAt: expiresAt)))]
                     + tokenNotice(id, now: now)
@@ -350,7 +349,7 @@ package struct HubState: Sendable {
                 id, requestId: requestId, isSend: false, .tooManySessions,
                 "user \(userId) already has \(existing.count) sessions, the most this server allows")
         }
-        sessions[id]?.phase = .loggedIn(Login(userId: userId, expiresAt: expiresAt))
+        sessions[id]?.phase = .loggedIn(Login(userId: userId, lease: TokenLease(expiresAt: expiresAt)))
         loggedInSessionCount += 1
         userSessions[userId] = existing + [id]
         var actions: [HubAction] = [
@@ -661,12 +660,13 @@ package struct HubState: Sendable {
     // MARK: - Time
 
     private mutating func tokenNotice(_ id: SessionID, now: Int64) -> [HubAction] {
-        guard var login = sessions[id]?.login, !login.noticeSent, now >= login.expiresAt - limits.tokenNoticeMillis
+        guard var login = sessions[id]?.login,
+            login.lease.due(now: now, noticeMillis: limits.tokenNoticeMillis) == .notice
         else { return [] }
-        login.noticeSent = true
         sessions[id]?.phase = .loggedIn(login)
-        let secondsLeft = Int(max(0, login.expiresAt - now) / 1000)
-        return [.send(id, .tokenWillExpire(.init(expiresAt: login.expiresAt, secondsLeft: secondsLeft)))]
+        let expiresAt = login.lease.expiresAt
+        let secondsLeft = Int(max(0, expiresAt - now) / 1000)
+        return [.send(id, .tokenWillExpire(.init(expiresAt: expiresAt, secondsLeft: secondsLeft)))]
     }
 
     private mutating func tick(now: Int64) -> [HubAction] {
@@ -674,7 +674,7 @@ package struct HubState: Sendable {
         for id in sessions.keys.sorted() {
             guard let session = sessions[id] else { continue }
             if let login = session.login {
-                if now >= login.expiresAt {
+                if login.lease.isExpired(at: now) {
                     actions += close(id, .tokenExpired, "the token expired; log in again with a new token", now: now)
                     continue
                 }
