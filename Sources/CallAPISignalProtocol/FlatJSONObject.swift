@@ -180,29 +180,23 @@ struct FlatJSONObject {
                 if byte < 0x20 { return nil }
                 index += 1
             }
-            var scalars = String.UnicodeScalarView()
-            scalars.append(
-                contentsOf: String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
-                    .unicodeScalars)
-            var plainStart = index
-            func flushPlain(upTo end: Int) {
-                guard end > plainStart else { return }
-                scalars.append(
-                    contentsOf: String(decoding: UnsafeBufferPointer(rebasing: bytes[plainStart..<end]), as: UTF8.self)
-                        .unicodeScalars)
-            }
+            // Escapes: the plain runs are copied as bytes (valid UTF-8 already: the text is a String) and each
+            // escape's scalar is appended as its UTF-8 bytes.
+            var unescaped: [UInt8] = []
+            unescaped.reserveCapacity(bytes.count - start)
+            var plainStart = start
             while index < bytes.count {
                 let byte = bytes[index]
                 switch byte {
                 case UInt8(ascii: "\""):
-                    flushPlain(upTo: index)
+                    unescaped.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[plainStart..<index]))
                     index += 1
-                    return String(scalars)
+                    return String(decoding: unescaped, as: UTF8.self)
                 case UInt8(ascii: "\\"):
-                    flushPlain(upTo: index)
+                    unescaped.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[plainStart..<index]))
                     index += 1
                     guard let scalar = escape() else { return nil }
-                    scalars.append(scalar)
+                    UTF8.encode(scalar) { unescaped.append($0) }
                     plainStart = index
                 case 0..<0x20:
                     return nil

@@ -63,21 +63,42 @@ struct FrameJSONWriter {
             text.append("\"")
             return
         }
-        for scalar in string.unicodeScalars {
-            switch scalar {
-            case "\"": text.append("\\\"")
-            case "\\": text.append("\\\\")
-            case "\n": text.append("\\n")
-            case "\r": text.append("\\r")
-            case "\t": text.append("\\t")
-            case "\u{08}": text.append("\\b")
-            case "\u{0C}": text.append("\\f")
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                text.append("\\u00" + (hex.count == 1 ? "0" : "") + hex)
-            default: text.unicodeScalars.append(scalar)
+        // Byte by byte: every byte that needs escaping is ASCII, and the bytes of other characters (all 0x80 and
+        // above) are copied as they are, so the text stays valid UTF-8.
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(string.utf8.count + 16)
+        for byte in string.utf8 {
+            if let letter = shortEscape(byte) {
+                bytes.append(UInt8(ascii: "\\"))
+                bytes.append(letter)
+            } else if byte < 0x20 {
+                bytes.append(contentsOf: "\\u00".utf8)
+                bytes.append(hexDigit(byte >> 4))
+                bytes.append(hexDigit(byte & 0x0F))
+            } else {
+                bytes.append(byte)
             }
         }
+        text.append(String(decoding: bytes, as: UTF8.self))
         text.append("\"")
+    }
+
+    /// The letter after the backslash for the bytes with a two-character escape.
+    private static func shortEscape(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "\""): UInt8(ascii: "\"")
+        case UInt8(ascii: "\\"): UInt8(ascii: "\\")
+        case UInt8(ascii: "\n"): UInt8(ascii: "n")
+        case UInt8(ascii: "\r"): UInt8(ascii: "r")
+        case UInt8(ascii: "\t"): UInt8(ascii: "t")
+        case 0x08: UInt8(ascii: "b")
+        case 0x0C: UInt8(ascii: "f")
+        default: nil
+        }
+    }
+
+    /// The lower-case hex digit of `value` (0-15), as `String(_:radix:)` writes it.
+    private static func hexDigit(_ value: UInt8) -> UInt8 {
+        value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
     }
 }

@@ -21,11 +21,11 @@ import Testing
     ) -> [ChannelAction] {
         let now = now ?? t0
         let session = SessionID(id)
-        _ = state.handle(.connected(session, now: now))
-        let start = state.handle(.frame(session, .join(.init(channel: channel, uid: uid, token: "t")), now: now))
+        _ = state.handle(.connected(session), now: now)
+        let start = state.handle(.frame(session, .join(.init(channel: channel, uid: uid, token: "t"))), now: now)
         #expect(start == [.verifyToken(session, token: "t", purpose: .join)])
         let check = token ?? .valid(userId: String(uid), channel: channel, expiresAt: now + hour)
-        return state.handle(.tokenChecked(session, purpose: .join, result: check, now: now))
+        return state.handle(.tokenChecked(session, purpose: .join, result: check), now: now)
     }
 
     func joinFailure(_ actions: [ChannelAction]) -> ChannelErrorCode? {
@@ -54,9 +54,9 @@ import Testing
         var state = makeState()
         join(&state, 1, uid: 1001)
         join(&state, 2, uid: 1002)
-        let relayed = state.handle(.frame(SessionID(1), .signal(.init(to: 1002, data: "offer")), now: t0))
+        let relayed = state.handle(.frame(SessionID(1), .signal(.init(to: 1002, data: "offer"))), now: t0)
         #expect(relayed == [.send(SessionID(2), .signal(.init(from: 1001, data: "offer")))])
-        let absent = state.handle(.frame(SessionID(1), .signal(.init(to: 1003, data: "x")), now: t0))
+        let absent = state.handle(.frame(SessionID(1), .signal(.init(to: 1003, data: "x"))), now: t0)
         #expect(
             absent == [.send(SessionID(1), .signalFailed(.init(to: 1003, message: "uid 1003 is not in channel room")))])
     }
@@ -65,7 +65,7 @@ import Testing
         var state = makeState()
         join(&state, 1, uid: 1001, channel: "a")
         join(&state, 2, uid: 1002, channel: "b")
-        let actions = state.handle(.frame(SessionID(1), .signal(.init(to: 1002, data: "x")), now: t0))
+        let actions = state.handle(.frame(SessionID(1), .signal(.init(to: 1002, data: "x"))), now: t0)
         guard case .send(SessionID(1), .signalFailed) = actions.first else {
             Issue.record("relayed across channels: \(actions)")
             return
@@ -130,11 +130,11 @@ import Testing
         var state = makeState()
         join(&state, 1, uid: 1001)
         join(&state, 2, uid: 1002)
-        let actions = state.handle(.frame(SessionID(2), .leave, now: t0))
+        let actions = state.handle(.frame(SessionID(2), .leave), now: t0)
         #expect(actions.contains(.close(SessionID(2), code: 1000)))
         #expect(actions.contains(.send(SessionID(1), .memberLeft(.init(uid: 1002, reason: .quit)))))
         #expect(actions.contains(.report(.init(event: .userLeft, channel: "room", uid: 1002, reason: .quit, time: t0))))
-        let dropped = state.handle(.disconnected(SessionID(1), now: t0))
+        let dropped = state.handle(.disconnected(SessionID(1)), now: t0)
         #expect(dropped == [.report(.init(event: .userLeft, channel: "room", uid: 1001, reason: .dropped, time: t0))])
         #expect(state.channelCount == 0)
     }
@@ -143,22 +143,22 @@ import Testing
         var state = makeState()
         join(&state, 1, uid: 1001)
         join(&state, 2, uid: 1002)
-        let actions = state.handle(.disconnected(SessionID(2), now: t0))
+        let actions = state.handle(.disconnected(SessionID(2)), now: t0)
         #expect(actions.contains(.send(SessionID(1), .memberLeft(.init(uid: 1002, reason: .dropped)))))
     }
 
     @Test func theFirstFrameMustBeAJoin() {
         var state = makeState()
-        _ = state.handle(.connected(SessionID(1), now: t0))
-        let actions = state.handle(.frame(SessionID(1), .signal(.init(to: 2, data: "x")), now: t0))
+        _ = state.handle(.connected(SessionID(1)), now: t0)
+        let actions = state.handle(.frame(SessionID(1), .signal(.init(to: 2, data: "x"))), now: t0)
         #expect(joinFailure(actions) == .malformed)
         #expect(actions.last == .close(SessionID(1), code: ChannelErrorCode.malformed.closeCode))
     }
 
     @Test func aZeroUidIsRefused() {
         var state = makeState()
-        _ = state.handle(.connected(SessionID(1), now: t0))
-        let actions = state.handle(.frame(SessionID(1), .join(.init(channel: "room", uid: 0, token: "t")), now: t0))
+        _ = state.handle(.connected(SessionID(1)), now: t0)
+        let actions = state.handle(.frame(SessionID(1), .join(.init(channel: "room", uid: 0, token: "t"))), now: t0)
         #expect(joinFailure(actions) == .malformed)
     }
 
@@ -166,9 +166,9 @@ import Testing
         var state = makeState()
         join(&state, 1, uid: 1001)
         let error = FrameDecodingError(code: .invalidFrame, message: "\"signal\" frame: missing field \"to\"")
-        let actions = state.handle(.undecodable(SessionID(1), error, now: t0))
+        let actions = state.handle(.undecodable(SessionID(1), error), now: t0)
         #expect(actions == [.send(SessionID(1), .error(.init(code: .malformed, message: error.message)))])
-        let large = state.handle(.oversized(SessionID(1), bytes: 70_000, now: t0))
+        let large = state.handle(.oversized(SessionID(1), bytes: 70_000), now: t0)
         #expect(
             large == [
                 .send(
@@ -182,7 +182,7 @@ import Testing
         var state = makeState()
         join(&state, 1, uid: 1001)
         join(&state, 2, uid: 1002)
-        let actions = state.handle(.kick(channel: "room", uid: 1002, barSeconds: 60, reason: "abuse", now: t0))
+        let actions = state.handle(.kick(channel: "room", uid: 1002, barSeconds: 60, reason: "abuse"), now: t0)
         #expect(actions.last == .kickAnswered(kicked: true, barredUntil: t0 + 60_000))
         #expect(
             actions.contains(
@@ -205,7 +205,7 @@ import Testing
 
     @Test func aBarAppliesToAUidThatIsNotInTheChannel() {
         var state = makeState()
-        let actions = state.handle(.kick(channel: "room", uid: 1005, barSeconds: 10, reason: nil, now: t0))
+        let actions = state.handle(.kick(channel: "room", uid: 1005, barSeconds: 10, reason: nil), now: t0)
         #expect(actions == [.kickAnswered(kicked: false, barredUntil: t0 + 10_000)])
         #expect(state.barredUntil(channel: "room", uid: 1005) == t0 + 10_000)
         #expect(joinFailure(join(&state, 1, uid: 1005)) == .barred)
@@ -214,11 +214,11 @@ import Testing
     @Test func theWatchdogRemovesAMemberLeftAloneAfterACall() {
         var state = makeState { $0.watchdogMillis = 30_000 }
         join(&state, 1, uid: 1001)
-        #expect(state.handle(.tick(now: t0 + 60_000)).isEmpty)  // alone from the start: not watched
+        #expect(state.handle(.tick, now: t0 + 60_000).isEmpty)  // alone from the start: not watched
         join(&state, 2, uid: 1002, now: t0 + 60_000)
-        _ = state.handle(.frame(SessionID(2), .leave, now: t0 + 61_000))
-        #expect(state.handle(.tick(now: t0 + 90_000)).isEmpty)
-        let actions = state.handle(.tick(now: t0 + 91_000))
+        _ = state.handle(.frame(SessionID(2), .leave), now: t0 + 61_000)
+        #expect(state.handle(.tick, now: t0 + 90_000).isEmpty)
+        let actions = state.handle(.tick, now: t0 + 91_000)
         #expect(
             actions.contains {
                 if case .send(SessionID(1), .removed(let f)) = $0 { f.errorCode == .watchdog } else { false }
@@ -233,27 +233,27 @@ import Testing
         var state = makeState { $0.watchdogMillis = 30_000 }
         join(&state, 1, uid: 1001)
         join(&state, 2, uid: 1002)
-        _ = state.handle(.disconnected(SessionID(2), now: t0))
+        _ = state.handle(.disconnected(SessionID(2)), now: t0)
         join(&state, 3, uid: 1002, now: t0 + 10_000)
-        #expect(state.handle(.tick(now: t0 + 40_000)).isEmpty)
+        #expect(state.handle(.tick, now: t0 + 40_000).isEmpty)
     }
 
     @Test func membersAreToldBeforeTheirTokenExpiresAndMayRenew() {
         var state = makeState()
         join(&state, 1, uid: 1001, token: .valid(userId: "1001", channel: "room", expiresAt: t0 + 120_000))
-        #expect(state.handle(.tick(now: t0 + 59_000)).isEmpty)
+        #expect(state.handle(.tick, now: t0 + 59_000).isEmpty)
         #expect(
-            state.handle(.tick(now: t0 + 60_000)) == [
+            state.handle(.tick, now: t0 + 60_000) == [
                 .send(SessionID(1), .tokenWillExpire(.init(expiresAt: t0 + 120_000)))
             ])
         #expect(
-            state.handle(.frame(SessionID(1), .renew(.init(token: "new")), now: t0 + 61_000)) == [
+            state.handle(.frame(SessionID(1), .renew(.init(token: "new"))), now: t0 + 61_000) == [
                 .verifyToken(SessionID(1), token: "new", purpose: .renew)
             ])
         let wrong = state.handle(
             .tokenChecked(
                 SessionID(1), purpose: .renew,
-                result: .valid(userId: "1001", channel: "elsewhere", expiresAt: t0 + hour), now: t0 + 61_000))
+                result: .valid(userId: "1001", channel: "elsewhere", expiresAt: t0 + hour)), now: t0 + 61_000)
         #expect(
             wrong == [
                 .send(
@@ -263,20 +263,20 @@ import Testing
                             code: .wrongChannel,
                             message: "renewal refused: the token is for channel elsewhere, not room")))
             ])
-        _ = state.handle(.frame(SessionID(1), .renew(.init(token: "new")), now: t0 + 62_000))
+        _ = state.handle(.frame(SessionID(1), .renew(.init(token: "new"))), now: t0 + 62_000)
         let renewed = state.handle(
             .tokenChecked(
-                SessionID(1), purpose: .renew, result: .valid(userId: "1001", channel: "room", expiresAt: t0 + hour),
-                now: t0 + 62_000))
+                SessionID(1), purpose: .renew, result: .valid(userId: "1001", channel: "room", expiresAt: t0 + hour)),
+            now: t0 + 62_000)
         #expect(renewed == [.send(SessionID(1), .renewed(.init(expiresAt: t0 + hour)))])
-        #expect(state.handle(.tick(now: t0 + 100_000)).isEmpty)
+        #expect(state.handle(.tick, now: t0 + 100_000).isEmpty)
     }
 
     @Test func anExpiredTokenRemovesTheMember() {
         var state = makeState()
         join(&state, 1, uid: 1001, token: .valid(userId: "1001", channel: "room", expiresAt: t0 + 120_000))
-        _ = state.handle(.tick(now: t0 + 60_000))
-        let actions = state.handle(.tick(now: t0 + 120_000))
+        _ = state.handle(.tick, now: t0 + 60_000)
+        let actions = state.handle(.tick, now: t0 + 120_000)
         #expect(
             actions.contains {
                 if case .send(SessionID(1), .removed(let f)) = $0 { f.errorCode == .tokenExpired } else { false }
@@ -287,9 +287,9 @@ import Testing
     @Test func connectionsThatDoNotJoinInTimeAreClosedButQuietMembersStay() {
         var state = makeState()
         join(&state, 1, uid: 1001)
-        _ = state.handle(.connected(SessionID(2), now: t0))
-        #expect(state.handle(.tick(now: t0 + 9_000)).isEmpty)
-        let actions = state.handle(.tick(now: t0 + 10_000))
+        _ = state.handle(.connected(SessionID(2)), now: t0)
+        #expect(state.handle(.tick, now: t0 + 9_000).isEmpty)
+        let actions = state.handle(.tick, now: t0 + 10_000)
         #expect(joinFailure(actions) == .joinTimeout)
         #expect(actions.last == .close(SessionID(2), code: ChannelErrorCode.joinTimeout.closeCode))
         #expect(state.members(of: "room") == [1001])
@@ -298,8 +298,8 @@ import Testing
     @Test func shutdownRemovesEveryoneAndRefusesNewcomers() {
         var state = makeState()
         join(&state, 1, uid: 1001)
-        _ = state.handle(.connected(SessionID(2), now: t0))
-        let actions = state.handle(.shutdown(now: t0))
+        _ = state.handle(.connected(SessionID(2)), now: t0)
+        let actions = state.handle(.shutdown, now: t0)
         #expect(
             actions.contains(
                 .send(
@@ -308,6 +308,6 @@ import Testing
                         .init(code: .serverShutdown, message: "the server is shutting down; join again in a moment")))))
         #expect(actions.contains(.close(SessionID(1), code: 1001)))
         #expect(joinFailure(actions) == .serverShutdown)
-        #expect(joinFailure(state.handle(.connected(SessionID(3), now: t0))) == .serverShutdown)
+        #expect(joinFailure(state.handle(.connected(SessionID(3)), now: t0)) == .serverShutdown)
     }
 }

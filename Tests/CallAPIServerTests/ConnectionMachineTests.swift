@@ -18,10 +18,10 @@ import Testing
 
     /// Logs in on socket 1 at time 0.
     mutating func connect() {
-        #expect(machine.handle(.login(token: "t", now: 0)) == [.openSocket(1), .state(.connecting(attempt: 0))])
-        #expect(machine.handle(.socketOpened(socket: 1, now: 0)) == [.write(1, .login(.init(id: 0, token: "t")))])
+        #expect(machine.handle(.login(token: "t"), now: 0) == [.openSocket(1), .state(.connecting(attempt: 0))])
+        #expect(machine.handle(.socketOpened(socket: 1), now: 0) == [.write(1, .login(.init(id: 0, token: "t")))])
         #expect(
-            machine.handle(.frame(socket: 1, Self.welcome, now: 0)) == [
+            machine.handle(.frame(socket: 1, Self.welcome), now: 0) == [
                 .state(.connected(userId: "1001", sessionId: "s-1"))
             ])
     }
@@ -29,11 +29,11 @@ import Testing
     @Test mutating func sendsAreWrittenAndAnswersCompleteThem() {
         connect()
         #expect(
-            machine.handle(.send(ticket: 7, to: "1002", body: "b", ttl: 0, now: 1))
+            machine.handle(.send(ticket: 7, to: "1002", body: "b", ttl: 0), now: 1)
                 == [.write(1, .send(.init(id: 1, to: "1002", body: "b")))])
         let answer = ServerFrame.answer(.init(id: 1, result: .failed, reason: .peerOffline, message: "offline"))
         #expect(
-            machine.handle(.frame(socket: 1, answer, now: 2))
+            machine.handle(.frame(socket: 1, answer), now: 2)
                 == [.completeSend(ticket: 7, .failure(.failed(.peerOffline, "offline")))])
     }
 
@@ -41,7 +41,7 @@ import Testing
         connect()
         var delays: [Int64] = []
         var now: Int64 = 100
-        var actions = machine.handle(.socketClosed(socket: 1, cause: "reset", now: now, jitter: 1))
+        var actions = machine.handle(.socketClosed(socket: 1, cause: "reset", jitter: 1), now: now)
         for socket in 2...7 {
             guard case .waiting(_, let until) = machine.phase else {
                 Issue.record("not waiting: \(machine.phase)")
@@ -49,9 +49,9 @@ import Testing
             }
             delays.append(until - now)
             now = until
-            actions = machine.handle(.tick(now: now, jitter: 1))
+            actions = machine.handle(.tick(jitter: 1), now: now)
             #expect(actions.first == .openSocket(socket))
-            actions = machine.handle(.socketClosed(socket: socket, cause: "refused", now: now, jitter: 0))
+            actions = machine.handle(.socketClosed(socket: socket, cause: "refused", jitter: 0), now: now)
         }
         // First drop: full delay (jitter 1) at attempt 0; then failed attempts with jitter 0 (half the cap).
         #expect(delays == [200, 200, 400, 800, 1500, 1500])
@@ -60,13 +60,13 @@ import Testing
 
     @Test mutating func jitterSpreadsTheDelayBetweenHalfAndFull() {
         connect()
-        _ = machine.handle(.socketClosed(socket: 1, cause: "reset", now: 0, jitter: 0))
+        _ = machine.handle(.socketClosed(socket: 1, cause: "reset", jitter: 0), now: 0)
         guard case .waiting(_, let low) = machine.phase else { return }
         var other = ConnectionMachine(settings: machine.settings)
-        _ = other.handle(.login(token: "t", now: 0))
-        _ = other.handle(.socketOpened(socket: 1, now: 0))
-        _ = other.handle(.frame(socket: 1, Self.welcome, now: 0))
-        _ = other.handle(.socketClosed(socket: 1, cause: "reset", now: 0, jitter: 1))
+        _ = other.handle(.login(token: "t"), now: 0)
+        _ = other.handle(.socketOpened(socket: 1), now: 0)
+        _ = other.handle(.frame(socket: 1, Self.welcome), now: 0)
+        _ = other.handle(.socketClosed(socket: 1, cause: "reset", jitter: 1), now: 0)
         guard case .waiting(_, let high) = other.phase else { return }
         #expect(low == 100)
         #expect(high == 200)
@@ -74,15 +74,15 @@ import Testing
 
     @Test mutating func sendsWhileReconnectingAreQueuedThenFlushed() {
         connect()
-        _ = machine.handle(.socketClosed(socket: 1, cause: "reset", now: 0, jitter: 0))
-        #expect(machine.handle(.send(ticket: 1, to: "1002", body: "a", ttl: 0, now: 1)).isEmpty)
-        #expect(machine.handle(.send(ticket: 2, to: "1002", body: "b", ttl: 5, now: 1)).isEmpty)
+        _ = machine.handle(.socketClosed(socket: 1, cause: "reset", jitter: 0), now: 0)
+        #expect(machine.handle(.send(ticket: 1, to: "1002", body: "a", ttl: 0), now: 1).isEmpty)
+        #expect(machine.handle(.send(ticket: 2, to: "1002", body: "b", ttl: 5), now: 1).isEmpty)
         #expect(
-            machine.handle(.send(ticket: 3, to: "1002", body: "c", ttl: 0, now: 1))
+            machine.handle(.send(ticket: 3, to: "1002", body: "c", ttl: 0), now: 1)
                 == [.completeSend(ticket: 3, .failure(.queueFull(2)))])
-        _ = machine.handle(.tick(now: 1_000, jitter: 0))
-        _ = machine.handle(.socketOpened(socket: 2, now: 1_000))
-        let flushed = machine.handle(.frame(socket: 2, Self.welcome, now: 1_000))
+        _ = machine.handle(.tick(jitter: 0), now: 1_000)
+        _ = machine.handle(.socketOpened(socket: 2), now: 1_000)
+        let flushed = machine.handle(.frame(socket: 2, Self.welcome), now: 1_000)
         #expect(
             flushed == [
                 .state(.connected(userId: "1001", sessionId: "s-1")),
@@ -93,30 +93,30 @@ import Testing
 
     @Test mutating func queuedSendsFailClearlyWhenTheServerStaysAway() {
         connect()
-        _ = machine.handle(.socketClosed(socket: 1, cause: "reset", now: 0, jitter: 0))
-        _ = machine.handle(.send(ticket: 1, to: "1002", body: "a", ttl: 0, now: 0))
-        let actions = machine.handle(.tick(now: 10_000, jitter: 0))
+        _ = machine.handle(.socketClosed(socket: 1, cause: "reset", jitter: 0), now: 0)
+        _ = machine.handle(.send(ticket: 1, to: "1002", body: "a", ttl: 0), now: 0)
+        let actions = machine.handle(.tick(jitter: 0), now: 10_000)
         #expect(actions.contains(.completeSend(ticket: 1, .failure(.timedOut("no connection to the server for 10 s")))))
     }
 
     @Test mutating func inFlightSendsFailWhenTheConnectionDrops() {
         connect()
-        _ = machine.handle(.send(ticket: 4, to: "1002", body: "a", ttl: 0, now: 0))
-        let actions = machine.handle(.socketClosed(socket: 1, cause: "reset", now: 1, jitter: 0))
+        _ = machine.handle(.send(ticket: 4, to: "1002", body: "a", ttl: 0), now: 0)
+        let actions = machine.handle(.socketClosed(socket: 1, cause: "reset", jitter: 0), now: 1)
         #expect(actions.first == .completeSend(ticket: 4, .failure(.connectionLost)))
     }
 
     @Test mutating func tokenExpiryStopsInsteadOfReconnecting() {
         connect()
-        _ = machine.handle(.frame(socket: 1, .closing(.init(reason: .tokenExpired, message: "expired")), now: 1))
-        let actions = machine.handle(.socketClosed(socket: 1, cause: "closed", now: 2, jitter: 0))
+        _ = machine.handle(.frame(socket: 1, .closing(.init(reason: .tokenExpired, message: "expired"))), now: 1)
+        let actions = machine.handle(.socketClosed(socket: 1, cause: "closed", jitter: 0), now: 2)
         #expect(actions == [.state(.stopped(.tokenExpired))])
     }
 
     @Test mutating func serverShutdownReconnects() {
         connect()
-        _ = machine.handle(.frame(socket: 1, .closing(.init(reason: .serverShutdown, message: "bye")), now: 1))
-        _ = machine.handle(.socketClosed(socket: 1, cause: "closed", now: 2, jitter: 0))
+        _ = machine.handle(.frame(socket: 1, .closing(.init(reason: .serverShutdown, message: "bye"))), now: 1)
+        _ = machine.handle(.socketClosed(socket: 1, cause: "closed", jitter: 0), now: 2)
         guard case .waiting = machine.phase else {
             Issue.record("expected to wait and reconnect, got \(machine.phase)")
             return
@@ -124,20 +124,20 @@ import Testing
     }
 
     @Test mutating func refusedLoginStops() {
-        _ = machine.handle(.login(token: "bad", now: 0))
-        _ = machine.handle(.socketOpened(socket: 1, now: 0))
+        _ = machine.handle(.login(token: "bad"), now: 0)
+        _ = machine.handle(.socketOpened(socket: 1), now: 0)
         let actions = machine.handle(
-            .frame(socket: 1, .error(.init(id: 0, code: .invalidToken, message: "forged")), now: 1))
+            .frame(socket: 1, .error(.init(id: 0, code: .invalidToken, message: "forged"))), now: 1)
         #expect(actions == [.closeSocket(1), .state(.stopped(.loginRefused(.invalidToken, "forged")))])
         #expect(
-            machine.handle(.send(ticket: 1, to: "1002", body: "x", ttl: 0, now: 2))
+            machine.handle(.send(ticket: 1, to: "1002", body: "x", ttl: 0), now: 2)
                 == [.completeSend(ticket: 1, .failure(.stopped(.loginRefused(.invalidToken, "forged"))))])
     }
 
     @Test mutating func deadConnectionsAreDetectedAndPingsSent() {
         connect()
-        #expect(machine.handle(.tick(now: 15_000, jitter: 0)) == [.write(1, .ping(.init()))])
-        let actions = machine.handle(.tick(now: 40_000, jitter: 0))
+        #expect(machine.handle(.tick(jitter: 0), now: 15_000) == [.write(1, .ping(.init()))])
+        let actions = machine.handle(.tick(jitter: 0), now: 40_000)
         #expect(actions.first == .closeSocket(1))
         guard case .waiting = machine.phase else {
             Issue.record("expected to reconnect")
@@ -147,14 +147,14 @@ import Testing
 
     @Test mutating func sendingBeforeLoginFails() {
         #expect(
-            machine.handle(.send(ticket: 1, to: "1002", body: "x", ttl: 0, now: 0))
+            machine.handle(.send(ticket: 1, to: "1002", body: "x", ttl: 0), now: 0)
                 == [.completeSend(ticket: 1, .failure(.notLoggedIn))])
     }
 
     @Test mutating func logoutFailsPendingSendsAndStops() {
         connect()
-        _ = machine.handle(.send(ticket: 1, to: "1002", body: "x", ttl: 0, now: 0))
-        let actions = machine.handle(.logout(now: 1))
+        _ = machine.handle(.send(ticket: 1, to: "1002", body: "x", ttl: 0), now: 0)
+        let actions = machine.handle(.logout, now: 1)
         #expect(
             actions == [
                 .write(1, .logout(.init())), .closeSocket(1), .completeSend(ticket: 1, .failure(.stopped(.loggedOut))),

@@ -1,16 +1,16 @@
 import CallAPISignalProtocol
 
 /// What the channel state asks its shell to do.
-public enum ChannelAction: Sendable, Equatable {
+package enum ChannelAction: Sendable, Equatable {
     /// Write `frame` to the connection.
     case send(SessionID, ChannelServerFrame)
-    /// Check the token, then report ``ChannelEvent/tokenChecked(_:purpose:result:now:)``.
+    /// Check the token, then report ``ChannelEvent/tokenChecked(_:purpose:result:)``.
     case verifyToken(SessionID, token: String, purpose: ChannelTokenPurpose)
     /// Close the connection's socket with `code` (a `joinFailed` or `removed` frame has been sent before, except
     /// after `leave`). The state has already forgotten the connection.
     case close(SessionID, code: UInt16)
     /// A member joined or left: log it, count it, post it to the webhook.
     case report(ChannelNotice)
-    /// The answer to ``ChannelEvent/kick(channel:uid:barSeconds:reason:now:)``.
+    /// The answer to ``ChannelEvent/kick(channel:uid:barSeconds:reason:)``.
     case kickAnswered(kicked: Bool, barredUntil: Int64?)
 }

@@ -48,10 +48,10 @@ final class ChannelHub: SessionEndpoint {
     func open(channel: any Channel, flusher: LoopFlusher) -> WebSocketConnection {
         let now = clock.nowMillis()
         var opened: WebSocketConnection?
-        handle { core in
+        handle(now: now) { core in
             let connection = core.connections.open(channel: channel, flusher: flusher, tally: writes, metrics: nil)
             opened = connection
-            return .connected(connection.id, now: now)
+            return .connected(connection.id)
         }
         // Set by the closure above, which always runs.
         return opened!
@@ -83,21 +83,21 @@ final class ChannelHub: SessionEndpoint {
     func received(_ message: DecodedMessage, on id: SessionID) {
         let now = clock.nowMillis()
         switch message {
-        case .frame(let frame): handle(.frame(id, frame, now: now))
-        case .undecodable(let error): handle(.undecodable(id, error, now: now))
-        case .oversized(let bytes): handle(.oversized(id, bytes: bytes, now: now))
+        case .frame(let frame): handle(.frame(id, frame), now: now)
+        case .undecodable(let error): handle(.undecodable(id, error), now: now)
+        case .oversized(let bytes): handle(.oversized(id, bytes: bytes), now: now)
         }
     }
 
     func receivedBinary(on id: SessionID) {
-        handle(.binary(id, now: clock.nowMillis()))
+        handle(.binary(id), now: clock.nowMillis())
     }
 
     func closed(_ id: SessionID) {
         let now = clock.nowMillis()
-        handle { core in
+        handle(now: now) { core in
             core.connections.remove(id)
-            return .disconnected(id, now: now)
+            return .disconnected(id)
         }
     }
 
@@ -107,7 +107,7 @@ final class ChannelHub: SessionEndpoint {
             "kick",
             metadata: ["channel": "\(channel)", "uid": "\(uid)", "bar": "\(barSeconds)", "reason": "\(reason ?? "")"])
         let actions = handle(
-            .kick(channel: channel, uid: uid, barSeconds: barSeconds, reason: reason, now: clock.nowMillis()))
+            .kick(channel: channel, uid: uid, barSeconds: barSeconds, reason: reason), now: clock.nowMillis())
         for case .kickAnswered(let kicked, let barredUntil) in actions {
             return (kicked, barredUntil)
         }
@@ -116,7 +116,7 @@ final class ChannelHub: SessionEndpoint {
 
     /// Runs the time-based checks now.
     func tick() {
-        handle(.tick(now: clock.nowMillis()))
+        handle(.tick, now: clock.nowMillis())
     }
 
     /// Ends every connection still open (shutdown, once the drain time is over).
@@ -126,24 +126,24 @@ final class ChannelHub: SessionEndpoint {
 
     /// Tells every member the server is going away and closes them.
     func shutdown() {
-        handle(.shutdown(now: clock.nowMillis()))
+        handle(.shutdown, now: clock.nowMillis())
     }
 
     @discardableResult
-    private func handle(_ event: ChannelEvent) -> [ChannelAction] {
-        handle { _ in event }
+    private func handle(_ event: ChannelEvent, now: Int64) -> [ChannelAction] {
+        handle(now: now) { _ in event }
     }
 
-    /// Under the lock: `prepare` registers what the event needs and names it, the state handles it and its
+    /// Under the lock: `prepare` registers what the event needs and names it, the state handles it at `now` and its
     /// actions are performed in order. Token checks start, and the webhook is told, once the lock is released.
     @discardableResult
-    private func handle(_ prepare: (inout Core) -> ChannelEvent) -> [ChannelAction] {
+    private func handle(now: Int64, _ prepare: (inout Core) -> ChannelEvent) -> [ChannelAction] {
         let actions = core.withLockedValue { core -> [ChannelAction] in
             for (id, frames) in writes.drain() {
-                _ = core.state.handle(.written(id, frames: frames))
+                _ = core.state.handle(.written(id, frames: frames), now: now)
             }
             let event = prepare(&core)
-            let actions = core.state.handle(event)
+            let actions = core.state.handle(event, now: now)
             for action in actions {
                 perform(action, in: core)
             }
@@ -158,7 +158,7 @@ final class ChannelHub: SessionEndpoint {
                 let authority = authority
                 Task {
                     let result = await authority.checkChannelToken(token)
-                    handle(.tokenChecked(id, purpose: purpose, result: result, now: clock.nowMillis()))
+                    handle(.tokenChecked(id, purpose: purpose, result: result), now: clock.nowMillis())
                 }
             case .report(let notice):
                 report(notice)

@@ -4,11 +4,11 @@ import CallAPISignalProtocol
 /// watchdog.
 ///
 /// A member's liveness is the socket's: the server pings every WebSocket and closes one that stops answering, which
-/// arrives here as ``ChannelEvent/disconnected(_:now:)`` (`memberLeft` reason dropped). Media calls may go quiet for
+/// arrives here as ``ChannelEvent/disconnected(_:)`` (`memberLeft` reason dropped). Media calls may go quiet for
 /// long stretches, so members need not send frames to stay.
 ///
 /// Feed it ``ChannelEvent``s with the current time; it returns the ``ChannelAction``s to perform. No I/O, no clock.
-public struct ChannelState: Sendable {
+package struct ChannelState: Sendable {
     /// One connection to the channel endpoint.
     struct Connection: Sendable, Equatable {
         var connectedAt: Int64
@@ -39,10 +39,7 @@ public struct ChannelState: Sendable {
     struct Membership: Sendable, Equatable {
         var channel: String
         var uid: UInt
-        var expiresAt: Int64
-        var noticeSent = false
-        /// A `renew` token is being checked.
-        var renewing = false
+        var lease: TokenLease
     }
 
     /// One channel.
@@ -73,43 +70,43 @@ public struct ChannelState: Sendable {
         case flooding(String)
     }
 
-    public let limits: ChannelLimits
+    package let limits: ChannelLimits
     private(set) var connections: [SessionID: Connection] = [:]
     private(set) var rooms: [String: Room] = [:]
     private(set) var bars: [BarKey: Int64] = [:]
     private(set) var isShuttingDown = false
     /// Frames and bytes queued for all connections' writers.
-    public private(set) var queuedFrames = 0
-    public private(set) var queuedBytes = 0
+    package private(set) var queuedFrames = 0
+    package private(set) var queuedBytes = 0
 
-    public init(limits: ChannelLimits) {
+    package init(limits: ChannelLimits) {
         self.limits = limits
     }
 
     /// Channels with at least one member.
-    public var channelCount: Int { rooms.count }
+    package var channelCount: Int { rooms.count }
     /// Members of all channels.
-    public var memberCount: Int { rooms.values.reduce(0) { $0 + $1.members.count } }
+    package var memberCount: Int { rooms.values.reduce(0) { $0 + $1.members.count } }
     /// Open connections, members or not.
-    public var connectionCount: Int { connections.count }
+    package var connectionCount: Int { connections.count }
     /// The uids in `channel`, sorted.
-    public func members(of channel: String) -> [UInt] { rooms[channel]?.members.keys.sorted() ?? [] }
+    package func members(of channel: String) -> [UInt] { rooms[channel]?.members.keys.sorted() ?? [] }
     /// Until when `uid` may not rejoin `channel` (ms since 1970), if it is barred.
-    public func barredUntil(channel: String, uid: UInt) -> Int64? { bars[BarKey(channel: channel, uid: uid)] }
+    package func barredUntil(channel: String, uid: UInt) -> Int64? { bars[BarKey(channel: channel, uid: uid)] }
     /// Frames and estimated bytes queued for a connection's writer and not yet written.
-    public func outbox(of connection: SessionID) -> (frames: Int, bytes: Int)? {
+    package func outbox(of connection: SessionID) -> (frames: Int, bytes: Int)? {
         connections[connection].map { ($0.outbox.frames, $0.outbox.bytes) }
     }
     /// The channel and uid of a connection that joined.
-    public func member(_ id: SessionID) -> (channel: String, uid: UInt)? {
+    package func member(_ id: SessionID) -> (channel: String, uid: UInt)? {
         guard case .member(let membership) = connections[id]?.phase else { return nil }
         return (membership.channel, membership.uid)
     }
 
     // MARK: - Events
 
-    /// Applies `event` and returns what to do.
-    public mutating func handle(_ event: ChannelEvent) -> [ChannelAction] {
+    /// Applies `event`, which happened at `now` (ms since 1970 on the server's clock), and returns what to do.
+    package mutating func handle(_ event: ChannelEvent, now: Int64) -> [ChannelAction] {
         if case .written(let id, let frames) = event {
             guard let before = connections[id]?.outbox else { return [] }
             connections[id]?.outbox.written(frames)
@@ -117,44 +114,43 @@ public struct ChannelState: Sendable {
             queuedBytes -= before.bytes - (connections[id]?.outbox.bytes ?? 0)
             return []
         }
-        let actions = apply(event)
-        return queued(actions, now: event.time ?? 0)
+        return queued(apply(event, now: now), now: now)
     }
 
-    private mutating func apply(_ event: ChannelEvent) -> [ChannelAction] {
+    private mutating func apply(_ event: ChannelEvent, now: Int64) -> [ChannelAction] {
         switch event {
         case .written:
             return []  // handled in `handle`
-        case .connected(let id, let now):
+        case .connected(let id):
             connections[id] = Connection(
                 connectedAt: now, phase: .awaitingJoin, bucket: TokenBucket(burst: limits.burst, now: now))
             if isShuttingDown {
                 return failJoin(id, .serverShutdown, "the server is shutting down; join again in a moment")
             }
             return []
-        case .frame(let id, let frame, let now):
+        case .frame(let id, let frame):
             return admit(id, now: now) ?? receive(frame, from: id, now: now)
-        case .undecodable(let id, let error, let now):
+        case .undecodable(let id, let error):
             return admit(id, now: now) ?? refuse(id, .malformed, error.message)
-        case .oversized(let id, let bytes, let now):
+        case .oversized(let id, let bytes):
             return admit(id, now: now)
                 ?? refuse(id, .tooLarge, "the frame is \(bytes) bytes; the limit is \(limits.maxFrameBytes)")
-        case .binary(let id, let now):
+        case .binary(let id):
             return admit(id, now: now) ?? refuse(id, .malformed, "send frames as JSON text messages")
-        case .tokenChecked(let id, let purpose, let result, let now):
+        case .tokenChecked(let id, let purpose, let result):
             return tokenChecked(id, purpose: purpose, result: result, now: now)
-        case .disconnected(let id, let now):
+        case .disconnected(let id):
             guard let connection = connections[id] else { return [] }
             if case .member = connection.phase {
                 return remove(id, .lost, now: now)
             }
             connections[id] = nil
             return []
-        case .kick(let channel, let uid, let barSeconds, let reason, let now):
+        case .kick(let channel, let uid, let barSeconds, let reason):
             return kick(channel: channel, uid: uid, barSeconds: barSeconds, reason: reason, now: now)
-        case .tick(let now):
+        case .tick:
             return tick(now: now)
-        case .shutdown(let now):
+        case .shutdown:
             isShuttingDown = true
             return connections.keys.sorted().flatMap { id -> [ChannelAction] in
                 if case .member = connections[id]?.phase {
@@ -217,7 +213,7 @@ public struct ChannelState: Sendable {
                 .send(id, .error(.init(code: .malformed, message: "the join is still being checked; wait for joined")))
             ]
         case .member(let membership):
-            if now >= membership.expiresAt {
+            if membership.lease.isExpired(at: now) {
                 return remove(id, .tokenExpired, now: now)
             }
             switch frame {
@@ -235,7 +231,8 @@ public struct ChannelState: Sendable {
             case .signal(let signal):
                 return relay(signal, from: id, membership)
             case .renew(let renew):
-                guard !membership.renewing else {
+                var renewing = membership
+                guard renewing.lease.startRenewal() else {
                     return [.send(id, .error(.init(code: .malformed, message: "a renewal is already being checked")))]
                 }
                 guard !renew.token.isEmpty else {
@@ -243,8 +240,6 @@ public struct ChannelState: Sendable {
                         .send(id, .error(.init(code: .invalidToken, message: "the renew frame has an empty token")))
                     ]
                 }
-                var renewing = membership
-                renewing.renewing = true
                 connections[id]?.phase = .member(renewing)
                 return [.verifyToken(id, token: renew.token, purpose: .renew)]
             case .leave:
@@ -320,14 +315,13 @@ public struct ChannelState: Sendable {
                 return admit(id, join, expiresAt: expiresAt, now: now)
             }
         case (.renew, .member(var membership)):
-            membership.renewing = false
             switch accept(result, channel: membership.channel, uid: membership.uid, now: now) {
             case .failure(let refusal):
+                membership.lease.renewalRefused()
                 connections[id]?.phase = .member(membership)
                 return [.send(id, .error(.init(code: refusal.code, message: "renewal refused: \(refusal.message)")))]
             case .success(let expiresAt):
-                membership.expiresAt = expiresAt
-                membership.noticeSent = false
+                membership.lease.renewed(until: expiresAt)
                 connections[id]?.phase = .member(membership)
                 return [.send(id, .renewed(.init(expiresAt: expiresAt)))] + tokenNotice(id, now: now)
             }
@@ -369,7 +363,8 @@ public struct ChannelState: Sendable {
             current.aloneSince = nil
         }
         rooms[join.channel] = current
-        connections[id]?.phase = .member(Membership(channel: join.channel, uid: join.uid, expiresAt: expiresAt))
+        connections[id]?.phase = .member(
+            Membership(channel: join.channel, uid: join.uid, lease: TokenLease(expiresAt: expiresAt)))
         actions.append(
             .send(id, .joined(.init(channel: join.channel, uid: join.uid, members: existing, expiresAt: expiresAt))))
         for uid in existing {
@@ -383,12 +378,11 @@ public struct ChannelState: Sendable {
     }
 
     private mutating func tokenNotice(_ id: SessionID, now: Int64) -> [ChannelAction] {
-        guard case .member(var membership) = connections[id]?.phase, !membership.noticeSent,
-            now >= membership.expiresAt - limits.tokenNoticeMillis
+        guard case .member(var membership) = connections[id]?.phase,
+            membership.lease.due(now: now, noticeMillis: limits.tokenNoticeMillis) == .notice
         else { return [] }
-        membership.noticeSent = true
         connections[id]?.phase = .member(membership)
-        return [.send(id, .tokenWillExpire(.init(expiresAt: membership.expiresAt)))]
+        return [.send(id, .tokenWillExpire(.init(expiresAt: membership.lease.expiresAt)))]
     }
 
     // MARK: - Relay
@@ -592,7 +586,7 @@ public struct ChannelState: Sendable {
                         id, .joinTimeout, "no join within \(limits.joinTimeoutMillis / 1000) s of connecting")
                 }
             case .member(let membership):
-                if now >= membership.expiresAt {
+                if membership.lease.isExpired(at: now) {
                     actions += remove(id, .tokenExpired, now: now)
                 } else {
                     actions += tokenNotice(id, now: now)

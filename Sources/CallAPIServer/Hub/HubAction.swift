@@ -1,10 +1,10 @@
 import CallAPISignalProtocol
 
 /// What the hub asks its shell to do.
-public enum HubAction: Sendable, Equatable {
+package enum HubAction: Sendable, Equatable {
     /// Write `frame` to the session.
     case send(SessionID, ServerFrame)
-    /// Check the token's signature and claims, then report ``HubEvent/tokenChecked(_:requestId:purpose:result:now:)``.
+    /// Check the token's signature and claims, then report ``HubEvent/tokenChecked(_:requestId:purpose:result:)``.
     case verifyToken(SessionID, requestId: Int?, token: String, purpose: TokenPurpose)
     /// Close the session's socket with `code` (a `closing` frame has been sent before). The hub has already
     /// forgotten the session.

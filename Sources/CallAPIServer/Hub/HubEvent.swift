@@ -1,42 +1,42 @@
 import CallAPISignalProtocol
 
-/// Something that happened to the hub. Times are milliseconds since 1970 on the server's clock.
-public enum HubEvent: Sendable {
+/// Something that happened to the hub. The time it happened is the `now` of ``HubState/handle(_:now:)``.
+package enum HubEvent: Sendable {
     /// A WebSocket connection opened.
-    case connected(SessionID, now: Int64)
+    case connected(SessionID)
     /// A session sent a frame that decoded and fits the size limit.
-    case frame(SessionID, ClientFrame, now: Int64)
+    case frame(SessionID, ClientFrame)
     /// A session sent text that is not a frame.
-    case undecodable(SessionID, FrameDecodingError, now: Int64)
+    case undecodable(SessionID, FrameDecodingError)
     /// A session sent a frame over the size limit; `requestId` and `isSend` when they could be read.
-    case oversized(SessionID, bytes: Int, requestId: Int?, isSend: Bool, now: Int64)
+    case oversized(SessionID, bytes: Int, requestId: Int?, isSend: Bool)
     /// A session sent a binary message.
-    case binary(SessionID, now: Int64)
+    case binary(SessionID)
     /// The token of a `login` or `renew` was checked (see ``HubAction/verifyToken(_:requestId:token:purpose:)``).
-    case tokenChecked(SessionID, requestId: Int?, purpose: TokenPurpose, result: TokenCheck, now: Int64)
+    case tokenChecked(SessionID, requestId: Int?, purpose: TokenPurpose, result: TokenCheck)
     /// The session's writer wrote `frames` more frames to its socket (the oldest queued ones).
     case written(SessionID, frames: Int)
     /// The call ledger answers the session's `send` on its target's behalf with `body` (a busy reject) instead of
     /// relaying it.
-    case answeredOnBehalf(SessionID, ClientFrame.Send, body: String, now: Int64)
+    case answeredOnBehalf(SessionID, ClientFrame.Send, body: String)
     /// The call ledger's answer to a session's `calls` request (``HubAction/queryCalls(_:userId:_:)``).
     case ledgerAnswered(SessionID, ServerFrame)
     /// The connection closed.
-    case disconnected(SessionID, now: Int64)
+    case disconnected(SessionID)
     /// Time passed: expire tokens, held messages, idle and unauthenticated sessions.
-    case tick(now: Int64)
+    case tick
     /// The server is shutting down: tell everyone and close.
-    case shutdown(now: Int64)
+    case shutdown
     /// A push provider rejected `token` of `userId`'s device `deviceId` as no longer valid: remove the device.
-    case pushRejected(userId: String, deviceId: String, token: String, now: Int64)
+    case pushRejected(userId: String, deviceId: String, token: String)
     /// The operator removes `userId`'s device `deviceId`.
-    case removeDevice(userId: String, deviceId: String, now: Int64)
+    case removeDevice(userId: String, deviceId: String)
     /// The business server asks for a call with the server-made `callId` (docs/match.md).
-    case placeCall(PlaceCallOrder, callId: String, now: Int64)
+    case placeCall(PlaceCallOrder, callId: String)
 }
 
 /// What a checked token is for.
-public enum TokenPurpose: Sendable, Equatable {
+package enum TokenPurpose: Sendable, Equatable {
     case login
     case renew
 }

@@ -3,34 +3,12 @@ import CallAPISignalProtocol
 /// The signaling hub as a pure state machine: sessions, who is online, held messages and rate limits.
 ///
 /// Feed it ``HubEvent``s with the current time; it returns the ``HubAction``s to perform. No I/O, no clock.
-public struct HubState: Sendable {
-    /// One connection.
-    struct Session: Sendable, Equatable {
-        var connectedAt: Int64
-        var lastSeen: Int64
-        var bucket: TokenBucket
-        var login: Login?
-        var subscribed = false
-        /// A login or renew token is being checked.
-        var verifying = false
-        /// What its writer has not written yet.
-        var outbox = OutboxLedger<RelayedMessage>()
-        /// Frames refused for the rate limit since the last one admitted.
-        var refusedInARow = 0
-    }
-
+package struct HubState: Sendable {
     /// A relayed message in a session's outbox: whom to tell if it is never written.
     struct RelayedMessage: Sendable, Equatable {
         var from: String
         var to: String
         var messageId: String
-    }
-
-    /// A logged-in session's identity.
-    struct Login: Sendable, Equatable {
-        var userId: String
-        var expiresAt: Int64
-        var noticeSent = false
     }
 
     /// A message kept for an offline user.
@@ -44,25 +22,25 @@ public struct HubState: Sendable {
         var pushedCall: String? = nil
     }
 
-    public let limits: HubLimits
+    package let limits: HubLimits
     private(set) var sessions: [SessionID: Session] = [:]
     /// Logged-in sessions by user, in login order.
     private(set) var userSessions: [String: [SessionID]] = [:]
     var held: [String: [HeldMessage]] = [:]
     /// Messages held for offline users, their body bytes, and how many each sender has held (kept as counts so
     /// that the limits are checked in O(1)).
-    public private(set) var heldCount = 0
-    public private(set) var heldBytes = 0
+    package private(set) var heldCount = 0
+    package private(set) var heldBytes = 0
     private var heldBySender: [String: Int] = [:]
     /// Frames and bytes queued for all sessions' writers.
-    public private(set) var queuedFrames = 0
-    public private(set) var queuedBytes = 0
+    package private(set) var queuedFrames = 0
+    package private(set) var queuedBytes = 0
     private var loggedInSessionCount = 0
     private var nextMessageNumber: UInt64 = 1
     private(set) var isShuttingDown = false
     /// Push devices by user, and how calls are pushed and withdrawn.
-    public internal(set) var devices: DeviceRegistry
-    public let pushPolicy: PushPolicy
+    package internal(set) var devices: DeviceRegistry
+    package let pushPolicy: PushPolicy
     /// Withdrawn pushed calls by callee, oldest first.
     var tombstones: [String: [Tombstone]] = [:]
 
@@ -72,9 +50,9 @@ public struct HubState: Sendable {
     var match: MatchMachine
 
     /// Whether ``relay`` reports each `send` it handled (``HubAction/relayed(_:)``), for the call ledger.
-    public let reportsRelays: Bool
+    package let reportsRelays: Bool
 
-    public init(
+    package init(
         limits: HubLimits, pushPolicy: PushPolicy = PushPolicy(), devices: DeviceRegistry = DeviceRegistry(),
         reportsRelays: Bool = false, matchIdPrefix: String = "m"
     ) {
@@ -87,22 +65,22 @@ public struct HubState: Sendable {
     }
 
     /// Users with at least one logged-in session, sorted.
-    public var onlineUsers: [String] { userSessions.keys.sorted() }
+    package var onlineUsers: [String] { userSessions.keys.sorted() }
     /// How many users have a logged-in session (without sorting them: the hub reads this after every event).
-    public var onlineUserCount: Int { userSessions.count }
+    package var onlineUserCount: Int { userSessions.count }
     /// Open connections, logged in or not.
-    public var sessionCount: Int { sessions.count }
+    package var sessionCount: Int { sessions.count }
     /// Frames and estimated bytes queued for a session's writer and not yet written.
-    public func outbox(of session: SessionID) -> (frames: Int, bytes: Int)? {
+    package func outbox(of session: SessionID) -> (frames: Int, bytes: Int)? {
         sessions[session].map { ($0.outbox.frames, $0.outbox.bytes) }
     }
     /// The user a session is logged in as.
-    public func userId(of session: SessionID) -> String? { sessions[session]?.login?.userId }
+    package func userId(of session: SessionID) -> String? { sessions[session]?.login?.userId }
 
     // MARK: - Events
 
-    /// Applies `event` and returns what to do.
-    public mutating func handle(_ event: HubEvent) -> [HubAction] {
+    /// Applies `event`, which happened at `now` (ms since 1970 on the server's clock), and returns what to do.
+    package mutating func handle(_ event: HubEvent, now: Int64) -> [HubAction] {
         if case .written(let id, let frames) = event {
             guard let before = sessions[id]?.outbox else { return [] }
             sessions[id]?.outbox.written(frames)
@@ -110,52 +88,52 @@ public struct HubState: Sendable {
             queuedBytes -= before.bytes - (sessions[id]?.outbox.bytes ?? 0)
             return []
         }
-        return queued(apply(event))
+        return queued(apply(event, now: now), now: now)
     }
 
-    private mutating func apply(_ event: HubEvent) -> [HubAction] {
+    private mutating func apply(_ event: HubEvent, now: Int64) -> [HubAction] {
         switch event {
-        case .connected(let id, let now):
+        case .connected(let id):
             return connect(id, now: now)
-        case .frame(let id, let frame, let now):
+        case .frame(let id, let frame):
             return receive(frame, from: id, now: now)
-        case .undecodable(let id, let error, let now):
+        case .undecodable(let id, let error):
             let isSend = error.type == "send"
             return admit(id, now: now, requestId: error.requestId, isSend: isSend)
                 ?? refuse(id, requestId: error.requestId, isSend: isSend, error.code, error.message)
-        case .oversized(let id, let bytes, let requestId, let isSend, let now):
+        case .oversized(let id, let bytes, let requestId, let isSend):
             return admit(id, now: now, requestId: requestId, isSend: isSend)
                 ?? refuse(
                     id, requestId: requestId, isSend: isSend, .tooLarge,
                     "the frame is \(bytes) bytes; the limit is \(limits.maxFrameBytes)")
-        case .binary(let id, let now):
+        case .binary(let id):
             return admit(id, now: now, requestId: nil, isSend: false)
                 ?? refuse(id, requestId: nil, isSend: false, .binaryNotSupported, "send frames as JSON text messages")
-        case .tokenChecked(let id, let requestId, let purpose, let result, let now):
+        case .tokenChecked(let id, let requestId, let purpose, let result):
             return tokenChecked(id, requestId: requestId, purpose: purpose, result: result, now: now)
         case .written:
             return []  // handled in `handle`
-        case .disconnected(let id, _):
-            return remove(id)
-        case .answeredOnBehalf(let id, let send, let body, let now):
+        case .disconnected(let id):
+            return remove(id, now: now)
+        case .answeredOnBehalf(let id, let send, let body):
             return answerOnBehalf(id, send, body: body, now: now)
         case .ledgerAnswered(let id, let frame):
             // The session may have gone while the ledger was read.
             return sessions[id] == nil ? [] : [.send(id, frame)]
-        case .tick(let now):
+        case .tick:
             return tick(now: now)
         case .shutdown:
             isShuttingDown = true
             return sessions.keys.sorted().flatMap {
-                close($0, .serverShutdown, "the server is shutting down; reconnect in a moment")
+                close($0, .serverShutdown, "the server is shutting down; reconnect in a moment", now: now)
             }
-        case .pushRejected(let userId, let deviceId, let token, _):
+        case .pushRejected(let userId, let deviceId, let token):
             guard devices.removeRejected(deviceId: deviceId, of: userId, token: token) else { return [] }
             return [.push(.saveDevices(devices))]
-        case .removeDevice(let userId, let deviceId, _):
+        case .removeDevice(let userId, let deviceId):
             guard devices.remove(deviceId: deviceId, of: userId) else { return [] }
             return [.push(.saveDevices(devices))]
-        case .placeCall(let order, let callId, let now):
+        case .placeCall(let order, let callId):
             return placeCall(order, callId: callId, now: now)
         }
     }
@@ -164,11 +142,12 @@ public struct HubState: Sendable {
         let waiting = sessions.count - loggedInSessionCount
         sessions[id] = Session(connectedAt: now, lastSeen: now, bucket: TokenBucket(burst: limits.burst, now: now))
         if isShuttingDown {
-            return close(id, .serverShutdown, "the server is shutting down; reconnect in a moment")
+            return close(id, .serverShutdown, "the server is shutting down; reconnect in a moment", now: now)
         }
         if waiting >= limits.maxUnauthenticated {
             return close(
-                id, .serverBusy, "\(waiting) connections are already waiting to log in, the most allowed; retry soon")
+                id, .serverBusy, "\(waiting) connections are already waiting to log in, the most allowed; retry soon",
+                now: now)
         }
         return []
     }
@@ -186,7 +165,7 @@ public struct HubState: Sendable {
             // socket cannot fill its own outbox with them; a run past the limit closes the session.
             if session.refusedInARow > limits.maxRefusalsInARow {
                 return close(
-                    id, .rateLimited, "\(session.refusedInARow) frames in a row over the rate limit; closing")
+                    id, .rateLimited, "\(session.refusedInARow) frames in a row over the rate limit; closing", now: now)
             }
             guard session.refusedInARow == 1 else { return [] }
             return refuse(
@@ -223,10 +202,10 @@ public struct HubState: Sendable {
                 id, requestId: frame.requestId, isSend: isSend, .notLoggedIn,
                 "log in first: send {\"type\":\"login\",\"token\":\"...\"}")
         }
-        if now >= login.expiresAt {
+        if login.lease.isExpired(at: now) {
             let isSend = if case .send = frame { true } else { false }
             return refuse(id, requestId: frame.requestId, isSend: isSend, .tokenExpired, "the session's token expired")
-                + close(id, .tokenExpired, "the token expired; log in again with a new token")
+                + close(id, .tokenExpired, "the token expired; log in again with a new token", now: now)
         }
         switch frame {
         case .login:
@@ -235,23 +214,28 @@ public struct HubState: Sendable {
             return placedCallSent(send, from: login.userId, now: now)
                 + relay(send, from: id, user: login.userId, now: now)
         case .renew(let renew):
-            guard !session.verifying else {
+            var renewing = login
+            guard renewing.lease.startRenewal() else {
                 return refuse(id, requestId: renew.id, isSend: false, .invalidFrame, "a token check is already running")
             }
-            sessions[id]?.verifying = true
+            sessions[id]?.phase = .loggedIn(renewing)
             return [.verifyToken(id, requestId: renew.id, token: renew.token, purpose: .renew)]
         case .users(let request):
             return [.send(id, .presence(.init(id: request.id, online: onlineUsers)))]
         case .subscribe(let request):
-            sessions[id]?.subscribed = true
+            var subscribed = login
+            subscribed.subscribed = true
+            sessions[id]?.phase = .loggedIn(subscribed)
             return [.send(id, .presence(.init(id: request.id, online: onlineUsers)))]
         case .unsubscribe(let request):
-            sessions[id]?.subscribed = false
+            var unsubscribed = login
+            unsubscribed.subscribed = false
+            sessions[id]?.phase = .loggedIn(unsubscribed)
             return [.send(id, .presence(.init(id: request.id, online: onlineUsers)))]
         case .ping(let request):
             return [.send(id, .pong(.init(id: request.id, serverTime: now)))]
         case .logout:
-            return close(id, .loggedOut, "logged out")
+            return close(id, .loggedOut, "logged out", now: now)
         case .calls(let request):
             guard reportsRelays else {
                 return refuse(
@@ -271,18 +255,17 @@ public struct HubState: Sendable {
                 + (removed ? [.push(.saveDevices(devices))] : [])
         case .invite(let invite):
             return invitations.handle(
-                .invite(
-                    id, caller: login.userId, invite, calleeSessions: userSessions[invite.to] ?? [], now: now))
+                .invite(id, caller: login.userId, invite, calleeSessions: userSessions[invite.to] ?? []), now: now)
         case .invitationReceived(let ref):
-            return invitations.handle(.received(id, ref))
+            return invitations.handle(.received(id, ref), now: now)
         case .acceptInvitation(let reply):
-            return invitations.handle(.accept(id, reply, now: now))
+            return invitations.handle(.accept(id, reply), now: now)
         case .refuseInvitation(let reply):
-            return invitations.handle(.refuse(id, reply))
+            return invitations.handle(.refuse(id, reply), now: now)
         case .cancelInvitation(let ref):
-            return invitations.handle(.cancel(id, ref))
+            return invitations.handle(.cancel(id, ref), now: now)
         case .acknowledgeAccept(let ref):
-            return invitations.handle(.acknowledgeAccept(id, ref))
+            return invitations.handle(.acknowledgeAccept(id, ref), now: now)
         case .matchEnter(let enter):
             return match.handle(.enter(id, user: login.userId, enter), now: now)
         case .matchLeave(let request):
@@ -291,79 +274,109 @@ public struct HubState: Sendable {
     }
 
     private mutating func startLogin(_ id: SessionID, session: Session, _ login: ClientFrame.Login) -> [HubAction] {
-        if session.login != nil {
+        switch session.phase {
+        case .loggedIn:
             return refuse(
                 id, requestId: login.id, isSend: false, .alreadyLoggedIn,
                 "this session is already logged in; use \"renew\" to change its token")
-        }
-        if session.verifying {
+        case .verifyingLogin:
             return refuse(id, requestId: login.id, isSend: false, .invalidFrame, "a login is already being checked")
+        case .awaitingLogin:
+            break
         }
         if login.token.isEmpty {
             return refuse(id, requestId: login.id, isSend: false, .missingToken, "the login frame has an empty token")
         }
-        sessions[id]?.verifying = true
+        sessions[id]?.phase = .verifyingLogin
         return [.verifyToken(id, requestId: login.id, token: login.token, purpose: .login)]
     }
 
     private mutating func tokenChecked(
         _ id: SessionID, requestId: Int?, purpose: TokenPurpose, result: TokenCheck, now: Int64
     ) -> [HubAction] {
-        guard var session = sessions[id] else { return [] }
-        session.verifying = false
-        sessions[id] = session
-        let userId: String
-        let expiresAt: Int64
+        guard let session = sessions[id] else { return [] }
+        switch (purpose, session.phase) {
+        case (.login, .verifyingLogin):
+            switch accept(result, session: id, requestId: requestId, now: now) {
+            case .refused(let refusal):
+                sessions[id]?.phase = .awaitingLogin
+                return refusal
+            case .accepted(let userId, let expiresAt):
+                return logIn(id, userId: userId, expiresAt: expiresAt, requestId: requestId, now: now)
+            }
+        case (.renew, .loggedIn(var login)) where login.lease.renewal == .checking:
+            switch accept(result, session: id, requestId: requestId, now: now) {
+            case .refused(let refusal):
+                login.lease.renewalRefused()
+                sessions[id]?.phase = .loggedIn(login)
+                return refusal
+            case .accepted(let userId, let expiresAt):
+                guard login.userId == userId else {
+                    login.lease.renewalRefused()
+                    sessions[id]?.phase = .loggedIn(login)
+                    return refuse(
+                        id, requestId: requestId, isSend: false, .userMismatch,
+                        "the new token is for user \(userId), this session is user \(login.userId)")
+                }
+                login.lease.renewed(until: expiresAt)
+                sessions[id]?.phase = .loggedIn(login)
+                return [.send(id, .renewed(.init(id: requestId, expiresAt: expiresAt)))]
+                    + tokenNotice(id, now: now)
+            }
+        default:
+            return []  // the session moved on while its token was checked
+        }
+    }
+
+    /// What a token check means for a session: its user and expiry, or the refusal to send.
+    private enum CheckedToken {
+        case accepted(userId: String, expiresAt: Int64)
+        case refused([HubAction])
+    }
+
+    private func accept(_ result: TokenCheck, session id: SessionID, requestId: Int?, now: Int64) -> CheckedToken {
         switch result {
         case .invalid(let code, let message):
-            return refuse(id, requestId: requestId, isSend: false, code, message)
-        case .valid(let user, let expiry):
-            userId = user
-            expiresAt = expiry
+            return .refused(refuse(id, requestId: requestId, isSend: false, code, message))
+        case .valid(_, let expiresAt) where expiresAt <= now:
+            return .refused(
+                refuse(
+                    id, requestId: requestId, isSend: false, .tokenExpired,
+                    "the token expired \((now - expiresAt) / 1000) s ago; get a new one"))
+        case .valid(let userId, let expiresAt):
+            return .accepted(userId: userId, expiresAt: expiresAt)
         }
-        guard expiresAt > now else {
+    }
+
+    /// A session whose login token was accepted logs in, unless its user has as many sessions as allowed.
+    private mutating func logIn(_ id: SessionID, userId: String, expiresAt: Int64, requestId: Int?, now: Int64)
+        -> [HubAction]
+    {
+        let existing = userSessions[userId] ?? []
+        guard existing.count < limits.maxSessionsPerUser else {
+            sessions[id]?.phase = .awaitingLogin
             return refuse(
-                id, requestId: requestId, isSend: false, .tokenExpired,
-                "the token expired \((now - expiresAt) / 1000) s ago; get a new one")
+                id, requestId: requestId, isSend: false, .tooManySessions,
+                "user \(userId) already has \(existing.count) sessions, the most this server allows")
         }
-        switch purpose {
-        case .renew:
-            guard let login = session.login else { return [] }
-            guard login.userId == userId else {
-                return refuse(
-                    id, requestId: requestId, isSend: false, .userMismatch,
-                    "the new token is for user \(userId), this session is user \(login.userId)")
-            }
-            sessions[id]?.login = Login(userId: userId, expiresAt: expiresAt)
-            return [.send(id, .renewed(.init(id: requestId, expiresAt: expiresAt)))]
-                + tokenNotice(id, now: now)
-        case .login:
-            guard session.login == nil else { return [] }
-            let existing = userSessions[userId] ?? []
-            guard existing.count < limits.maxSessionsPerUser else {
-                return refuse(
-                    id, requestId: requestId, isSend: false, .tooManySessions,
-                    "user \(userId) already has \(existing.count) sessions, the most this server allows")
-            }
-            sessions[id]?.login = Login(userId: userId, expiresAt: expiresAt)
-            loggedInSessionCount += 1
-            userSessions[userId] = existing + [id]
-            var actions: [HubAction] = [
-                .send(
-                    id,
-                    .welcome(
-                        .init(
-                            id: requestId, userId: userId, sessionId: id.description, expiresAt: expiresAt,
-                            serverTime: now, limits: limits.wire)))
-            ]
-            if existing.isEmpty {
-                actions += presenceChanged(userId, online: true)
-            }
-            actions += liveTombstones(of: userId, now: now).map { .send(id, .callWithdrawn($0)) }
-            actions += deliverHeld(to: userId, session: id, now: now)
-            actions += tokenNotice(id, now: now)
-            return actions
+        sessions[id]?.phase = .loggedIn(Login(userId: userId, lease: TokenLease(expiresAt: expiresAt)))
+        loggedInSessionCount += 1
+        userSessions[userId] = existing + [id]
+        var actions: [HubAction] = [
+            .send(
+                id,
+                .welcome(
+                    .init(
+                        id: requestId, userId: userId, sessionId: id.description, expiresAt: expiresAt,
+                        serverTime: now, limits: limits.wire)))
+        ]
+        if existing.isEmpty {
+            actions += presenceChanged(userId, online: true)
         }
+        actions += liveTombstones(of: userId, now: now).map { .send(id, .callWithdrawn($0)) }
+        actions += deliverHeld(to: userId, session: id, now: now)
+        actions += tokenNotice(id, now: now)
+        return actions
     }
 
     // MARK: - Relay
@@ -411,7 +424,7 @@ public struct HubState: Sendable {
                 {
                     reached.append(target)
                 } else {
-                    dropped += dropSlowConsumer(target)
+                    dropped += dropSlowConsumer(target, now: now)
                 }
             }
             guard !reached.isEmpty else {
@@ -504,7 +517,7 @@ public struct HubState: Sendable {
     {
         if let refusal = admit(id, now: now, requestId: send.id, isSend: true) { return refusal }
         // A sender that may not send gets the refusal a relayed send would get (not logged in, token expired).
-        guard let login = sessions[id]?.login, now < login.expiresAt else {
+        guard let login = sessions[id]?.login, !login.lease.isExpired(at: now) else {
             return process(.send(send), from: id, now: now)
         }
         let user = login.userId
@@ -573,20 +586,19 @@ public struct HubState: Sendable {
 
     private func presenceChanged(_ userId: String, online: Bool) -> [HubAction] {
         let frame = ServerFrame.presenceChanged(.init(userId: userId, online: online))
-        return sessions.filter { $0.value.subscribed && $0.value.login != nil }.keys.sorted().map { .send($0, frame) }
+        return sessions.filter { $0.value.login?.subscribed == true }.keys.sorted().map { .send($0, frame) }
     }
 
     /// Forgets a session; tells subscribers if its user went offline.
-    private mutating func remove(_ id: SessionID) -> [HubAction] {
+    private mutating func remove(_ id: SessionID, now: Int64) -> [HubAction] {
         guard let session = sessions.removeValue(forKey: id) else { return [] }
         queuedFrames -= session.outbox.frames
         queuedBytes -= session.outbox.bytes
         guard let userId = session.login?.userId else { return [] }
         loggedInSessionCount -= 1
-        // The other side of its invitations hears of it before presence subscribers do. (`remove` has no clock
-        // until the hub takes `now:` with every event; the match machine does not read the time of a close.)
+        // The other side of its invitations hears of it before presence subscribers do.
         let endedInvitations =
-            invitations.handle(.sessionClosed(id)) + match.handle(.sessionClosed(id), now: session.lastSeen)
+            invitations.handle(.sessionClosed(id), now: now) + match.handle(.sessionClosed(id), now: now)
         var remaining = userSessions[userId] ?? []
         remaining.removeAll { $0 == id }
         if remaining.isEmpty {
@@ -597,19 +609,21 @@ public struct HubState: Sendable {
         return endedInvitations
     }
 
-    private mutating func close(_ id: SessionID, _ reason: SignalErrorCode, _ message: String) -> [HubAction] {
+    private mutating func close(_ id: SessionID, _ reason: SignalErrorCode, _ message: String, now: Int64)
+        -> [HubAction]
+    {
         guard sessions[id] != nil else { return [] }
         return [
             .send(id, .closing(.init(reason: reason, message: message))),
             .close(id, code: SignalCloseCode.code(for: reason), reason: reason),
-        ] + remove(id)
+        ] + remove(id, now: now)
     }
 
     // MARK: - Outboxes
 
     /// Counts each `send` against its session's outbox; a session whose outbox is full is closed as a slow
     /// consumer instead (and the frames after it that it causes are counted the same way).
-    private mutating func queued(_ planned: [HubAction]) -> [HubAction] {
+    private mutating func queued(_ planned: [HubAction], now: Int64) -> [HubAction] {
         var work = planned
         var result: [HubAction] = []
         result.reserveCapacity(planned.count)
@@ -623,7 +637,7 @@ public struct HubState: Sendable {
             }
             let cost = FrameCost.bytes(of: frame)
             guard outbox.fits(bytes: cost, maxFrames: limits.maxOutboxFrames, maxBytes: limits.maxOutboxBytes) else {
-                work += dropSlowConsumer(id)
+                work += dropSlowConsumer(id, now: now)
                 continue
             }
             let relayedMessage = relayed(frame, to: id)
@@ -643,10 +657,10 @@ public struct HubState: Sendable {
 
     /// Closes a session that does not read its socket: no `closing` frame (it would wait behind the backlog; the
     /// close code says it), and the senders of relayed messages it never got are told (`held_result` `failed`).
-    private mutating func dropSlowConsumer(_ id: SessionID) -> [HubAction] {
+    private mutating func dropSlowConsumer(_ id: SessionID, now: Int64) -> [HubAction] {
         guard let session = sessions[id] else { return [] }
         var actions: [HubAction] = [.close(id, code: SignalCloseCode.slowConsumer, reason: .slowConsumer)]
-        actions += remove(id)
+        actions += remove(id, now: now)
         for message in session.outbox.unwritten {
             actions += toUser(
                 message.from,
@@ -659,11 +673,13 @@ public struct HubState: Sendable {
     // MARK: - Time
 
     private mutating func tokenNotice(_ id: SessionID, now: Int64) -> [HubAction] {
-        guard let login = sessions[id]?.login, !login.noticeSent, now >= login.expiresAt - limits.tokenNoticeMillis
+        guard var login = sessions[id]?.login,
+            login.lease.due(now: now, noticeMillis: limits.tokenNoticeMillis) == .notice
         else { return [] }
-        sessions[id]?.login?.noticeSent = true
-        let secondsLeft = Int(max(0, login.expiresAt - now) / 1000)
-        return [.send(id, .tokenWillExpire(.init(expiresAt: login.expiresAt, secondsLeft: secondsLeft)))]
+        sessions[id]?.phase = .loggedIn(login)
+        let expiresAt = login.lease.expiresAt
+        let secondsLeft = Int(max(0, expiresAt - now) / 1000)
+        return [.send(id, .tokenWillExpire(.init(expiresAt: expiresAt, secondsLeft: secondsLeft)))]
     }
 
     private mutating func tick(now: Int64) -> [HubAction] {
@@ -671,18 +687,19 @@ public struct HubState: Sendable {
         for id in sessions.keys.sorted() {
             guard let session = sessions[id] else { continue }
             if let login = session.login {
-                if now >= login.expiresAt {
-                    actions += close(id, .tokenExpired, "the token expired; log in again with a new token")
+                if login.lease.isExpired(at: now) {
+                    actions += close(id, .tokenExpired, "the token expired; log in again with a new token", now: now)
                     continue
                 }
                 actions += tokenNotice(id, now: now)
             } else if now - session.connectedAt >= limits.loginTimeoutMillis {
                 actions += close(
-                    id, .loginTimeout, "no login within \(limits.loginTimeoutMillis / 1000) s of connecting")
+                    id, .loginTimeout, "no login within \(limits.loginTimeoutMillis / 1000) s of connecting", now: now)
                 continue
             }
             if now - session.lastSeen >= limits.idleTimeoutMillis {
-                actions += close(id, .idleTimeout, "nothing received for \(limits.idleTimeoutMillis / 1000) s")
+                actions += close(
+                    id, .idleTimeout, "nothing received for \(limits.idleTimeoutMillis / 1000) s", now: now)
             }
         }
         for userId in held.keys.sorted() {
@@ -701,7 +718,7 @@ public struct HubState: Sendable {
                     message.from, .heldResult(.init(messageId: message.messageId, to: userId, result: .expired)))
             }
         }
-        actions += invitations.handle(.tick(now: now))
+        actions += invitations.handle(.tick, now: now)
         actions += match.handle(.tick, now: now)
         for userId in tombstones.keys.sorted() {
             let live = tombstones[userId]?.filter { $0.expiresAt > now } ?? []

@@ -75,12 +75,12 @@ final class SignalHub: SessionEndpoint {
     func open(channel: any Channel, flusher: LoopFlusher) -> WebSocketConnection {
         let now = clock.nowMillis()
         var opened: WebSocketConnection?
-        handle { core in
+        handle(now: now) { core in
             let connection = core.connections.open(
                 channel: channel, flusher: flusher, tally: writes, metrics: metrics)
             opened = connection
             logger.debug("connection opened", metadata: ["session": "\(connection.id)"])
-            return .connected(connection.id, now: now)
+            return .connected(connection.id)
         }
         // Set by the closure above, which always runs.
         return opened!
@@ -99,11 +99,11 @@ final class SignalHub: SessionEndpoint {
         let event: HubEvent =
             switch message {
             case .oversized(let bytes, let requestId, let isSend):
-                .oversized(id, bytes: bytes, requestId: requestId, isSend: isSend, now: now)
-            case .frame(let frame): .frame(id, frame, now: now)
-            case .undecodable(let error): .undecodable(id, error, now: now)
+                .oversized(id, bytes: bytes, requestId: requestId, isSend: isSend)
+            case .frame(let frame): .frame(id, frame)
+            case .undecodable(let error): .undecodable(id, error)
             }
-        return handle(relayStartedAt: instant, { _ in event }, answer: { $0.state.sessions[id] != nil })
+        return handle(now: now, relayStartedAt: instant, { _ in event }, answer: { $0.state.sessions[id] != nil })
     }
 
     /// A received text, read and checked against the frame limit.
@@ -128,15 +128,16 @@ final class SignalHub: SessionEndpoint {
     }
 
     func receivedBinary(on id: SessionID) {
-        handle(.binary(id, now: clock.nowMillis()))
+        handle(.binary(id), now: clock.nowMillis())
     }
 
     func closed(_ id: SessionID) {
         let now = clock.nowMillis()
         handle(
+            now: now,
             { core in
                 core.connections.remove(id)
-                return .disconnected(id, now: now)
+                return .disconnected(id)
             },
             // Under the same lock, so the ledger learns of the close in the order the hub saw it.
             then: { _ in ledger?.handle(.sessionClosed(id), now: now) })
@@ -146,12 +147,12 @@ final class SignalHub: SessionEndpoint {
     /// Runs the time-based checks now.
     func tick() {
         let now = clock.nowMillis()
-        handle({ _ in .tick(now: now) }, then: { _ in ledger?.handle(.tick, now: now) })
+        handle(now: now, { _ in .tick }, then: { _ in ledger?.handle(.tick, now: now) })
     }
 
     /// Applies a push event (a provider's rejection, the operator's removal of a device).
     func handlePush(_ event: HubEvent) {
-        handle(event)
+        handle(event, now: clock.nowMillis())
     }
 
     /// The push device registry now.
@@ -161,9 +162,9 @@ final class SignalHub: SessionEndpoint {
     func removeDevice(_ deviceId: String, of userId: String) -> Bool {
         let now = clock.nowMillis()
         var existed = false
-        handle { core in
+        handle(now: now) { core in
             existed = core.state.devices.devices(of: userId).contains { $0.device.deviceId == deviceId }
-            return .removeDevice(userId: userId, deviceId: deviceId, now: now)
+            return .removeDevice(userId: userId, deviceId: deviceId)
         }
         return existed
     }
@@ -177,7 +178,7 @@ final class SignalHub: SessionEndpoint {
         let now = clock.nowMillis()
         let callId = UUID().uuidString
         let refusal = handle(
-            { _ in .placeCall(order, callId: callId, now: now) },
+            now: now, { _ in .placeCall(order, callId: callId) },
             answer: { core in
                 core.state.awaitsPlacement(of: callId)
                     ? nil : core.state.placementProblem(order) ?? .offline(user: order.caller)
@@ -196,31 +197,31 @@ final class SignalHub: SessionEndpoint {
 
     /// Tells every session the server is going away and closes them.
     func shutdown() {
-        handle(.shutdown(now: clock.nowMillis()))
+        handle(.shutdown, now: clock.nowMillis())
     }
 
-    private func handle(_ event: HubEvent) {
-        handle { _ in event }
+    private func handle(_ event: HubEvent, now: Int64) {
+        handle(now: now) { _ in event }
     }
 
-    private func handle(_ prepare: (inout Core) -> HubEvent, then: (Core) -> Void = { _ in }) {
-        handle(prepare, answer: then)
+    private func handle(now: Int64, _ prepare: (inout Core) -> HubEvent, then: (Core) -> Void = { _ in }) {
+        handle(now: now, prepare, answer: then)
     }
 
-    /// Under the lock: `prepare` registers what the event needs and names it, the state handles it (or the ledger's
+    /// Under the lock: `prepare` registers what the event needs and names it, the state handles it at `now` (or the ledger's
     /// busy answer in its place), its actions are performed in order, and `answer` reads the outcome. Work that
     /// awaits (token checks, ledger queries) starts once the lock is released.
     private func handle<Answer>(
-        relayStartedAt: ContinuousClock.Instant? = nil, _ prepare: (inout Core) -> HubEvent,
+        now: Int64, relayStartedAt: ContinuousClock.Instant? = nil, _ prepare: (inout Core) -> HubEvent,
         answer: (Core) -> Answer
     ) -> Answer {
         let (answer, awaited) = core.withLockedValue { core -> (Answer, [AwaitedWork]) in
             for (id, frames) in writes.drain() {
-                _ = core.state.handle(.written(id, frames: frames))
+                _ = core.state.handle(.written(id, frames: frames), now: now)
             }
             let event = prepare(&core)
             var awaited: [AwaitedWork] = []
-            for action in core.state.handle(answeredBusy(event, state: core.state) ?? event) {
+            for action in core.state.handle(answeredBusy(event, state: core.state, now: now) ?? event, now: now) {
                 if let work = perform(action, in: core, relayStartedAt: relayStartedAt) { awaited.append(work) }
             }
             metrics.update(
@@ -234,11 +235,11 @@ final class SignalHub: SessionEndpoint {
     }
 
     /// The ledger's busy answer in place of relaying a call to a user who is in another call (when it answers busy).
-    private func answeredBusy(_ event: HubEvent, state: HubState) -> HubEvent? {
-        guard let ledger, case .frame(let id, .send(let send), let now) = event, let user = state.userId(of: id),
+    private func answeredBusy(_ event: HubEvent, state: HubState, now: Int64) -> HubEvent? {
+        guard let ledger, case .frame(let id, .send(let send)) = event, let user = state.userId(of: id),
             let body = ledger.busyAnswer(to: RelayedSendRequest(from: user, to: send.to, body: send.body), now: now)
         else { return nil }
-        return .answeredOnBehalf(id, send, body: body, now: now)
+        return .answeredOnBehalf(id, send, body: body)
     }
 
     /// An action's work that awaits, so must not run under the lock.
@@ -302,12 +303,12 @@ final class SignalHub: SessionEndpoint {
             Task {
                 let result = await authority.checkLoginToken(token)
                 handle(
-                    .tokenChecked(id, requestId: requestId, purpose: purpose, result: result, now: clock.nowMillis()))
+                    .tokenChecked(id, requestId: requestId, purpose: purpose, result: result), now: clock.nowMillis())
             }
         case .callsQuery(let id, let userId, let request, let ledger):
             Task {
                 let frame = await ledger.answer(request, userId: userId)
-                handle(.ledgerAnswered(id, frame))
+                handle(.ledgerAnswered(id, frame), now: clock.nowMillis())
             }
         }
     }

@@ -1,14 +1,14 @@
 import CallAPISignalProtocol
 
-/// Something that happened to the hub's invitations (sessions are logged in). Like ``HubEvent``, the inputs that
-/// start a window carry the time, in milliseconds since 1970 on the server's clock.
-enum InvitationInput: Sendable, Equatable {
+/// Something that happened to the hub's invitations (sessions are logged in). The time it happened is the `now` of
+/// ``InvitationMachine/handle(_:now:)``.
+package enum InvitationInput: Sendable, Equatable {
     /// `caller`'s session sends `invite`; `calleeSessions` are the callee's logged-in sessions now.
-    case invite(SessionID, caller: String, ClientFrame.Invite, calleeSessions: [SessionID], now: Int64)
+    case invite(SessionID, caller: String, ClientFrame.Invite, calleeSessions: [SessionID])
     /// A session of the callee got the invitation.
     case received(SessionID, ClientFrame.InvitationRef)
     /// A session of the callee accepts.
-    case accept(SessionID, ClientFrame.InvitationReply, now: Int64)
+    case accept(SessionID, ClientFrame.InvitationReply)
     /// A session of the callee refuses.
     case refuse(SessionID, ClientFrame.InvitationReply)
     /// The caller's session cancels.
@@ -18,5 +18,5 @@ enum InvitationInput: Sendable, Equatable {
     /// A session closed (for whatever reason).
     case sessionClosed(SessionID)
     /// Time passed: windows may have run out.
-    case tick(now: Int64)
+    case tick
 }

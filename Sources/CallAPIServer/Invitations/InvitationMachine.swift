@@ -7,7 +7,7 @@ import CallAPISignalProtocol
 /// client acknowledges receipt at once; one of its sessions may accept or refuse; the caller may cancel. An accept
 /// completes only when the caller's client acknowledges it. Windows (``InvitationLimits``) bound each wait. The
 /// only actions are frames to sessions.
-struct InvitationMachine: Sendable {
+package struct InvitationMachine: Sendable {
     let limits: InvitationLimits
     private(set) var pending: [String: PendingInvitation] = [:]
     /// The pending invitations each session is part of (as caller or callee), to end them when it closes.
@@ -16,18 +16,18 @@ struct InvitationMachine: Sendable {
     private var perCallee: [String: Int] = [:]
     private var nextNumber: UInt64 = 1
 
-    init(limits: InvitationLimits) {
+    package init(limits: InvitationLimits) {
         self.limits = limits
     }
 
-    /// Applies `input` and returns the frames to send.
-    mutating func handle(_ input: InvitationInput) -> [HubAction] {
+    /// Applies `input`, which happened at `now` (ms since 1970 on the server's clock), and returns the frames to send.
+    package mutating func handle(_ input: InvitationInput, now: Int64) -> [HubAction] {
         switch input {
-        case .invite(let session, let caller, let invite, let calleeSessions, let now):
+        case .invite(let session, let caller, let invite, let calleeSessions):
             return start(invite, from: session, caller: caller, calleeSessions: calleeSessions, now: now)
         case .received(let session, let ref):
             return received(ref, by: session)
-        case .accept(let session, let reply, let now):
+        case .accept(let session, let reply):
             return accept(reply, by: session, now: now)
         case .refuse(let session, let reply):
             return refuse(reply, by: session)
@@ -37,7 +37,7 @@ struct InvitationMachine: Sendable {
             return acknowledgeAccept(ref, by: session)
         case .sessionClosed(let session):
             return sessionClosed(session)
-        case .tick(let now):
+        case .tick:
             return tick(now: now)
         }
     }

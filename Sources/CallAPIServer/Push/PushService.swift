@@ -99,8 +99,7 @@ final class PushService: Sendable {
                         logger.notice(
                             "device token rejected; removing the device",
                             metadata: ["user": "\(userId)", "device": "\(deviceId)"])
-                        hub.handlePush(
-                            .pushRejected(userId: userId, deviceId: deviceId, token: token, now: clock.nowMillis()))
+                        hub.handlePush(.pushRejected(userId: userId, deviceId: deviceId, token: token))
                     case .count(let platform, let outcome):
                         metrics.push(platform, outcome)
                     }

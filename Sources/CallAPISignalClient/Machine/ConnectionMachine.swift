@@ -1,26 +1,27 @@
 import CallAPISignalProtocol
 
-/// What the client's connection logic is told. Times are milliseconds since 1970; `jitter` is in 0...1.
+/// What the client's connection logic is told; the time it happened is the `now` of
+/// ``ConnectionMachine/handle(_:now:)``. `jitter` is in 0...1.
 enum ConnectionEvent: Sendable, Equatable {
-    case login(token: String, now: Int64)
-    case logout(now: Int64)
-    case renew(ticket: Int, token: String, now: Int64)
+    case login(token: String)
+    case logout
+    case renew(ticket: Int, token: String)
     /// `copy`: ask the server to copy the message to this user's other sessions too.
-    case send(ticket: Int, to: String, body: String, ttl: Int, push: PushMark? = nil, copy: Bool = false, now: Int64)
+    case send(ticket: Int, to: String, body: String, ttl: Int, push: PushMark? = nil, copy: Bool = false)
     /// `register_device`, `devices` or `remove_device`.
-    case devices(ticket: Int, DeviceRequest, now: Int64)
+    case devices(ticket: Int, DeviceRequest)
     /// `users` (`subscribe: false`) or `subscribe` (`true`).
-    case presence(ticket: Int, subscribe: Bool, now: Int64)
+    case presence(ticket: Int, subscribe: Bool)
     /// A page of the user's calls from the server's call ledger.
-    case calls(ticket: Int, ClientFrame.CallsRequest, now: Int64)
+    case calls(ticket: Int, ClientFrame.CallsRequest)
     /// An invitation method (docs/invitations.md).
-    case invitation(ticket: Int, InvitationRequest, now: Int64)
+    case invitation(ticket: Int, InvitationRequest)
     /// Enter or leave the match queue (docs/match.md).
-    case match(ticket: Int, MatchRequest, now: Int64)
-    case socketOpened(socket: Int, now: Int64)
-    case socketClosed(socket: Int, cause: String, now: Int64, jitter: Double)
-    case frame(socket: Int, ServerFrame, now: Int64)
-    case tick(now: Int64, jitter: Double)
+    case match(ticket: Int, MatchRequest)
+    case socketOpened(socket: Int)
+    case socketClosed(socket: Int, cause: String, jitter: Double)
+    case frame(socket: Int, ServerFrame)
+    case tick(jitter: Double)
 }
 
 /// What the client's shell does.
@@ -152,9 +153,10 @@ struct ConnectionMachine: Sendable {
         }
     }
 
-    mutating func handle(_ event: ConnectionEvent) -> [ConnectionAction] {
+    /// Applies `event`, which happened at `now` (ms since 1970), and returns what to do.
+    mutating func handle(_ event: ConnectionEvent, now: Int64) -> [ConnectionAction] {
         switch event {
-        case .login(let token, let now):
+        case .login(let token):
             self.token = token
             switch phase {
             case .idle, .stopped:
@@ -171,14 +173,14 @@ struct ConnectionMachine: Sendable {
                 actions.append(.closeSocket(socket))
             }
             return actions + stop(.loggedOut)
-        case .renew(let ticket, let token, let now):
+        case .renew(let ticket, let token):
             self.token = token
             guard case .connected(let socket) = phase else {
                 // Kept for the next login.
                 return [.completeRenew(ticket: ticket, .success(expiresAt ?? 0))]
             }
             return write(socket, pending: .renew(ticket: ticket), now: now) { .renew(.init(id: $0, token: token)) }
-        case .send(let ticket, let to, let body, let ttl, let push, let copy, let now):
+        case .send(let ticket, let to, let body, let ttl, let push, let copy):
             switch phase {
             case .connected(let socket):
                 return write(socket, pending: .send(ticket: ticket), now: now) {
@@ -198,7 +200,7 @@ struct ConnectionMachine: Sendable {
                     Queued(ticket: ticket, to: to, body: body, ttl: ttl, push: push, copy: copy, queuedAt: now))
                 return []
             }
-        case .devices(let ticket, let request, let now):
+        case .devices(let ticket, let request):
             guard case .connected(let socket) = phase else {
                 return [.completeDevices(ticket: ticket, .failure(notConnectedError))]
             }
@@ -209,7 +211,7 @@ struct ConnectionMachine: Sendable {
                 case .remove(let deviceId): .removeDevice(.init(id: id, deviceId: deviceId))
                 }
             }
-        case .presence(let ticket, let subscribe, let now):
+        case .presence(let ticket, let subscribe):
             if subscribe { subscribed = true }
             guard case .connected(let socket) = phase else {
                 let error: SignalClientError =
@@ -223,7 +225,7 @@ struct ConnectionMachine: Sendable {
             return write(socket, pending: .presence(ticket: ticket), now: now) {
                 subscribe ? .subscribe(.init(id: $0)) : .users(.init(id: $0))
             }
-        case .calls(let ticket, let request, let now):
+        case .calls(let ticket, let request):
             guard case .connected(let socket) = phase else {
                 let error: SignalClientError =
                     switch phase {
@@ -238,7 +240,7 @@ struct ConnectionMachine: Sendable {
                 request.id = $0
                 return .calls(request)
             }
-        case .invitation(let ticket, let request, let now):
+        case .invitation(let ticket, let request):
             guard case .connected(let socket) = phase else {
                 return [.completeInvitation(ticket: ticket, .failure(notConnectedError))]
             }
@@ -256,7 +258,7 @@ struct ConnectionMachine: Sendable {
                     .refuseInvitation(.init(id: id, invitationId: invitationId, response: response))
                 }
             }
-        case .match(let ticket, let request, let now):
+        case .match(let ticket, let request):
             guard case .connected(let socket) = phase else {
                 return [.completeMatch(ticket: ticket, .failure(notConnectedError))]
             }
@@ -266,19 +268,19 @@ struct ConnectionMachine: Sendable {
                 case .leave: .matchLeave(.init(id: id))
                 }
             }
-        case .socketOpened(let socket, let now):
+        case .socketOpened(let socket):
             guard case .connecting(let attempt, socket, _) = phase, let token else { return [] }
             phase = .authenticating(attempt: attempt, socket: socket, since: now)
             lastReceived = now
             return [.write(socket, .login(.init(id: Self.loginRequestId, token: token)))]
-        case .socketClosed(let socket, let cause, let now, let jitter):
+        case .socketClosed(let socket, let cause, let jitter):
             guard socket == currentSocket else { return [] }
             return connectionLost(cause: cause, now: now, jitter: jitter)
-        case .frame(let socket, let frame, let now):
+        case .frame(let socket, let frame):
             guard socket == currentSocket else { return [] }
             lastReceived = now
             return received(frame, socket: socket, now: now)
-        case .tick(let now, let jitter):
+        case .tick(let jitter):
             return tick(now: now, jitter: jitter)
         }
     }

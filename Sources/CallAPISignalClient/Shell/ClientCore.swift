@@ -68,24 +68,24 @@ final class ClientCore: ClientSocketDelegate {
                 loginWaiters.append(waiter)
             }
         }
-        handle(.login(token: token, now: now()))
+        handle(.login(token: token))
         startTicker()
     }
 
     func loginTimedOut() {
         guard !loginWaiters.isEmpty, !lastState.isConnected else { return }
-        handle(.logout(now: now()))
+        handle(.logout)
         failLoginWaiters(.stopped(.loginTimedOut))
     }
 
     func logout() {
-        handle(.logout(now: now()))
+        handle(.logout)
     }
 
     func renew(token: String, completion: @escaping @Sendable (Result<Int64, SignalClientError>) -> Void) {
         let ticket = takeTicket()
         renewCompletions[ticket] = completion
-        handle(.renew(ticket: ticket, token: token, now: now()))
+        handle(.renew(ticket: ticket, token: token))
     }
 
     func send(
@@ -94,7 +94,7 @@ final class ClientCore: ClientSocketDelegate {
     ) {
         let ticket = takeTicket()
         sendCompletions[ticket] = completion
-        handle(.send(ticket: ticket, to: userId, body: body, ttl: ttl, push: push, copy: copy, now: now()))
+        handle(.send(ticket: ticket, to: userId, body: body, ttl: ttl, push: push, copy: copy))
     }
 
     func devices(
@@ -103,13 +103,13 @@ final class ClientCore: ClientSocketDelegate {
     ) {
         let ticket = takeTicket()
         deviceCompletions[ticket] = completion
-        handle(.devices(ticket: ticket, request, now: now()))
+        handle(.devices(ticket: ticket, request))
     }
 
     func presence(subscribe: Bool, completion: @escaping @Sendable (Result<[String], SignalClientError>) -> Void) {
         let ticket = takeTicket()
         presenceCompletions[ticket] = completion
-        handle(.presence(ticket: ticket, subscribe: subscribe, now: now()))
+        handle(.presence(ticket: ticket, subscribe: subscribe))
     }
 
     func calls(
@@ -118,7 +118,7 @@ final class ClientCore: ClientSocketDelegate {
     ) {
         let ticket = takeTicket()
         callsCompletions[ticket] = completion
-        handle(.calls(ticket: ticket, request, now: now()))
+        handle(.calls(ticket: ticket, request))
     }
 
     /// Who waits for an invitation method's answer, and what it gets.
@@ -142,13 +142,13 @@ final class ClientCore: ClientSocketDelegate {
     func invitation(_ request: InvitationRequest, waiter: InvitationWaiter) {
         let ticket = takeTicket()
         invitationWaiters[ticket] = waiter
-        handle(.invitation(ticket: ticket, request, now: now()))
+        handle(.invitation(ticket: ticket, request))
     }
 
     func match(_ request: MatchRequest, completion: @escaping @Sendable (Result<[String], SignalClientError>) -> Void) {
         let ticket = takeTicket()
         matchCompletions[ticket] = completion
-        handle(.match(ticket: ticket, request, now: now()))
+        handle(.match(ticket: ticket, request))
     }
 
     func observeInvitations(_ continuation: AsyncStream<InvitationEvent>.Continuation) {
@@ -198,7 +198,7 @@ final class ClientCore: ClientSocketDelegate {
 
     /// Ends everything (the client is going away).
     func shutdown() {
-        handle(.logout(now: now()))
+        handle(.logout)
         ticker?.cancel()
         ticker = nil
         for continuation in stateObservers.values { continuation.finish() }
@@ -212,13 +212,13 @@ final class ClientCore: ClientSocketDelegate {
     // MARK: - Socket events
 
     func socketOpened(_ socket: Int) {
-        handle(.socketOpened(socket: socket, now: now()))
+        handle(.socketOpened(socket: socket))
     }
 
     func received(_ text: String, socket: Int) {
         switch FrameCoding.decodeServerFrame(text) {
         case .success(let frame):
-            handle(.frame(socket: socket, frame, now: now()))
+            handle(.frame(socket: socket, frame))
         case .failure(let error):
             logger.warning("unreadable frame from the server", metadata: ["error": "\(error)"])
         }
@@ -226,11 +226,11 @@ final class ClientCore: ClientSocketDelegate {
 
     func socketClosed(_ socket: Int, cause: String) {
         sockets[socket] = nil
-        handle(.socketClosed(socket: socket, cause: cause, now: now(), jitter: jitter()))
+        handle(.socketClosed(socket: socket, cause: cause, jitter: jitter()))
     }
 
     private func tick() {
-        handle(.tick(now: now(), jitter: jitter()))
+        handle(.tick(jitter: jitter()))
     }
 
     private func startTicker() {
@@ -260,7 +260,7 @@ final class ClientCore: ClientSocketDelegate {
     }
 
     private func handle(_ event: ConnectionEvent) {
-        for action in machine.handle(event) {
+        for action in machine.handle(event, now: now()) {
             perform(action)
         }
     }

@@ -20,13 +20,12 @@ import Testing
         configure(&limits)
         var state = ChannelState(limits: limits)
         for (id, uid) in [(alice, UInt(1001)), (bob, UInt(1002))] {
-            _ = state.handle(.connected(id, now: now))
-            _ = state.handle(.frame(id, .join(.init(channel: "room", uid: uid, token: "t")), now: now))
+            _ = state.handle(.connected(id), now: now)
+            _ = state.handle(.frame(id, .join(.init(channel: "room", uid: uid, token: "t"))), now: now)
             _ = state.handle(
                 .tokenChecked(
                     id, purpose: .join,
-                    result: .valid(userId: String(uid), channel: "room", expiresAt: now + 3_600_000),
-                    now: now))
+                    result: .valid(userId: String(uid), channel: "room", expiresAt: now + 3_600_000)), now: now)
         }
         return state
     }
@@ -37,11 +36,11 @@ import Testing
         var closes: [ChannelAction] = []
         var failures = 0
         for _ in 0..<100 {
-            let actions = state.handle(.frame(alice, .signal(.init(to: 1002, data: data)), now: now))
+            let actions = state.handle(.frame(alice, .signal(.init(to: 1002, data: data))), now: now)
             peakBytes = max(peakBytes, state.outbox(of: bob)?.bytes ?? 0)
             closes += actions.filter { if case .close = $0 { true } else { false } }
             for case .send(alice, .signalFailed) in actions { failures += 1 }
-            _ = state.handle(.written(alice, frames: 100))
+            _ = state.handle(.written(alice, frames: 100), now: now)
         }
         #expect(peakBytes <= 50_000)
         #expect(closes == [.close(bob, code: ChannelErrorCode.slowConsumer.closeCode)])
@@ -52,10 +51,10 @@ import Testing
 
     @Test func aMemberThatReadsIsNeverClosed() {
         var state = makeState()
-        _ = state.handle(.written(bob, frames: 1))  // `joined`
+        _ = state.handle(.written(bob, frames: 1), now: now)  // `joined`
         for _ in 0..<1000 {
-            _ = state.handle(.frame(alice, .signal(.init(to: 1002, data: data)), now: now))
-            _ = state.handle(.written(bob, frames: 1))
+            _ = state.handle(.frame(alice, .signal(.init(to: 1002, data: data))), now: now)
+            _ = state.handle(.written(bob, frames: 1), now: now)
         }
         #expect(state.members(of: "room") == [1001, 1002])
         #expect(state.outbox(of: bob)?.frames == 0)
@@ -70,7 +69,7 @@ import Testing
         var refusals = 0
         var removed: [ChannelServerFrame.Failure] = []
         for _ in 0..<50 {
-            let actions = state.handle(.frame(alice, .signal(.init(to: 1002, data: "x")), now: now + 10))
+            let actions = state.handle(.frame(alice, .signal(.init(to: 1002, data: "x"))), now: now + 10)
             for case .send(alice, .error(let error)) in actions where error.errorCode == .rateLimited { refusals += 1 }
             for case .send(alice, .removed(let failure)) in actions { removed.append(failure) }
         }

@@ -22,17 +22,17 @@ import Testing
     }
 
     mutating func login(_ id: SessionID, _ user: String) {
-        _ = hub.handle(.connected(id, now: 0))
-        _ = hub.handle(.frame(id, .login(.init(id: 1, token: "t")), now: 0))
+        _ = hub.handle(.connected(id), now: 0)
+        _ = hub.handle(.frame(id, .login(.init(id: 1, token: "t"))), now: 0)
         _ = hub.handle(
-            .tokenChecked(id, requestId: 1, purpose: .login, result: .valid(userId: user, expiresAt: 3_600_000), now: 0)
+            .tokenChecked(id, requestId: 1, purpose: .login, result: .valid(userId: user, expiresAt: 3_600_000)), now: 0
         )
     }
 
     mutating func send(_ number: Int, from id: SessionID = SessionID(1), to user: String = "1002", ttl: Int? = nil)
         -> [HubAction]
     {
-        hub.handle(.frame(id, .send(.init(id: number, to: user, body: body, ttl: ttl)), now: 1))
+        hub.handle(.frame(id, .send(.init(id: number, to: user, body: body, ttl: ttl))), now: 1)
     }
 
     func answer(_ actions: [HubAction], to id: SessionID) -> ServerFrame.Answer? {
@@ -55,7 +55,7 @@ import Testing
             }
             closes += actions.filter { if case .close = $0 { true } else { false } }
             for case .send(sender, .heldResult(let result)) in actions { failed.append(result) }
-            _ = hub.handle(.written(sender, frames: 100))  // the sender reads its answers
+            _ = hub.handle(.written(sender, frames: 100), now: 1)  // the sender reads its answers
         }
         #expect(peakBytes <= 100_000)
         #expect(peakFrames <= 20)
@@ -72,12 +72,12 @@ import Testing
     @Test mutating func aReaderThatKeepsUpIsNeverClosed() {
         login(sender, "1001")
         login(reader, "1002")
-        _ = hub.handle(.written(reader, frames: 1))  // `welcome`
+        _ = hub.handle(.written(reader, frames: 1), now: 1)  // `welcome`
         for number in 0..<1000 {
             let actions = send(number)
             #expect(answer(actions, to: sender)?.result == .delivered)
-            _ = hub.handle(.written(reader, frames: 1))
-            _ = hub.handle(.written(sender, frames: 1))
+            _ = hub.handle(.written(reader, frames: 1), now: 1)
+            _ = hub.handle(.written(sender, frames: 1), now: 1)
         }
         #expect(hub.outbox(of: reader)?.frames == 0)
         #expect(hub.outbox(of: reader)?.bytes == 0)
@@ -89,7 +89,7 @@ import Testing
         var last: ServerFrame.Answer?
         for number in 0..<30 {
             last = answer(send(number), to: sender)
-            _ = hub.handle(.written(sender, frames: 100))
+            _ = hub.handle(.written(sender, frames: 100), now: 1)
             if last?.result == .failed { break }
         }
         #expect(last?.result == .failed)
@@ -105,7 +105,7 @@ import Testing
         var refusals = 0
         var closed: [HubAction] = []
         for number in 0..<100 {
-            let actions = hub.handle(.frame(sender, .ping(.init(id: number)), now: 10))
+            let actions = hub.handle(.frame(sender, .ping(.init(id: number))), now: 10)
             for case .send(sender, .error(let error)) in actions where error.code == .rateLimited { refusals += 1 }
             closed += actions.filter { if case .close = $0 { true } else { false } }
             // Nothing is ever written: the refusals must not pile up in the outbox.
@@ -133,7 +133,7 @@ import Testing
         // Delivery and expiry uncount them.
         login(SessionID(4), "u0")
         #expect(hub.heldCount == 3)
-        _ = hub.handle(.tick(now: 120_000))
+        _ = hub.handle(.tick, now: 120_000)
         #expect(hub.heldCount == 0)
         #expect(hub.heldBytes == 0)
         #expect(answer(send(9, to: "u9", ttl: 60), to: sender)?.result == .queued)
@@ -145,16 +145,16 @@ import Testing
         hub = HubState(limits: limits)
         login(sender, "1001")
         for number in 10..<13 {
-            #expect(hub.handle(.connected(SessionID(UInt64(number)), now: 0)).isEmpty)
+            #expect(hub.handle(.connected(SessionID(UInt64(number))), now: 0).isEmpty)
         }
-        let refused = hub.handle(.connected(SessionID(13), now: 0))
+        let refused = hub.handle(.connected(SessionID(13)), now: 0)
         #expect(refused.contains(.close(SessionID(13), code: SignalCloseCode.tryAgainLater, reason: .serverBusy)))
         // Logging in makes room.
-        _ = hub.handle(.frame(SessionID(10), .login(.init(id: 1, token: "t")), now: 0))
+        _ = hub.handle(.frame(SessionID(10), .login(.init(id: 1, token: "t"))), now: 0)
         _ = hub.handle(
             .tokenChecked(
-                SessionID(10), requestId: 1, purpose: .login, result: .valid(userId: "1010", expiresAt: 3_600_000),
-                now: 0))
-        #expect(hub.handle(.connected(SessionID(14), now: 0)).isEmpty)
+                SessionID(10), requestId: 1, purpose: .login, result: .valid(userId: "1010", expiresAt: 3_600_000)),
+            now: 0)
+        #expect(hub.handle(.connected(SessionID(14)), now: 0).isEmpty)
     }
 }

@@ -10,11 +10,11 @@ import Testing
     let callee = SessionID(2)
 
     mutating func login(_ id: SessionID, _ user: String, now: Int64 = 0) {
-        _ = hub.handle(.connected(id, now: now))
-        _ = hub.handle(.frame(id, .login(.init(id: 1, token: "t")), now: now))
+        _ = hub.handle(.connected(id), now: now)
+        _ = hub.handle(.frame(id, .login(.init(id: 1, token: "t"))), now: now)
         _ = hub.handle(
             .tokenChecked(
-                id, requestId: 1, purpose: .login, result: .valid(userId: user, expiresAt: 3_600_000), now: now))
+                id, requestId: 1, purpose: .login, result: .valid(userId: user, expiresAt: 3_600_000)), now: now)
     }
 
     func invitationFrames(_ actions: [HubAction], to id: SessionID) -> [ServerFrame] {
@@ -30,14 +30,14 @@ import Testing
     @Test mutating func theHubRoutesAnInvitationToTheCalleesSessions() {
         login(caller, "1001")
         login(callee, "1002")
-        let actions = hub.handle(.frame(caller, .invite(.init(id: 3, to: "1002", content: "hi")), now: 10))
+        let actions = hub.handle(.frame(caller, .invite(.init(id: 3, to: "1002", content: "hi"))), now: 10)
         guard case .remoteInvitation(let offer) = invitationFrames(actions, to: callee).first else {
             Issue.record("no remote_invitation in \(actions)")
             return
         }
         #expect(offer.callerId == "1001")
         #expect(offer.content == "hi")
-        let receipt = hub.handle(.frame(callee, .invitationReceived(.init(invitationId: offer.invitationId)), now: 20))
+        let receipt = hub.handle(.frame(callee, .invitationReceived(.init(invitationId: offer.invitationId))), now: 20)
         guard case .localInvitation(let received) = invitationFrames(receipt, to: caller).first else {
             Issue.record("no local_invitation in \(receipt)")
             return
@@ -48,9 +48,9 @@ import Testing
     @Test mutating func aCalleeDisconnectingFailsTheInvitationBeforePresenceIsTold() {
         login(caller, "1001")
         login(callee, "1002")
-        _ = hub.handle(.frame(caller, .subscribe(.init(id: 2)), now: 5))
-        _ = hub.handle(.frame(caller, .invite(.init(id: 3, to: "1002")), now: 10))
-        let actions = hub.handle(.disconnected(callee, now: 20))
+        _ = hub.handle(.frame(caller, .subscribe(.init(id: 2))), now: 5)
+        _ = hub.handle(.frame(caller, .invite(.init(id: 3, to: "1002"))), now: 10)
+        let actions = hub.handle(.disconnected(callee), now: 20)
         let frames = actions.compactMap { if case .send(caller, let frame) = $0 { frame } else { nil } }
         guard frames.count == 2, case .localInvitation(let failed) = frames[0], case .presenceChanged = frames[1]
         else {
@@ -66,9 +66,9 @@ import Testing
         hub = HubState(limits: limits)
         login(caller, "1001")
         login(callee, "1002")
-        _ = hub.handle(.frame(caller, .invite(.init(id: 3, to: "1002")), now: 1_000))
-        #expect(invitationFrames(hub.handle(.tick(now: 3_999)), to: caller).isEmpty)
-        let late = invitationFrames(hub.handle(.tick(now: 4_000)), to: caller)
+        _ = hub.handle(.frame(caller, .invite(.init(id: 3, to: "1002"))), now: 1_000)
+        #expect(invitationFrames(hub.handle(.tick, now: 3_999), to: caller).isEmpty)
+        let late = invitationFrames(hub.handle(.tick, now: 4_000), to: caller)
         guard case .localInvitation(let failed) = late.first else {
             Issue.record("expected a failure, got \(late)")
             return
@@ -77,8 +77,8 @@ import Testing
     }
 
     @Test mutating func invitationFramesNeedALogin() {
-        _ = hub.handle(.connected(caller, now: 0))
-        let actions = hub.handle(.frame(caller, .invite(.init(id: 3, to: "1002")), now: 1))
+        _ = hub.handle(.connected(caller), now: 0)
+        let actions = hub.handle(.frame(caller, .invite(.init(id: 3, to: "1002"))), now: 1)
         #expect(
             invitationFrames(actions, to: caller) == [
                 .error(

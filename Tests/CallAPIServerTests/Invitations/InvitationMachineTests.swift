@@ -17,7 +17,7 @@ import Testing
         let actions = machine.handle(
             .invite(
                 caller, caller: "1001", .init(id: 5, to: "1002", content: content, channelId: channelId),
-                calleeSessions: [callee, calleeTablet], now: start))
+                calleeSessions: [callee, calleeTablet]), now: start)
         guard case .localInvitation(let answer) = frames(actions, to: caller).first else {
             Issue.record("no local_invitation answer in \(actions)")
             return ""
@@ -47,7 +47,7 @@ import Testing
         let actions = machine.handle(
             .invite(
                 caller, caller: "1001", .init(id: 5, to: "1002", content: "join me", channelId: "room-7"),
-                calleeSessions: [callee, calleeTablet], now: start))
+                calleeSessions: [callee, calleeTablet]), now: start)
         #expect(
             local(actions) == [
                 .init(
@@ -62,7 +62,7 @@ import Testing
 
     @Test mutating func anOfflineCalleeFailsTheInvitationAtOnce() {
         let actions = machine.handle(
-            .invite(caller, caller: "1001", .init(id: 5, to: "1002"), calleeSessions: [], now: start))
+            .invite(caller, caller: "1001", .init(id: 5, to: "1002"), calleeSessions: []), now: start)
         #expect(local(actions).map(\.state) == [.failure])
         #expect(local(actions).first?.reason == .peerOffline)
         #expect(local(actions).first?.id == 5)
@@ -71,23 +71,23 @@ import Testing
 
     @Test mutating func theFirstReceiptTellsTheCallerAndLaterOnesAreIgnored() {
         let id = invite()
-        let first = machine.handle(.received(callee, .init(invitationId: id)))
+        let first = machine.handle(.received(callee, .init(invitationId: id)), now: start)
         #expect(local(first).map(\.state) == [.receivedByRemote])
-        let second = machine.handle(.received(calleeTablet, .init(invitationId: id)))
+        let second = machine.handle(.received(calleeTablet, .init(invitationId: id)), now: start)
         #expect(second.isEmpty)
     }
 
     @Test mutating func anAcceptCompletesOnlyWhenTheCallerAcknowledgesIt() {
         let id = invite()
-        _ = machine.handle(.received(callee, .init(invitationId: id)))
-        let accepted = machine.handle(.accept(callee, .init(id: 9, invitationId: id, response: "ok"), now: start + 5))
+        _ = machine.handle(.received(callee, .init(invitationId: id)), now: start)
+        let accepted = machine.handle(.accept(callee, .init(id: 9, invitationId: id, response: "ok")), now: start + 5)
         #expect(remote(accepted, to: callee).map(\.state) == [.acceptSentToLocal])
         #expect(remote(accepted, to: callee).first?.id == 9)
         #expect(remote(accepted, to: calleeTablet).isEmpty)
         #expect(local(accepted).map(\.state) == [.acceptPending])
         #expect(local(accepted).first?.response == "ok")
 
-        let acknowledged = machine.handle(.acknowledgeAccept(caller, .init(id: 6, invitationId: id)))
+        let acknowledged = machine.handle(.acknowledgeAccept(caller, .init(id: 6, invitationId: id)), now: start)
         #expect(local(acknowledged).map(\.state) == [.acceptedByRemote])
         #expect(local(acknowledged).first?.response == "ok")
         #expect(remote(acknowledged, to: callee).map(\.state) == [.accepted])
@@ -97,13 +97,14 @@ import Testing
 
     @Test mutating func anAcceptBeforeTheReceiptTellsTheCallerBothInOrder() {
         let id = invite()
-        let accepted = machine.handle(.accept(callee, .init(invitationId: id), now: start + 5))
+        let accepted = machine.handle(.accept(callee, .init(invitationId: id)), now: start + 5)
         #expect(local(accepted).map(\.state) == [.receivedByRemote, .acceptPending])
     }
 
     @Test mutating func aRefusalEndsItForTheCallerAndEveryCalleeSession() {
         let id = invite()
-        let refused = machine.handle(.refuse(calleeTablet, .init(id: 4, invitationId: id, response: "busy")))
+        let refused = machine.handle(
+            .refuse(calleeTablet, .init(id: 4, invitationId: id, response: "busy")), now: start)
         #expect(local(refused).map(\.state) == [.refusedByRemote])
         #expect(local(refused).first?.response == "busy")
         #expect(remote(refused, to: calleeTablet).map(\.id) == [4])
@@ -114,7 +115,7 @@ import Testing
 
     @Test mutating func aCancelEndsItForTheCallee() {
         let id = invite()
-        let canceled = machine.handle(.cancel(caller, .init(id: 8, invitationId: id)))
+        let canceled = machine.handle(.cancel(caller, .init(id: 8, invitationId: id)), now: start)
         #expect(local(canceled).map(\.state) == [.canceled])
         #expect(local(canceled).first?.id == 8)
         #expect(remote(canceled, to: callee).map(\.state) == [.canceled])
@@ -123,15 +124,15 @@ import Testing
 
     @Test mutating func onceAcceptedItCanNoLongerBeCancelledRefusedOrAcceptedAgain() {
         let id = invite()
-        _ = machine.handle(.accept(callee, .init(invitationId: id), now: start))
+        _ = machine.handle(.accept(callee, .init(invitationId: id)), now: start)
         #expect(
-            errorCode(machine.handle(.cancel(caller, .init(invitationId: id))), to: caller)
+            errorCode(machine.handle(.cancel(caller, .init(invitationId: id)), now: start), to: caller)
                 == .invitationAlreadyAccepted)
         #expect(
-            errorCode(machine.handle(.refuse(calleeTablet, .init(invitationId: id))), to: calleeTablet)
+            errorCode(machine.handle(.refuse(calleeTablet, .init(invitationId: id)), now: start), to: calleeTablet)
                 == .invitationAlreadyAccepted)
         #expect(
-            errorCode(machine.handle(.accept(calleeTablet, .init(invitationId: id), now: start)), to: calleeTablet)
+            errorCode(machine.handle(.accept(calleeTablet, .init(invitationId: id)), now: start), to: calleeTablet)
                 == .invitationAlreadyAccepted)
     }
 
@@ -139,17 +140,17 @@ import Testing
 
     @Test mutating func noReceiptWithinTheReceiveWindowFailsWithPeerNoResponse() {
         let id = invite()
-        #expect(machine.handle(.tick(now: start + 29_999)).isEmpty)
-        let failed = machine.handle(.tick(now: start + 30_000))
+        #expect(machine.handle(.tick, now: start + 29_999).isEmpty)
+        let failed = machine.handle(.tick, now: start + 30_000)
         #expect(local(failed).map(\.reason) == [.peerNoResponse])
         #expect(remote(failed, to: callee).map(\.reason) == [.invitationExpire])
         #expect(machine.pending[id] == nil)
     }
 
     @Test mutating func aReceivedInvitationNobodyAnswersExpiresSixtySecondsAfterItWasSent() {
-        _ = machine.handle(.received(callee, .init(invitationId: invite())))
-        #expect(machine.handle(.tick(now: start + 59_999)).isEmpty)
-        let expired = machine.handle(.tick(now: start + 60_000))
+        _ = machine.handle(.received(callee, .init(invitationId: invite())), now: start)
+        #expect(machine.handle(.tick, now: start + 59_999).isEmpty)
+        let expired = machine.handle(.tick, now: start + 60_000)
         #expect(local(expired).map(\.reason) == [.invitationExpire])
         #expect(remote(expired, to: callee).map(\.reason) == [.invitationExpire])
         #expect(remote(expired, to: calleeTablet).map(\.reason) == [.invitationExpire])
@@ -157,15 +158,16 @@ import Testing
 
     @Test mutating func anAcceptTheCallerDoesNotAcknowledgeFailsWithAcceptFailureOnBothSides() {
         let id = invite()
-        _ = machine.handle(.received(callee, .init(invitationId: id)))
-        _ = machine.handle(.accept(callee, .init(invitationId: id), now: start + 1_000))
-        #expect(machine.handle(.tick(now: start + 10_999)).isEmpty)
-        let failed = machine.handle(.tick(now: start + 11_000))
+        _ = machine.handle(.received(callee, .init(invitationId: id)), now: start)
+        _ = machine.handle(.accept(callee, .init(invitationId: id)), now: start + 1_000)
+        #expect(machine.handle(.tick, now: start + 10_999).isEmpty)
+        let failed = machine.handle(.tick, now: start + 11_000)
         #expect(local(failed).map(\.reason) == [.acceptFailure])
         #expect(remote(failed, to: callee).map(\.reason) == [.acceptFailure])
         // A late acknowledgement finds nothing.
         #expect(
-            errorCode(machine.handle(.acknowledgeAccept(caller, .init(id: 3, invitationId: id))), to: caller)
+            errorCode(
+                machine.handle(.acknowledgeAccept(caller, .init(id: 3, invitationId: id)), now: start), to: caller)
                 == .invitationNotFound)
     }
 
@@ -175,20 +177,20 @@ import Testing
         limits.expiryMillis = 5_000
         machine = InvitationMachine(limits: limits)
         let unreceived = invite()
-        let late = machine.handle(.tick(now: start + 2_000))
+        let late = machine.handle(.tick, now: start + 2_000)
         #expect(local(late).map(\.invitationId) == [unreceived])
-        _ = machine.handle(.received(callee, .init(invitationId: invite())))
-        #expect(local(machine.handle(.tick(now: start + 5_000))).map(\.reason) == [.invitationExpire])
+        _ = machine.handle(.received(callee, .init(invitationId: invite())), now: start)
+        #expect(local(machine.handle(.tick, now: start + 5_000)).map(\.reason) == [.invitationExpire])
     }
 
     // MARK: - Vanishing
 
     @Test mutating func theCalleeGoingOfflineMidInvitationFailsItWithPeerOffline() {
         let id = invite()
-        _ = machine.handle(.received(callee, .init(invitationId: id)))
+        _ = machine.handle(.received(callee, .init(invitationId: id)), now: start)
         // One device leaving is not the user leaving.
-        #expect(machine.handle(.sessionClosed(calleeTablet)).isEmpty)
-        let gone = machine.handle(.sessionClosed(callee))
+        #expect(machine.handle(.sessionClosed(calleeTablet), now: start).isEmpty)
+        let gone = machine.handle(.sessionClosed(callee), now: start)
         #expect(local(gone).map(\.state) == [.failure])
         #expect(local(gone).map(\.reason) == [.peerOffline])
         #expect(machine.pending.isEmpty)
@@ -196,18 +198,18 @@ import Testing
 
     @Test mutating func theCallerVanishingFailsItForTheCallee() {
         let id = invite()
-        _ = machine.handle(.accept(callee, .init(invitationId: id), now: start))
-        let gone = machine.handle(.sessionClosed(caller))
+        _ = machine.handle(.accept(callee, .init(invitationId: id)), now: start)
+        let gone = machine.handle(.sessionClosed(caller), now: start)
         #expect(remote(gone, to: callee).map(\.reason) == [.peerOffline])
         #expect(remote(gone, to: calleeTablet).map(\.reason) == [.peerOffline])
-        #expect(machine.handle(.tick(now: start + 100_000)).isEmpty)
+        #expect(machine.handle(.tick, now: start + 100_000).isEmpty)
     }
 
     @Test mutating func theAcceptingDeviceLeavingBeforeTheAcknowledgementLeavesTheOtherDevicesToHearTheEnd() {
         let id = invite()
-        _ = machine.handle(.accept(callee, .init(invitationId: id), now: start))
-        #expect(machine.handle(.sessionClosed(callee)).isEmpty)
-        let acknowledged = machine.handle(.acknowledgeAccept(caller, .init(invitationId: id)))
+        _ = machine.handle(.accept(callee, .init(invitationId: id)), now: start)
+        #expect(machine.handle(.sessionClosed(callee), now: start).isEmpty)
+        let acknowledged = machine.handle(.acknowledgeAccept(caller, .init(invitationId: id)), now: start)
         #expect(local(acknowledged).map(\.state) == [.acceptedByRemote])
         #expect(remote(acknowledged, to: calleeTablet).map(\.state) == [.accepted])
         #expect(remote(acknowledged, to: callee).isEmpty)
@@ -219,7 +221,7 @@ import Testing
         func code(_ invite: ClientFrame.Invite) -> SignalErrorCode? {
             var copy = machine
             return errorCode(
-                copy.handle(.invite(caller, caller: "1001", invite, calleeSessions: [callee], now: start)), to: caller)
+                copy.handle(.invite(caller, caller: "1001", invite, calleeSessions: [callee]), now: start), to: caller)
         }
         #expect(code(.init(id: 1, to: "not a user")) == .invalidTarget)
         #expect(code(.init(id: 1, to: "1001")) == .invalidTarget)
@@ -232,17 +234,19 @@ import Testing
         let id = invite()
         let otherCallerDevice = SessionID(9)
         #expect(
-            errorCode(machine.handle(.cancel(otherCallerDevice, .init(invitationId: id))), to: otherCallerDevice)
+            errorCode(
+                machine.handle(.cancel(otherCallerDevice, .init(invitationId: id)), now: start), to: otherCallerDevice)
                 == .invitationNotFound)
         #expect(
-            errorCode(machine.handle(.accept(caller, .init(invitationId: id), now: start)), to: caller)
+            errorCode(machine.handle(.accept(caller, .init(invitationId: id)), now: start), to: caller)
                 == .invitationNotFound)
         #expect(
-            errorCode(machine.handle(.refuse(callee, .init(invitationId: "i-404"))), to: callee) == .invitationNotFound)
+            errorCode(machine.handle(.refuse(callee, .init(invitationId: "i-404")), now: start), to: callee)
+                == .invitationNotFound)
         #expect(
             errorCode(
                 machine.handle(
-                    .accept(callee, .init(invitationId: id, response: String(repeating: "r", count: 9000)), now: start)),
+                    .accept(callee, .init(invitationId: id, response: String(repeating: "r", count: 9000))), now: start),
                 to: callee) == .invalidFrame)
         #expect(machine.pending[id] != nil)
     }
@@ -255,17 +259,17 @@ import Testing
         _ = invite()
         _ = invite()
         let third = machine.handle(
-            .invite(caller, caller: "1001", .init(id: 7, to: "1002"), calleeSessions: [callee], now: start))
+            .invite(caller, caller: "1001", .init(id: 7, to: "1002"), calleeSessions: [callee]), now: start)
         #expect(errorCode(third, to: caller) == .tooManyInvitations)
         let other = SessionID(20)
-        _ = machine.handle(.invite(other, caller: "1005", .init(to: "1002"), calleeSessions: [callee], now: start))
+        _ = machine.handle(.invite(other, caller: "1005", .init(to: "1002"), calleeSessions: [callee]), now: start)
         let fourth = machine.handle(
-            .invite(other, caller: "1005", .init(id: 2, to: "1002"), calleeSessions: [callee], now: start))
+            .invite(other, caller: "1005", .init(id: 2, to: "1002"), calleeSessions: [callee]), now: start)
         #expect(errorCode(fourth, to: other) == .tooManyInvitations)
         // Ending one frees its place.
-        _ = machine.handle(.sessionClosed(caller))
+        _ = machine.handle(.sessionClosed(caller), now: start)
         let again = machine.handle(
-            .invite(other, caller: "1005", .init(id: 3, to: "1002"), calleeSessions: [callee], now: start))
+            .invite(other, caller: "1005", .init(id: 3, to: "1002"), calleeSessions: [callee]), now: start)
         #expect(local(again).isEmpty && frames(again, to: other).count == 1)
     }
 }

@@ -12,11 +12,11 @@ import Testing
     let busyReject = "{\"message_action\":3}"
 
     init() {
-        _ = hub.handle(.connected(caller, now: 0))
-        _ = hub.handle(.frame(caller, .login(.init(id: 1, token: "t")), now: 0))
+        _ = hub.handle(.connected(caller), now: 0)
+        _ = hub.handle(.frame(caller, .login(.init(id: 1, token: "t"))), now: 0)
         _ = hub.handle(
             .tokenChecked(
-                caller, requestId: 1, purpose: .login, result: .valid(userId: "1001", expiresAt: 60_000), now: 0))
+                caller, requestId: 1, purpose: .login, result: .valid(userId: "1001", expiresAt: 60_000)), now: 0)
     }
 
     func frames(_ actions: [HubAction]) -> [ServerFrame] {
@@ -24,7 +24,7 @@ import Testing
     }
 
     @Test mutating func aSenderWithALiveTokenGetsTheBusyRejectAsAMessageFromTheCallee() {
-        let actions = hub.handle(.answeredOnBehalf(caller, call, body: busyReject, now: 59_999))
+        let actions = hub.handle(.answeredOnBehalf(caller, call, body: busyReject), now: 59_999)
         let sent = frames(actions)
         #expect(sent.contains { if case .answer(let answer) = $0 { answer.result == .delivered } else { false } })
         #expect(
@@ -38,7 +38,7 @@ import Testing
     }
 
     @Test mutating func aSenderWhoseTokenExpiredIsRefusedAndClosedInsteadOfAnswered() {
-        let actions = hub.handle(.answeredOnBehalf(caller, call, body: busyReject, now: 60_000))
+        let actions = hub.handle(.answeredOnBehalf(caller, call, body: busyReject), now: 60_000)
         let sent = frames(actions)
         #expect(
             sent.contains {
@@ -54,8 +54,8 @@ import Testing
 
     @Test mutating func aSessionThatNeverLoggedInIsToldToLogInFirst() {
         let stranger = SessionID(9)
-        _ = hub.handle(.connected(stranger, now: 0))
-        let actions = hub.handle(.answeredOnBehalf(stranger, call, body: busyReject, now: 1))
+        _ = hub.handle(.connected(stranger), now: 0)
+        let actions = hub.handle(.answeredOnBehalf(stranger, call, body: busyReject), now: 1)
         let answers: [ServerFrame.Answer] = actions.compactMap {
             if case .send(stranger, .answer(let answer)) = $0 { answer } else { nil }
         }

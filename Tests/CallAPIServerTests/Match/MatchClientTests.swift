@@ -14,9 +14,9 @@ import Testing
     )
 
     mutating func connect() {
-        _ = machine.handle(.login(token: "t", now: 0))
-        _ = machine.handle(.socketOpened(socket: 1, now: 0))
-        _ = machine.handle(.frame(socket: 1, ConnectionMachineTests.welcome, now: 0))
+        _ = machine.handle(.login(token: "t"), now: 0)
+        _ = machine.handle(.socketOpened(socket: 1), now: 0)
+        _ = machine.handle(.frame(socket: 1, ConnectionMachineTests.welcome), now: 0)
     }
 
     @Test func matchFramesRoundTripAndKeepTheirWireNames() throws {
@@ -41,27 +41,27 @@ import Testing
 
     @Test mutating func enteringAndLeavingTheQueueAreRequestsAnsweredByMatchQueue() {
         #expect(
-            machine.handle(.match(ticket: 1, .enter(tags: ["a"]), now: 0))
+            machine.handle(.match(ticket: 1, .enter(tags: ["a"])), now: 0)
                 == [.completeMatch(ticket: 1, .failure(.notLoggedIn))])
         connect()
         #expect(
-            machine.handle(.match(ticket: 2, .enter(tags: ["a"]), now: 1))
+            machine.handle(.match(ticket: 2, .enter(tags: ["a"])), now: 1)
                 == [.write(1, .matchEnter(.init(id: 1, tags: ["a"])))])
         #expect(
-            machine.handle(.frame(socket: 1, .matchQueue(.init(id: 1, waiting: true, tags: ["a"])), now: 2))
+            machine.handle(.frame(socket: 1, .matchQueue(.init(id: 1, waiting: true, tags: ["a"]))), now: 2)
                 == [.completeMatch(ticket: 2, .success(["a"]))])
-        #expect(machine.handle(.match(ticket: 3, .leave, now: 3)) == [.write(1, .matchLeave(.init(id: 2)))])
+        #expect(machine.handle(.match(ticket: 3, .leave), now: 3) == [.write(1, .matchLeave(.init(id: 2)))])
         #expect(
-            machine.handle(.frame(socket: 1, .error(.init(id: 2, code: .matchQueueFull, message: "full")), now: 4))
+            machine.handle(.frame(socket: 1, .error(.init(id: 2, code: .matchQueueFull, message: "full"))), now: 4)
                 == [.completeMatch(ticket: 3, .failure(.refused(.matchQueueFull, "full")))])
     }
 
     @Test mutating func theServersPlaceCallAndMatchedFramesAreReported() {
         connect()
         let order = ServerFrame.PlaceCall(callId: "c", callee: "1002", video: true)
-        #expect(machine.handle(.frame(socket: 1, .placeCall(order), now: 1)) == [.callPlaced(order)])
+        #expect(machine.handle(.frame(socket: 1, .placeCall(order)), now: 1) == [.callPlaced(order)])
         let match = ServerFrame.Matched(matchId: "m", peer: "1002", tag: "t", callId: "c", role: .caller)
-        #expect(machine.handle(.frame(socket: 1, .matched(match), now: 2)) == [.matched(match)])
+        #expect(machine.handle(.frame(socket: 1, .matched(match)), now: 2) == [.matched(match)])
     }
 
     static func ringing(_ callId: String, from caller: Int) -> CallStateChange {

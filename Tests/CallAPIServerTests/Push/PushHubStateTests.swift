@@ -22,19 +22,19 @@ import Testing
 
     @discardableResult
     mutating func login(_ id: SessionID, _ user: String, now: Int64 = 0) -> [HubAction] {
-        _ = hub.handle(.connected(id, now: now))
-        _ = hub.handle(.frame(id, .login(.init(id: 1, token: "t")), now: now))
+        _ = hub.handle(.connected(id), now: now)
+        _ = hub.handle(.frame(id, .login(.init(id: 1, token: "t"))), now: now)
         return hub.handle(
             .tokenChecked(
-                id, requestId: 1, purpose: .login, result: .valid(userId: user, expiresAt: 9_999_999), now: now))
+                id, requestId: 1, purpose: .login, result: .valid(userId: user, expiresAt: 9_999_999)), now: now)
     }
 
     /// Logs the callee in, registers both its devices, logs it out.
     mutating func calleeWithDevices() {
         login(callee, "1002")
-        _ = hub.handle(.frame(callee, .registerDevice(.init(id: 2, device: iphone)), now: 0))
-        _ = hub.handle(.frame(callee, .registerDevice(.init(id: 3, device: pixel)), now: 0))
-        _ = hub.handle(.disconnected(callee, now: 0))
+        _ = hub.handle(.frame(callee, .registerDevice(.init(id: 2, device: iphone))), now: 0)
+        _ = hub.handle(.frame(callee, .registerDevice(.init(id: 3, device: pixel))), now: 0)
+        _ = hub.handle(.disconnected(callee), now: 0)
     }
 
     func frames(_ actions: [HubAction], to id: SessionID) -> [ServerFrame] {
@@ -49,7 +49,7 @@ import Testing
 
     @Test mutating func registeringAnswersTheDeviceListWithoutTokensAndAsksToSave() {
         login(callee, "1002")
-        let actions = hub.handle(.frame(callee, .registerDevice(.init(id: 2, device: iphone)), now: 5))
+        let actions = hub.handle(.frame(callee, .registerDevice(.init(id: 2, device: iphone))), now: 5)
         guard case .devices(let list) = frames(actions, to: callee).first else {
             Issue.record("expected devices, got \(actions)")
             return
@@ -64,7 +64,7 @@ import Testing
         login(callee, "1002")
         var bad = iphone
         bad.token = "not hex!"
-        let actions = hub.handle(.frame(callee, .registerDevice(.init(id: 4, device: bad)), now: 0))
+        let actions = hub.handle(.frame(callee, .registerDevice(.init(id: 4, device: bad))), now: 0)
         guard case .error(let error) = frames(actions, to: callee).first else {
             Issue.record("expected an error, got \(actions)")
             return
@@ -78,7 +78,7 @@ import Testing
         calleeWithDevices()
         login(caller, "1001")
         let actions = hub.handle(
-            .frame(caller, .send(.init(id: 9, to: "1002", body: "call", push: Self.callMark)), now: 1_000))
+            .frame(caller, .send(.init(id: 9, to: "1002", body: "call", push: Self.callMark))), now: 1_000)
         guard case .answer(let answer) = frames(actions, to: caller).first else {
             Issue.record("expected an answer, got \(actions)")
             return
@@ -101,7 +101,7 @@ import Testing
     @Test mutating func aCallToAUserWithoutDevicesFailsAtOnceAsBefore() {
         login(caller, "1001")
         let actions = hub.handle(
-            .frame(caller, .send(.init(id: 9, to: "1002", body: "call", push: Self.callMark)), now: 0))
+            .frame(caller, .send(.init(id: 9, to: "1002", body: "call", push: Self.callMark))), now: 0)
         guard case .answer(let answer) = frames(actions, to: caller).first else { return }
         #expect(answer.reason == .peerOffline)
         #expect(pushes(actions).isEmpty)
@@ -110,12 +110,12 @@ import Testing
     @Test mutating func aCancelBeforeLoginWithdrawsTheHeldCallAndTheLoginGetsTheTombstone() {
         calleeWithDevices()
         login(caller, "1001")
-        _ = hub.handle(.frame(caller, .send(.init(id: 9, to: "1002", body: "call", push: Self.callMark)), now: 1_000))
+        _ = hub.handle(.frame(caller, .send(.init(id: 9, to: "1002", body: "call", push: Self.callMark))), now: 1_000)
         let cancel = hub.handle(
             .frame(
                 caller,
-                .send(.init(id: 10, to: "1002", body: "cancel", push: .withdraw(callId: "call-1", reason: .cancelled))),
-                now: 2_000))
+                .send(.init(id: 10, to: "1002", body: "cancel", push: .withdraw(callId: "call-1", reason: .cancelled)))),
+            now: 2_000)
         #expect(pushes(cancel) == [.cancel(callId: "call-1", userId: "1002")])
         guard case .answer(let answer) = frames(cancel, to: caller).first else { return }
         #expect(answer.result == .queued)
@@ -130,21 +130,21 @@ import Testing
     @Test mutating func aRingTimeoutExpiresThePushedCallIntoAnExpiredTombstone() {
         calleeWithDevices()
         login(caller, "1001")
-        _ = hub.handle(.frame(caller, .send(.init(id: 9, to: "1002", body: "call", push: Self.callMark)), now: 0))
-        let tick = hub.handle(.tick(now: 30_000))
+        _ = hub.handle(.frame(caller, .send(.init(id: 9, to: "1002", body: "call", push: Self.callMark))), now: 0)
+        let tick = hub.handle(.tick, now: 30_000)
         #expect(pushes(tick) == [.cancel(callId: "call-1", userId: "1002")])
         let login = login(callee, "1002", now: 40_000)
         #expect(
             frames(login, to: callee).contains(.callWithdrawn(.init(callId: "call-1", reason: .expired, at: 30_000))))
         // Tombstones are kept for their lifetime only.
-        _ = hub.handle(.tick(now: 151_000))
+        _ = hub.handle(.tick, now: 151_000)
         #expect(hub.liveTombstones(of: "1002", now: 151_000).isEmpty)
     }
 
     @Test mutating func aRejectedTokenRemovesTheDeviceOnlyIfItIsStillTheRegisteredOne() {
         calleeWithDevices()
-        #expect(hub.handle(.pushRejected(userId: "1002", deviceId: "iphone", token: "other", now: 0)).isEmpty)
-        let actions = hub.handle(.pushRejected(userId: "1002", deviceId: "iphone", token: iphone.token, now: 0))
+        #expect(hub.handle(.pushRejected(userId: "1002", deviceId: "iphone", token: "other"), now: 0).isEmpty)
+        let actions = hub.handle(.pushRejected(userId: "1002", deviceId: "iphone", token: iphone.token), now: 0)
         #expect(hub.devices.devices(of: "1002").map(\.device.deviceId) == ["pixel"])
         #expect(actions == [.push(.saveDevices(hub.devices))])
     }
@@ -152,7 +152,7 @@ import Testing
     @Test mutating func aMarkWithAnOverlongCallIdIsRefused() {
         login(caller, "1001")
         let mark = PushMark.call(callId: String(repeating: "x", count: 200), callerName: nil, video: false)
-        let actions = hub.handle(.frame(caller, .send(.init(id: 1, to: "1002", body: "b", push: mark)), now: 0))
+        let actions = hub.handle(.frame(caller, .send(.init(id: 1, to: "1002", body: "b", push: mark))), now: 0)
         guard case .answer(let answer) = frames(actions, to: caller).first else { return }
         #expect(answer.reason == .invalidFrame)
     }

@@ -1,0 +1,39 @@
+// The relayed body's coding cost, per message: compiled by scripts/bench-frame-coding.sh together with
+// Sources/CallAPISignalProtocol (one module, so its internal fast path is reachable). Nanoseconds per call.
+import Foundation
+
+func nowNanos() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+
+/// Prints the mean time of `body` over `count` calls, after a warm-up.
+func measure(_ name: String, count: Int = 200_000, _ body: () -> Int) {
+    var sink = 0
+    for _ in 0..<2000 { sink &+= body() }
+    let start = nowNanos()
+    for _ in 0..<count { sink &+= body() }
+    let nanos = Double(nowNanos() - start) / Double(count)
+    print(
+        name.padding(toLength: 60, withPad: " ", startingAt: 0), String(format: "%7.0f ns", nanos), sink == 42 ? "" : ""
+    )
+}
+
+// A CallAPI message body is a JSON object carried as a string: every quote in it is escaped on the wire.
+let jsonBody =
+    "{\"message_action\":1,\"message_version\":\"1.0\",\"message_timestamp\":1763927000123,\"fromUserId\":\"1001\","
+    + "\"remoteUserId\":1002,\"callId\":\"6F1C2A9E-3B7D-4C1E-9F2A-0D8B7C6E5A41\",\"fromRoomId\":\"room-1001\","
+    + "\"fromUserId2\":\"1001\",\"pad\":\"xxxxxxxxxxxxxxxxxxxx\"}"
+let plainBody = String(repeating: "x", count: jsonBody.utf8.count + 20)
+
+func sendText(_ body: String) -> String {
+    FrameFastPath.encode(ClientFrame.send(.init(id: 7, to: "1002", body: body)))!
+}
+let jsonSend = sendText(jsonBody)
+let plainSend = sendText(plainBody)
+let message = ServerFrame.message(.init(from: "1001", body: jsonBody, sentAt: 1_763_927_000_123, messageId: "m-12345"))
+let plainMessage = ServerFrame.message(
+    .init(from: "1001", body: plainBody, sentAt: 1_763_927_000_123, messageId: "m-12345"))
+
+print("send frame \(jsonSend.utf8.count) bytes, JSON body \(jsonBody.utf8.count) bytes")
+measure("decode a send with a JSON body (unescapes it)") { FrameFastPath.decodeClientFrame(jsonSend) == nil ? 0 : 1 }
+measure("decode a send with a same-size plain body") { FrameFastPath.decodeClientFrame(plainSend) == nil ? 0 : 1 }
+measure("encode the message with the JSON body (escapes it)") { FrameFastPath.encode(message)!.utf8.count }
+measure("encode the message with the plain body") { FrameFastPath.encode(plainMessage)!.utf8.count }
