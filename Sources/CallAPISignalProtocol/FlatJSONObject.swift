@@ -4,9 +4,9 @@
 /// It reads only what it is sure of: any other text (nested values, fractions, exponents, integers beyond
 /// `Int64`, duplicate keys, lone surrogates, or anything that is not valid JSON) gives `nil`, and the caller
 /// decodes the text the general way, which also explains what is wrong with it.
-struct FlatJSONObject {
+package struct FlatJSONObject {
     /// A member's value.
-    enum Value: Equatable {
+    package enum Value: Equatable {
         case string(String)
         case int(Int64)
         case bool(Bool)
@@ -14,17 +14,17 @@ struct FlatJSONObject {
     }
 
     /// The members, in the order of the text.
-    private(set) var members: [(key: String, value: Value)] = []
+    package private(set) var members: [(key: String, value: Value)] = []
 
     /// Reads `text`, or returns nil when it is not a flat object this reader is sure of.
-    init?(_ text: String) {
+    package init?(_ text: String) {
         var text = text
         guard let members = text.withUTF8({ FlatJSONObject.read($0) }) else { return nil }
         self.members = members
     }
 
     /// The value of `key`, or nil when absent.
-    subscript(key: String) -> Value? {
+    package subscript(key: String) -> Value? {
         for member in members where member.key == key { return member.value }
         return nil
     }

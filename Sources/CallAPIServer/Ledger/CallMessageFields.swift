@@ -30,11 +30,29 @@ struct CallMessageFields: Sendable, Equatable {
 
     /// Reads `body`; `nil` when it is not a version-1.0 call message with a `callId` and an action the ledger
     /// knows (other traffic between users is not the ledger's business).
+    ///
+    /// Every relayed message passes here on the event loop, so the flat objects the clients send are read in one
+    /// pass without Foundation; only other shapes (nested values, fractions, duplicate keys…) take `JSONDecoder`.
     static func parse(_ body: String) -> CallMessageFields? {
-        // A cheap look first: most traffic between users is not a call message and is never parsed.
-        guard body.first == "{", body.contains("\"callId\""),
-            let raw = try? JSONDecoder().decode(Raw.self, from: Data(body.utf8)),
-            raw.message_version == "1.0", let callId = raw.callId, !callId.isEmpty, callId.utf8.count <= 128,
+        guard body.utf8.first == UInt8(ascii: "{") else { return nil }
+        if let object = FlatJSONObject(body) {
+            return object["callId"] == nil ? nil : fields(Raw(object))
+        }
+        return parseDecoding(body)
+    }
+
+    /// ``parse(_:)`` through `JSONDecoder` alone: the general path, and the reference the fast path is tested
+    /// against.
+    static func parseDecoding(_ body: String) -> CallMessageFields? {
+        // A cheap look first: most traffic between users is not a call message and is never decoded.
+        guard body.utf8.first == UInt8(ascii: "{"), mentionsCallId(body),
+            let raw = try? JSONDecoder().decode(Raw.self, from: Data(body.utf8))
+        else { return nil }
+        return fields(raw)
+    }
+
+    private static func fields(_ raw: Raw) -> CallMessageFields? {
+        guard raw.message_version == "1.0", let callId = raw.callId, !callId.isEmpty, callId.utf8.count <= 128,
             let code = raw.message_action
         else { return nil }
         let action: Action
@@ -52,6 +70,22 @@ struct CallMessageFields: Sendable, Equatable {
         return CallMessageFields(callId: callId, action: action, deviceId: raw.deviceId.map { String($0.prefix(128)) })
     }
 
+    /// Whether the text holds `"callId"` anywhere, compared byte by byte.
+    private static func mentionsCallId(_ body: String) -> Bool {
+        let needle: StaticString = "\"callId\""
+        let bytes = body.utf8
+        let count = needle.utf8CodeUnitCount
+        guard bytes.count >= count else { return false }
+        return needle.withUTF8Buffer { key in
+            var start = bytes.startIndex
+            while let quote = bytes[start...].firstIndex(of: key[0]) {
+                if bytes[quote...].starts(with: key) { return true }
+                start = bytes.index(after: quote)
+            }
+            return false
+        }
+    }
+
     /// Tolerant shapes: every field optional, numbers that arrive as strings accepted where the clients differ.
     private struct Raw: Decodable {
         var message_action: Int?
@@ -64,6 +98,30 @@ struct CallMessageFields: Sendable, Equatable {
         var deviceId: String?
         var answeredByDevice: String?
         var rejectedByDevice: String?
+
+        /// The same reading as the decoder's below, from a flat object.
+        init(_ object: FlatJSONObject) {
+            func int(_ key: String) -> Int? {
+                switch object[key] {
+                case .int(let value): Int(exactly: value)
+                case .string(let text): Int(text)
+                default: nil
+                }
+            }
+            func string(_ key: String) -> String? {
+                if case .string(let value) = object[key] { value } else { nil }
+            }
+            message_action = int("message_action")
+            message_version = string("message_version")
+            callId = string("callId")
+            fromRoomId = string("fromRoomId")
+            cancelCallByInternal = int("cancelCallByInternal")
+            rejectByInternal = int("rejectByInternal")
+            hangupReason = string("hangupReason")
+            deviceId = string("deviceId")
+            answeredByDevice = string("answeredByDevice")
+            rejectedByDevice = string("rejectedByDevice")
+        }
 
         init(from decoder: any Decoder) throws {
             let c = try decoder.container(keyedBy: Key.self)
