@@ -61,20 +61,42 @@ struct SQLLedgerQueries<Runner: SQLRunner>: Sendable {
         return Int(rows.first?["version"]?.integer ?? 0)
     }
 
+    /// Rows per `INSERT`: one statement per chunk is prepared once instead of once per row, and 64 rows of 15
+    /// parameters stay far below both SQLite's and PostgreSQL's parameter limits.
+    static var rowsPerStatement: Int { 64 }
+
     func save(_ records: [CallRecord]) async throws {
-        guard !records.isEmpty else { return }
+        // One row per call: a later record of the same call replaces an earlier one, as the upsert would (and
+        // PostgreSQL refuses an upsert that touches one row twice in a statement).
+        var latest: [String: Int] = [:]
+        for (index, record) in records.enumerated() { latest[record.callId] = index }
+        let rows = records.indices.filter { latest[records[$0].callId] == $0 }.map { records[$0] }
+        guard !rows.isEmpty else { return }
         let columns = LedgerSchema.columns
-        let placeholders = (1...columns.count).map(Runner.placeholder).joined(separator: ", ")
         let updates = columns.dropFirst().map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
-        let sql =
-            "INSERT INTO calls (\(columns.joined(separator: ", "))) VALUES (\(placeholders)) "
-            + "ON CONFLICT (call_id) DO UPDATE SET \(updates)"
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        try await runner.transaction {
-            for record in records {
+        var statements: [(sql: String, binds: [SQLValue])] = []
+        for start in stride(from: 0, to: rows.count, by: Self.rowsPerStatement) {
+            let chunk = rows[start..<min(start + Self.rowsPerStatement, rows.count)]
+            var binds: [SQLValue] = []
+            binds.reserveCapacity(chunk.count * columns.count)
+            var tuples: [String] = []
+            for record in chunk {
+                let first = binds.count + 1
+                let placeholders = (first..<first + columns.count).map(Runner.placeholder).joined(separator: ", ")
+                tuples.append("(\(placeholders))")
                 let devices = String(decoding: try encoder.encode(record.devices), as: UTF8.self)
-                _ = try await runner.run(sql, Self.binds(record, devices: devices))
+                binds += Self.binds(record, devices: devices)
+            }
+            let sql =
+                "INSERT INTO calls (\(columns.joined(separator: ", "))) VALUES \(tuples.joined(separator: ", ")) "
+                + "ON CONFLICT (call_id) DO UPDATE SET \(updates)"
+            statements.append((sql, binds))
+        }
+        try await runner.transaction { [statements] in
+            for statement in statements {
+                _ = try await runner.run(statement.sql, statement.binds)
             }
         }
     }

@@ -56,6 +56,34 @@ enum LedgerStoreScenarios {
         try await store.close()
     }
 
+    /// A batch larger than one statement's rows, holding the same call more than once: every call is saved once,
+    /// as its last record in the batch says.
+    static func aLargeBatchSavesEachCallOnceAsItsLastRecordSays(_ backend: LedgerBackend) async throws {
+        let store = try await backend.openStore()
+        let user = uniqueUser()
+        let other = uniqueUser()
+        let count = SQLLedgerQueries<SQLiteLedgerStore.Runner>.rowsPerStatement * 2 + 7
+        var records = (0..<count).map {
+            record("\(user)-c\($0)", caller: user, callee: other, startedAt: 1_000 + Int64($0), outcome: .missed)
+        }
+        // The first call again, then a call of the second chunk again, each ending differently.
+        records.append(record("\(user)-c0", caller: user, callee: other, startedAt: 1_000, outcome: .completed))
+        records.append(record("\(user)-c70", caller: user, callee: other, startedAt: 1_070, outcome: .rejected))
+        try await store.save(records)
+        var saved: [String: CallOutcome] = [:]
+        var cursor: CallCursor?
+        repeat {
+            let page = try await store.calls(CallQuery(userId: user, limit: 50, cursor: cursor))
+            for call in page.calls { saved[call.callId] = call.outcome }
+            cursor = page.nextCursor
+        } while cursor != nil
+        #expect(saved.count == count)
+        #expect(saved["\(user)-c0"] == .completed)
+        #expect(saved["\(user)-c70"] == .rejected)
+        #expect(saved["\(user)-c\(count - 1)"] == .missed)
+        try await store.close()
+    }
+
     static func filtersSelectOutcomesRoleAndTime(_ backend: LedgerBackend) async throws {
         let store = try await backend.openStore()
         let user = uniqueUser()
@@ -100,6 +128,9 @@ enum LedgerStoreScenarios {
     @Test func filtersSelectOutcomesRoleAndTime() async throws {
         try await LedgerStoreScenarios.filtersSelectOutcomesRoleAndTime(.sqlite)
     }
+    @Test func aLargeBatchSavesEachCallOnceAsItsLastRecordSays() async throws {
+        try await LedgerStoreScenarios.aLargeBatchSavesEachCallOnceAsItsLastRecordSays(.sqlite)
+    }
     @Test func retentionDeletesOnlyCallsThatEndedBeforeTheCutoff() async throws {
         try await LedgerStoreScenarios.retentionDeletesOnlyCallsThatEndedBeforeTheCutoff(.sqlite)
     }
@@ -126,6 +157,9 @@ struct PostgresLedgerStoreTests {
     }
     @Test func filtersSelectOutcomesRoleAndTime() async throws {
         try await LedgerStoreScenarios.filtersSelectOutcomesRoleAndTime(.postgres)
+    }
+    @Test func aLargeBatchSavesEachCallOnceAsItsLastRecordSays() async throws {
+        try await LedgerStoreScenarios.aLargeBatchSavesEachCallOnceAsItsLastRecordSays(.postgres)
     }
     @Test func retentionDeletesOnlyCallsThatEndedBeforeTheCutoff() async throws {
         try await LedgerStoreScenarios.retentionDeletesOnlyCallsThatEndedBeforeTheCutoff(.postgres)
