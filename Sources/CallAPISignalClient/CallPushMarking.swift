@@ -30,19 +30,41 @@ enum CallPushMarking {
     static let callerNameKey = "displayName"
 
     /// The mark for `message`, or nil when it is not a call or a cancel (or not a CallAPI message).
+    ///
+    /// Every message a user sends passes here, so flat objects (most of the traffic: acks, answers, hangups) are
+    /// read in one pass without Foundation; a call with a user extension (a nested object) takes `JSONDecoder`.
     static func mark(forCallAPIMessage message: String) -> PushMark? {
-        guard let decoded = try? JSONDecoder().decode(Message.self, from: Data(message.utf8)),
-            let callId = decoded.callId, !callId.isEmpty, callId.count <= PushMark.maxCallIdLength
+        guard let object = FlatJSONObject(message) else { return markDecoding(forCallAPIMessage: message) }
+        // Read as `JSONDecoder` reads `Message`: a member of the wrong type makes the whole message unreadable.
+        guard case .int(let wide)? = object["message_action"], let action = Int(exactly: wide),
+            let callId = object.optionalString("callId"), let cancelByTimer = object.optionalInt("cancelCallByInternal")
         else { return nil }
-        switch decoded.message_action {
+        switch object["fromUserExtension"] {
+        case nil, .null?: break
+        default: return nil
+        }
+        return mark(action: action, callId: callId, cancelByTimer: cancelByTimer, callerName: nil)
+    }
+
+    /// ``mark(forCallAPIMessage:)`` through `JSONDecoder` alone: the general path, and the reference the one-pass
+    /// reading is tested against.
+    static func markDecoding(forCallAPIMessage message: String) -> PushMark? {
+        guard let decoded = try? JSONDecoder().decode(Message.self, from: Data(message.utf8)) else { return nil }
+        var name: String?
+        if case .string(let text)? = decoded.fromUserExtension?[callerNameKey] { name = text }
+        return mark(
+            action: decoded.message_action, callId: decoded.callId, cancelByTimer: decoded.cancelCallByInternal,
+            callerName: name)
+    }
+
+    private static func mark(action: Int, callId: String?, cancelByTimer: Int?, callerName: String?) -> PushMark? {
+        guard let callId, !callId.isEmpty, callId.count <= PushMark.maxCallIdLength else { return nil }
+        switch action {
         case 0, 10:
-            var name: String?
-            if case .string(let text)? = decoded.fromUserExtension?[callerNameKey], !text.isEmpty {
-                name = String(text.prefix(PushMark.maxCallerNameLength))
-            }
-            return .call(callId: callId, callerName: name, video: decoded.message_action == 0)
+            let name = callerName.flatMap { $0.isEmpty ? nil : String($0.prefix(PushMark.maxCallerNameLength)) }
+            return .call(callId: callId, callerName: name, video: action == 0)
         case 1:
-            return .withdraw(callId: callId, reason: decoded.cancelCallByInternal == 1 ? .expired : .cancelled)
+            return .withdraw(callId: callId, reason: cancelByTimer == 1 ? .expired : .cancelled)
         default:
             return nil
         }

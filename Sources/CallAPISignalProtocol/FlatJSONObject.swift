@@ -30,7 +30,7 @@ package struct FlatJSONObject {
     }
 
     /// `key` as a string: `.some(nil)` when absent or null, nil when it is something else.
-    func optionalString(_ key: String) -> String?? {
+    package func optionalString(_ key: String) -> String?? {
         switch self[key] {
         case nil, .null: .some(nil)
         case .string(let value): .some(value)
@@ -39,7 +39,7 @@ package struct FlatJSONObject {
     }
 
     /// `key` as an integer: `.some(nil)` when absent or null, nil when it is something else or does not fit.
-    func optionalInt(_ key: String) -> Int?? {
+    package func optionalInt(_ key: String) -> Int?? {
         switch self[key] {
         case nil, .null: .some(nil)
         case .int(let value): Int(exactly: value).map { .some($0) }
@@ -48,7 +48,7 @@ package struct FlatJSONObject {
     }
 
     /// `key` as a boolean: `.some(nil)` when absent or null, nil when it is something else.
-    func optionalBool(_ key: String) -> Bool?? {
+    package func optionalBool(_ key: String) -> Bool?? {
         switch self[key] {
         case nil, .null: .some(nil)
         case .bool(let value): .some(value)
@@ -57,12 +57,12 @@ package struct FlatJSONObject {
     }
 
     /// `key` as a string that must be there.
-    func string(_ key: String) -> String? {
+    package func string(_ key: String) -> String? {
         if case .string(let value) = self[key] { value } else { nil }
     }
 
     /// `key` as an integer that must be there.
-    func int64(_ key: String) -> Int64? {
+    package func int64(_ key: String) -> Int64? {
         if case .int(let value) = self[key] { value } else { nil }
     }
 

@@ -1,0 +1,54 @@
+import Testing
+
+@testable import CallAPISignalClient
+
+/// The one-pass reading of an outgoing CallAPI message marks it for push exactly as reading it through
+/// `JSONDecoder` does, for what the clients send and for what the flat reader leaves to the decoder.
+@Suite struct CallPushMarkingTests {
+    static let messages: [String] = [
+        #"{"message_action":0,"message_version":"1.0","callId":"c-1","fromUserId":"1001","fromRoomId":"r"}"#,
+        #"{"message_action":10,"message_version":"1.0","callId":"c-1"}"#,
+        #"{"message_action":0,"callId":"c-1","fromUserExtension":{"displayName":"Ann \u00e9"}}"#,
+        #"{"message_action":0,"callId":"c-1","fromUserExtension":{"displayName":""}}"#,
+        #"{"message_action":0,"callId":"c-1","fromUserExtension":{"displayName":7,"age":3}}"#,
+        #"{"message_action":0,"callId":"c-1","fromUserExtension":"Ann"}"#,
+        #"{"message_action":0,"callId":"c-1","fromUserExtension":null}"#,
+        #"{"message_action":1,"callId":"c-1","cancelCallByInternal":1}"#,
+        #"{"message_action":1,"callId":"c-1","cancelCallByInternal":0}"#,
+        #"{"message_action":1,"callId":"c-1","cancelCallByInternal":"1"}"#,
+        #"{"message_action":1,"callId":"c-1","cancelCallByInternal":null}"#,
+        #"{"message_action":2,"callId":"c-1"}"#,
+        #"{"message_action":20,"callId":"c-1","messageId":"m-1"}"#,
+        #"{"message_action":"0","callId":"c-1"}"#,
+        #"{"message_action":0.0,"callId":"c-1"}"#,
+        #"{"message_action":0,"callId":5}"#,
+        #"{"message_action":0,"callId":""}"#,
+        #"{"message_action":0,"callId":null}"#,
+        #"{"message_action":0}"#,
+        #"{"message_action":0,"callId":"\#(String(repeating: "c", count: 200))"}"#,
+        #"{"message_action":0,"callId":"c-1","callId":"c-2"}"#,
+        #"{"callId":"c-1"}"#,
+        "hello", "", "[1,2]",
+    ]
+
+    @Test(arguments: messages)
+    func theOnePassReadingMarksAsTheDecoderDoes(_ message: String) {
+        #expect(
+            CallPushMarking.mark(forCallAPIMessage: message) == CallPushMarking.markDecoding(forCallAPIMessage: message)
+        )
+    }
+
+    @Test func callsRingWithTheCallersNameAndCancelsWithdraw() {
+        #expect(
+            CallPushMarking.mark(forCallAPIMessage: Self.messages[0])
+                == .call(callId: "c-1", callerName: nil, video: true))
+        #expect(
+            CallPushMarking.mark(forCallAPIMessage: Self.messages[2])
+                == .call(callId: "c-1", callerName: "Ann é", video: true))
+        #expect(CallPushMarking.mark(forCallAPIMessage: Self.messages[7]) == .withdraw(callId: "c-1", reason: .expired))
+        #expect(
+            CallPushMarking.mark(forCallAPIMessage: Self.messages[10]) == .withdraw(callId: "c-1", reason: .cancelled))
+        #expect(CallPushMarking.mark(forCallAPIMessage: Self.messages[9]) == nil)
+        #expect(CallPushMarking.mark(forCallAPIMessage: Self.messages[11]) == nil)
+    }
+}
