@@ -1,31 +1,40 @@
 #!/usr/bin/env bash
-# A/B of two builds of callapi-bench, side by side in one run: one server process (OLD's `callapi-bench serve`),
-# the relay and calls benches driven by OLD's clients, NEW's clients and (reference) Mosquitto through OLD, in
-# turn, ROUNDS times, so both builds see the same machine load. Prints the medians.
+# A/B of two builds of callapi-bench, side by side in one run: each build's server (`callapi-bench serve`, its own
+# process) driven by that build's clients, and (reference) Mosquitto driven by OLD's, in turn, ROUNDS times, so
+# both builds see the same machine load. Prints the medians.
 #   scripts/bench_ab.sh OLD_BENCH_BINARY NEW_BENCH_BINARY [ROUNDS] [OUTDIR]
 set -u
 old=$1 new=$2 rounds=${3:-3} out=${4:-$(mktemp -d)}
 mkdir -p "$out"
 cd "$(dirname "$0")/.."
 . scripts/services/lib.sh
-port=$(free_port)
 secret=$(python3 -c 'import secrets; print(secrets.token_hex(32))')
-"$old" serve --port "$port" --secret "$secret" --rate 10000000 --burst 100000 --max-sessions 1000 \
-    --log-level error >"$out/serve.out" 2>&1 &
-pids=($!)
+pids=()
 trap 'kill "${pids[@]}" 2>/dev/null' EXIT
+serve() { # serve BINARY NAME: starts it on a free port, kept in NAME_port
+    local port
+    port=$(free_port)
+    "$1" serve --port "$port" --secret "$secret" --rate 10000000 --burst 100000 --max-sessions 1000 \
+        --log-level error >"$out/serve-$2.out" 2>&1 &
+    pids+=($!)
+    printf -v "$2_port" '%s' "$port"
+}
+serve "$old" old
+serve "$new" new
 peers=(old new)
 if info=$(scripts/services/start-mosquitto.sh "$out/mosquitto"); then
     read -r mqtt_port mqtt_pid <<<"$info"
     pids+=("$mqtt_pid")
     peers+=(mosquitto)
 fi
-wait_for 10 python3 -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$port/healthz', timeout=2)"
+for port in "$old_port" "$new_port"; do
+    wait_for 10 python3 -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$port/healthz', timeout=2)"
+done
 for round in $(seq 1 "$rounds"); do
     for peer in "${peers[@]}"; do
         case $peer in
-            old) bin=$old args=(--peer ours --peer-url "ws://127.0.0.1:$port" --peer-secret "$secret") ;;
-            new) bin=$new args=(--peer ours --peer-url "ws://127.0.0.1:$port" --peer-secret "$secret") ;;
+            old) bin=$old args=(--peer ours --peer-url "ws://127.0.0.1:$old_port" --peer-secret "$secret") ;;
+            new) bin=$new args=(--peer ours --peer-url "ws://127.0.0.1:$new_port" --peer-secret "$secret") ;;
             mosquitto) bin=$old args=(--peer mosquitto --peer-url "mqtt://127.0.0.1:$mqtt_port") ;;
         esac
         echo "bench_ab: round $round, $peer" >&2
