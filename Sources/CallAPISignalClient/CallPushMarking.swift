@@ -31,19 +31,22 @@ enum CallPushMarking {
 
     /// The mark for `message`, or nil when it is not a call or a cancel (or not a CallAPI message).
     ///
-    /// Every message a user sends passes here, so flat objects (most of the traffic: acks, answers, hangups) are
-    /// read in one pass without Foundation; a call with a user extension (a nested object) takes `JSONDecoder`.
+    /// Every message a user sends passes here, so it is read in one pass without Foundation; only what that reader
+    /// is not sure of (arrays, deeper nesting, fractions…) takes `JSONDecoder`.
     static func mark(forCallAPIMessage message: String) -> PushMark? {
         guard let object = FlatJSONObject(message) else { return markDecoding(forCallAPIMessage: message) }
         // Read as `JSONDecoder` reads `Message`: a member of the wrong type makes the whole message unreadable.
         guard case .int(let wide)? = object["message_action"], let action = Int(exactly: wide),
             let callId = object.optionalString("callId"), let cancelByTimer = object.optionalInt("cancelCallByInternal")
         else { return nil }
+        var callerName: String?
         switch object["fromUserExtension"] {
         case nil, .null?: break
+        case .object(let extensions)?:
+            if case .string(let name)? = extensions[callerNameKey] { callerName = name }
         default: return nil
         }
-        return mark(action: action, callId: callId, cancelByTimer: cancelByTimer, callerName: nil)
+        return mark(action: action, callId: callId, cancelByTimer: cancelByTimer, callerName: callerName)
     }
 
     /// ``mark(forCallAPIMessage:)`` through `JSONDecoder` alone: the general path, and the reference the one-pass

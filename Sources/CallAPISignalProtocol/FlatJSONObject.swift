@@ -1,16 +1,19 @@
-/// A JSON object whose members are all strings, integers, booleans or null, read in one pass over the UTF-8
-/// bytes without Foundation: the fast path of ``FrameCoding`` for the frames sent at high rates.
+/// A JSON object whose members are strings, integers, booleans, null, or objects of those (one level deep), read
+/// in one pass over the UTF-8 bytes without Foundation: the fast path of ``FrameCoding`` for the frames sent at
+/// high rates, and of the few places that read a CallAPI message.
 ///
-/// It reads only what it is sure of: any other text (nested values, fractions, exponents, integers beyond
+/// It reads only what it is sure of: any other text (arrays, deeper nesting, fractions, exponents, integers beyond
 /// `Int64`, duplicate keys, lone surrogates, or anything that is not valid JSON) gives `nil`, and the caller
 /// decodes the text the general way, which also explains what is wrong with it.
-package struct FlatJSONObject {
+package struct FlatJSONObject: Equatable {
     /// A member's value.
     package enum Value: Equatable {
         case string(String)
         case int(Int64)
         case bool(Bool)
         case null
+        /// A nested object, whose own members are never objects.
+        indirect case object(FlatJSONObject)
     }
 
     /// The members, in the order of the text.
@@ -21,6 +24,15 @@ package struct FlatJSONObject {
         var text = text
         guard let members = text.withUTF8({ FlatJSONObject.read($0) }) else { return nil }
         self.members = members
+    }
+
+    private init(members: [(key: String, value: Value)]) {
+        self.members = members
+    }
+
+    package static func == (lhs: FlatJSONObject, rhs: FlatJSONObject) -> Bool {
+        lhs.members.count == rhs.members.count
+            && zip(lhs.members, rhs.members).allSatisfy { $0.key == $1.key && $0.value == $1.value }
     }
 
     /// The value of `key`, or nil when absent.
@@ -56,6 +68,15 @@ package struct FlatJSONObject {
         }
     }
 
+    /// `key` as an object: `.some(nil)` when absent or null, nil when it is something else.
+    package func optionalObject(_ key: String) -> FlatJSONObject?? {
+        switch self[key] {
+        case nil, .null: .some(nil)
+        case .object(let value): .some(value)
+        default: nil
+        }
+    }
+
     /// `key` as a string that must be there.
     package func string(_ key: String) -> String? {
         if case .string(let value) = self[key] { value } else { nil }
@@ -69,29 +90,9 @@ package struct FlatJSONObject {
     private static func read(_ bytes: UnsafeBufferPointer<UInt8>) -> [(key: String, value: Value)]? {
         var reader = Reader(bytes: bytes)
         reader.skipSpace()
-        guard reader.take(UInt8(ascii: "{")) else { return nil }
-        var members: [(key: String, value: Value)] = []
-        members.reserveCapacity(8)
+        guard let members = reader.object(nesting: true) else { return nil }
         reader.skipSpace()
-        if reader.take(UInt8(ascii: "}")) {
-            reader.skipSpace()
-            return reader.atEnd ? members : nil
-        }
-        while true {
-            reader.skipSpace()
-            guard let key = reader.string() else { return nil }
-            for member in members where member.key == key { return nil }
-            reader.skipSpace()
-            guard reader.take(UInt8(ascii: ":")) else { return nil }
-            reader.skipSpace()
-            guard let value = reader.value() else { return nil }
-            members.append((key, value))
-            reader.skipSpace()
-            if reader.take(UInt8(ascii: ",")) { continue }
-            guard reader.take(UInt8(ascii: "}")) else { return nil }
-            reader.skipSpace()
-            return reader.atEnd ? members : nil
-        }
+        return reader.atEnd ? members : nil
     }
 
     /// A cursor over the bytes.
@@ -124,9 +125,34 @@ package struct FlatJSONObject {
             return true
         }
 
-        mutating func value() -> Value? {
+        /// An object's members; `nesting`: whether its values may be objects themselves.
+        mutating func object(nesting: Bool) -> [(key: String, value: Value)]? {
+            guard take(UInt8(ascii: "{")) else { return nil }
+            var members: [(key: String, value: Value)] = []
+            members.reserveCapacity(8)
+            skipSpace()
+            if take(UInt8(ascii: "}")) { return members }
+            while true {
+                skipSpace()
+                guard let key = string() else { return nil }
+                for member in members where member.key == key { return nil }
+                skipSpace()
+                guard take(UInt8(ascii: ":")) else { return nil }
+                skipSpace()
+                guard let value = value(nesting: nesting) else { return nil }
+                members.append((key, value))
+                skipSpace()
+                if take(UInt8(ascii: ",")) { continue }
+                return take(UInt8(ascii: "}")) ? members : nil
+            }
+        }
+
+        mutating func value(nesting: Bool) -> Value? {
             guard index < bytes.count else { return nil }
             switch bytes[index] {
+            case UInt8(ascii: "{"):
+                guard nesting, let members = object(nesting: false) else { return nil }
+                return .object(FlatJSONObject(members: members))
             case UInt8(ascii: "\""): return string().map(Value.string)
             case UInt8(ascii: "t"): return take("true") ? .bool(true) : nil
             case UInt8(ascii: "f"): return take("false") ? .bool(false) : nil

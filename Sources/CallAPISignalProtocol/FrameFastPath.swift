@@ -8,15 +8,34 @@ enum FrameFastPath {
         case "send":
             guard let id = object.int64("id").flatMap({ Int(exactly: $0) }), let to = object.string("to"),
                 let body = object.string("body"), let ttl = object.optionalInt("ttl"),
-                let copy = object.optionalBool("copy")
+                let copy = object.optionalBool("copy"), let pushObject = object.optionalObject("push")
             else { return nil }
-            return .send(.init(id: id, to: to, body: body, ttl: ttl, copy: copy))
+            var push: PushMark?
+            if let pushObject {
+                guard let mark = pushMark(pushObject) else { return nil }
+                push = mark
+            }
+            return .send(.init(id: id, to: to, body: body, ttl: ttl, push: push, copy: copy))
         case "ping":
             guard let id = object.optionalInt("id") else { return nil }
             return .ping(.init(id: id))
         default:
             return nil
         }
+    }
+
+    /// A send's push mark (docs/push.md), as its `Codable` conformance reads it.
+    private static func pushMark(_ object: FlatJSONObject) -> PushMark? {
+        guard let kind = object.string("kind").flatMap(PushMark.Kind.init(rawValue:)),
+            let callId = object.string("callId"), let callerName = object.optionalString("callerName"),
+            let video = object.optionalBool("video"), let reasonText = object.optionalString("reason")
+        else { return nil }
+        var reason: PushMark.Reason?
+        if let reasonText {
+            guard let known = PushMark.Reason(rawValue: reasonText) else { return nil }
+            reason = known
+        }
+        return PushMark(kind: kind, callId: callId, callerName: callerName, video: video, reason: reason)
     }
 
     static func decodeServerFrame(_ text: String) -> ServerFrame? {
@@ -50,11 +69,20 @@ enum FrameFastPath {
     /// The text of `frame` when it is one of the fast frames, keys sorted as the general encoder sorts them.
     static func encode(_ frame: ClientFrame) -> String? {
         switch frame {
-        case .send(let send) where send.push == nil:
+        case .send(let send):
             var writer = FrameJSONWriter(capacity: send.body.utf8.count + send.to.utf8.count + 48)
             writer.member("body", send.body)
             writer.member("copy", send.copy)
             writer.member("id", send.id)
+            if let push = send.push {
+                var mark = FrameJSONWriter(capacity: push.callId.utf8.count + 64)
+                mark.member("callId", push.callId)
+                mark.member("callerName", push.callerName)
+                mark.member("kind", push.kind.rawValue)
+                mark.member("reason", push.reason?.rawValue)
+                mark.member("video", push.video)
+                writer.member("push", object: &mark)
+            }
             writer.member("to", send.to)
             writer.member("ttl", send.ttl)
             writer.member("type", "send")

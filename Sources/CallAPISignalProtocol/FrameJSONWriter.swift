@@ -46,6 +46,12 @@ struct FrameJSONWriter {
         text.append(value ? "true" : "false")
     }
 
+    /// A nested object, written by its own writer (closed here).
+    mutating func member(_ key: StaticString, object: inout FrameJSONWriter) {
+        open(key)
+        text.append(object.finish())
+    }
+
     private mutating func open(_ key: StaticString) {
         if !empty { text.append(",") }
         empty = false

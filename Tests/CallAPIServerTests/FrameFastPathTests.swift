@@ -34,6 +34,11 @@ import Testing
         frames += [
             .send(.init(id: -3, to: "1002", body: "{}", ttl: 30)), .send(.init(id: Int.max, to: "1", body: "")),
             .ping(.init(id: 4)), .ping(.init()),
+            .send(.init(id: 2, to: "1002", body: "{}", push: .call(callId: "c-1", callerName: nil, video: true))),
+            .send(.init(id: 3, to: "1002", body: "{}", ttl: 30, push: .withdraw(callId: "c\"1", reason: .expired))),
+            .send(
+                .init(id: 4, to: "1", body: "x", push: .call(callId: "c", callerName: "Ann \u{1F600}", video: false))),
+            .send(.init(id: 5, to: "1", body: "x", push: .withdraw(callId: "c", reason: .cancelled), copy: true)),
         ]
         return frames
     }
@@ -76,6 +81,10 @@ import Testing
         #"{"t\u0079pe":"send","id":-1,"to":"1","body":"","ttl":null}"#,
         "{\"type\":\"send\",\"id\":1,\"to\":\"\u{1F600}\",\"body\":\"é\"}",
         #"{"type":"ping"}"#, #"{"type":"ping","id":null}"#,
+        #"{"type":"send","id":1,"to":"1","body":"x","push":null}"#,
+        #"{"type":"send","id":1,"to":"1","body":"x","push":{"kind":"call","callId":"c","video":null,"x":{}}}"#,
+        #"{"type":"send","id":1,"to":"1","body":"x","push":{"kind":"withdraw","callId":"c","reason":"expired"}}"#,
+        #"{"type":"send","id":1,"to":"1","body":"x","extra":{"a":1}}"#,
     ])
     func spellingsDecodeAsTheGeneralPathDecodesThem(text: String) throws {
         let fast = try #require(FrameFastPath.decodeClientFrame(text))
@@ -113,6 +122,12 @@ import Testing
         "{\"type\":\"ping\",\"id\":\"7\"}", "{\"type\":7}", "{\"type\":\"send\",\"id\":1,\"to\":\"1\",\"body\":\"x\"",
         "{\"type\":\"send\",\"id\":-,\"to\":\"1\",\"body\":\"x\"}",
         "{\"type\":\"send\",\"id\":1,\"to\":\"1\",\"body\":tru}",
+        #"{"type":"send","id":1,"to":"1","body":"x","push":{"kind":"ring","callId":"c"}}"#,
+        #"{"type":"send","id":1,"to":"1","body":"x","push":{"kind":"withdraw","callId":"c","reason":"bored"}}"#,
+        #"{"type":"send","id":1,"to":"1","body":"x","push":{"kind":"call"}}"#,
+        #"{"type":"send","id":1,"to":"1","body":"x","push":{"kind":"call","callId":"c","video":"yes"}}"#,
+        #"{"type":"send","id":1,"to":"1","body":"x","push":"call"}"#,
+        #"{"type":"send","id":1,"to":"1","body":"x","push":{"kind":"call","callId":"c","x":{"y":1}}}"#,
     ])
     func malformedTextGetsTheGeneralPathsPreciseError(text: String) {
         #expect(FrameFastPath.decodeClientFrame(text) == nil)
@@ -139,7 +154,11 @@ import Testing
         #expect(object["d"] == .bool(true) && object["e"] == .bool(false) && object["f"] == .null)
         #expect(FlatJSONObject(#"{"a":9223372036854775808}"#) == nil)
         #expect(FlatJSONObject(#"{"a":-9223372036854775809}"#) == nil)
-        #expect(FlatJSONObject(#"{"a":{"b":1}}"#) == nil)
+        #expect(FlatJSONObject(#"{"a":{"b":{"c":1}}}"#) == nil)
+        #expect(FlatJSONObject(#"{"a":[1]}"#) == nil)
+        let nested = try #require(FlatJSONObject(#"{"a":{"b":1,"c":"d"},"e":{}}"#))
+        #expect(nested.optionalObject("a")??["c"] == .string("d"))
+        #expect(nested.optionalObject("e")??.members.isEmpty == true)
         #expect(try #require(FlatJSONObject(" {} ")).members.isEmpty)
     }
 }

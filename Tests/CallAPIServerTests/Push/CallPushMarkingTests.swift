@@ -13,6 +13,8 @@ import Testing
         #"{"message_action":0,"callId":"c-1","fromUserExtension":{"displayName":7,"age":3}}"#,
         #"{"message_action":0,"callId":"c-1","fromUserExtension":"Ann"}"#,
         #"{"message_action":0,"callId":"c-1","fromUserExtension":null}"#,
+        #"{"message_action":0,"callId":"c-1","fromUserExtension":{"displayName":"Bo","tags":["a"]}}"#,
+        #"{"message_action":0,"callId":"c-1","fromUserExtension":{"displayName":"Bo","more":{"a":1}}}"#,
         #"{"message_action":1,"callId":"c-1","cancelCallByInternal":1}"#,
         #"{"message_action":1,"callId":"c-1","cancelCallByInternal":0}"#,
         #"{"message_action":1,"callId":"c-1","cancelCallByInternal":"1"}"#,
