@@ -2,52 +2,52 @@
 /// (callers give them sorted, as `JSONEncoder`'s `.sortedKeys` does), strings escaped exactly as `JSONEncoder`
 /// with `.withoutEscapingSlashes` does (`\"`, `\\`, `\b`, `\f`, `\n`, `\r`, `\t`, other controls as `\u00xx`),
 /// so the text is byte for byte what the general encoder writes.
-struct FrameJSONWriter {
+package struct FrameJSONWriter {
     private(set) var text: String
     private var empty = true
 
-    init(capacity: Int = 64) {
+    package init(capacity: Int = 64) {
         text = "{"
         text.reserveCapacity(capacity)
     }
 
     /// The object's text, closed.
-    mutating func finish() -> String {
+    package mutating func finish() -> String {
         text.append("}")
         return text
     }
 
-    mutating func member(_ key: StaticString, _ value: String) {
+    package mutating func member(_ key: StaticString, _ value: String) {
         open(key)
         Self.appendString(value, to: &text)
     }
 
-    mutating func member(_ key: StaticString, _ value: String?) {
+    package mutating func member(_ key: StaticString, _ value: String?) {
         if let value { member(key, value) }
     }
 
-    mutating func member(_ key: StaticString, _ value: Int64) {
+    package mutating func member(_ key: StaticString, _ value: Int64) {
         open(key)
         text.append(String(value))
     }
 
-    mutating func member(_ key: StaticString, _ value: Int) {
+    package mutating func member(_ key: StaticString, _ value: Int) {
         open(key)
         text.append(String(value))
     }
 
-    mutating func member(_ key: StaticString, _ value: Int?) {
+    package mutating func member(_ key: StaticString, _ value: Int?) {
         if let value { member(key, value) }
     }
 
-    mutating func member(_ key: StaticString, _ value: Bool?) {
+    package mutating func member(_ key: StaticString, _ value: Bool?) {
         guard let value else { return }
         open(key)
         text.append(value ? "true" : "false")
     }
 
     /// A nested object, written by its own writer (closed here).
-    mutating func member(_ key: StaticString, object: inout FrameJSONWriter) {
+    package mutating func member(_ key: StaticString, object: inout FrameJSONWriter) {
         open(key)
         text.append(object.finish())
     }

@@ -74,8 +74,6 @@ struct SQLLedgerQueries<Runner: SQLRunner>: Sendable {
         guard !rows.isEmpty else { return }
         let columns = LedgerSchema.columns
         let updates = columns.dropFirst().map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
         var statements: [(sql: String, binds: [SQLValue])] = []
         for start in stride(from: 0, to: rows.count, by: Self.rowsPerStatement) {
             let chunk = rows[start..<min(start + Self.rowsPerStatement, rows.count)]
@@ -86,8 +84,7 @@ struct SQLLedgerQueries<Runner: SQLRunner>: Sendable {
                 let first = binds.count + 1
                 let placeholders = (first..<first + columns.count).map(Runner.placeholder).joined(separator: ", ")
                 tuples.append("(\(placeholders))")
-                let devices = String(decoding: try encoder.encode(record.devices), as: UTF8.self)
-                binds += Self.binds(record, devices: devices)
+                binds += Self.binds(record, devices: DevicesColumn.text(record.devices))
             }
             let sql =
                 "INSERT INTO calls (\(columns.joined(separator: ", "))) VALUES \(tuples.joined(separator: ", ")) "
@@ -165,7 +162,7 @@ struct SQLLedgerQueries<Runner: SQLRunner>: Sendable {
         guard let media = CallMedia(rawValue: mediaText), let outcome = CallOutcome(rawValue: outcomeText) else {
             throw LedgerStoreError("calls row has media \(mediaText) / outcome \(outcomeText), unknown to this server")
         }
-        let devices = try JSONDecoder().decode([CallDevice].self, from: Data(try text("devices").utf8))
+        let devices = try DevicesColumn.devices(try text("devices"))
         return CallRecord(
             callId: try text("call_id"), caller: try text("caller"), callee: try text("callee"), media: media,
             roomId: row["room_id"]?.text, startedAt: try integer("started_at"), rangAt: row["rang_at"]?.integer,
