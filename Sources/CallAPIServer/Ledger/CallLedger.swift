@@ -9,18 +9,20 @@ import NIOConcurrencyHelpers
 #endif
 
 /// The ledger's shell: runs ``CallLedgerMachine`` for the hub (synchronously, under a lock, so the hub's relay is
-/// never delayed by the database) and writes ended calls to the ``LedgerStore`` from one background task, in order.
+/// never delayed by the database) and writes ended calls to the ``LedgerStore`` from one background task, in order:
+/// whatever ended while the previous write ran is saved in one transaction.
 final class CallLedger: Sendable {
     let settings: LedgerSettings
     let store: any LedgerStore
     /// The durable call webhooks (docs/webhooks.md), when a URL is configured.
     let webhooks: CallWebhooks?
     private let machine: NIOLockedValueBox<CallLedgerMachine>
-    private let writes: AsyncStream<CallRecord>
-    private let continuation: AsyncStream<CallRecord>.Continuation
+    /// Ended calls not yet taken by the writer, at most `settings.writeQueueLimit`.
+    private let pending = NIOLockedValueBox(PendingRecords())
+    /// Tells the writer that records are pending (or that no more will come, when finished).
+    private let wakeups: AsyncStream<Void>
+    private let wake: AsyncStream<Void>.Continuation
     private let progress = WriteProgress()
-    /// Records queued for the writer (the writer's count is in `progress`).
-    private let queued = NIOLockedValueBox(0)
     private let metrics: ServerMetrics
     private let logger: Logger
 
@@ -65,8 +67,7 @@ final class CallLedger: Sendable {
         self.metrics = metrics
         self.logger = logger
         machine = NIOLockedValueBox(CallLedgerMachine(limits: settings.limits))
-        (writes, continuation) = AsyncStream.makeStream(
-            of: CallRecord.self, bufferingPolicy: .bufferingOldest(max(1, settings.writeQueueLimit)))
+        (wakeups, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
     /// Feeds the machine and performs its actions.
@@ -75,17 +76,22 @@ final class CallLedger: Sendable {
         for action in actions {
             switch action {
             case .save(let record):
-                queued.withLockedValue { $0 += 1 }
-                switch continuation.yield(record) {
-                case .enqueued:
+                let limit = max(1, settings.writeQueueLimit)
+                let accepted = pending.withLockedValue { pending in
+                    guard !pending.finished, pending.records.count < limit else { return false }
+                    pending.records.append(record)
+                    pending.accepted += 1
+                    return true
+                }
+                if accepted {
+                    wake.yield()
                     logger.debug(
                         "call ended",
                         metadata: [
                             "callId": "\(record.callId)", "outcome": "\(record.outcome.rawValue)",
                             "reason": "\(record.endReason)",
                         ])
-                default:
-                    queued.withLockedValue { $0 -= 1 }
+                } else {
                     metrics.ledgerRecordLost()
                     logger.error(
                         "call ledger: record not written, the write queue is full or closed",
@@ -113,7 +119,7 @@ final class CallLedger: Sendable {
 
     /// A page of a user's calls, after every call that had ended when it was asked has been written.
     func calls(_ query: CallQuery) async throws -> CallPage {
-        await progress.waitUntilWritten(queued.withLockedValue { $0 })
+        await progress.waitUntilWritten(pending.withLockedValue { $0.accepted })
         return try await store.calls(query)
     }
 
@@ -166,11 +172,20 @@ final class CallLedger: Sendable {
     /// Writes ended calls, in order, until ``finish()``, then the rest; each write is retried a few times before it
     /// is logged and counted as lost.
     func run() async {
-        for await record in writes {
-            await write([record])
+        for await _ in wakeups {
+            await writePending()
         }
+        await writePending()
         try? await store.close()
         await progress.markDone()
+    }
+
+    private func writePending() async {
+        let batch = pending.withLockedValue { pending in
+            defer { pending.records.removeAll(keepingCapacity: true) }
+            return pending.records
+        }
+        if !batch.isEmpty { await write(batch) }
     }
 
     private func write(_ batch: [CallRecord]) async {
@@ -192,10 +207,22 @@ final class CallLedger: Sendable {
     }
 
     /// No more records: ``run()`` writes what is queued, closes the store and returns.
-    func finish() { continuation.finish() }
+    func finish() {
+        pending.withLockedValue { $0.finished = true }
+        wake.finish()
+    }
 
     /// Waits until ``run()`` has returned.
     func waitUntilDone() async { await progress.waitUntilDone() }
+}
+
+/// Ended calls waiting for the ledger's writer.
+private struct PendingRecords {
+    var records: [CallRecord] = []
+    /// Records accepted since the ledger opened (the writer's count of those handled is in `WriteProgress`).
+    var accepted = 0
+    /// No record is accepted once the ledger is finishing.
+    var finished = false
 }
 
 /// How many records the writer has handled, and who waits for a count.
