@@ -82,7 +82,7 @@ import Testing
         "{\"type\":\"send\",\"id\":1,\"to\":\"\u{1F600}\",\"body\":\"é\"}",
         #"{"type":"ping"}"#, #"{"type":"ping","id":null}"#,
         #"{"type":"send","id":1,"to":"1","body":"x","push":null}"#,
-        #"{"type":"send","id":1,"to":"1","body":"x","push":{"kind":"call","callId":"c","video":null,"x":{}}}"#,
+        #"{"type":"send","id":1,"to":"1","body":"x","push":{"kind":"call","callId":"c","video":null,"x":1}}"#,
         #"{"type":"send","id":1,"to":"1","body":"x","push":{"kind":"withdraw","callId":"c","reason":"expired"}}"#,
         #"{"type":"send","id":1,"to":"1","body":"x","extra":{"a":1}}"#,
     ])

@@ -41,16 +41,16 @@ import Testing
     }
 
     @Test func callsRingWithTheCallersNameAndCancelsWithdraw() {
+        func mark(_ message: String) -> PushMark? { CallPushMarking.mark(forCallAPIMessage: message) }
+        #expect(mark(#"{"message_action":0,"callId":"c-1"}"#) == .call(callId: "c-1", callerName: nil, video: true))
         #expect(
-            CallPushMarking.mark(forCallAPIMessage: Self.messages[0])
-                == .call(callId: "c-1", callerName: nil, video: true))
+            mark(#"{"message_action":10,"callId":"c-1","fromUserExtension":{"displayName":"Ann \u00e9"}}"#)
+                == .call(callId: "c-1", callerName: "Ann é", video: false))
         #expect(
-            CallPushMarking.mark(forCallAPIMessage: Self.messages[2])
-                == .call(callId: "c-1", callerName: "Ann é", video: true))
-        #expect(CallPushMarking.mark(forCallAPIMessage: Self.messages[7]) == .withdraw(callId: "c-1", reason: .expired))
-        #expect(
-            CallPushMarking.mark(forCallAPIMessage: Self.messages[10]) == .withdraw(callId: "c-1", reason: .cancelled))
-        #expect(CallPushMarking.mark(forCallAPIMessage: Self.messages[9]) == nil)
-        #expect(CallPushMarking.mark(forCallAPIMessage: Self.messages[11]) == nil)
+            mark(#"{"message_action":1,"callId":"c-1","cancelCallByInternal":1}"#)
+                == .withdraw(callId: "c-1", reason: .expired))
+        #expect(mark(#"{"message_action":1,"callId":"c-1"}"#) == .withdraw(callId: "c-1", reason: .cancelled))
+        #expect(mark(#"{"message_action":1,"callId":"c-1","cancelCallByInternal":"1"}"#) == nil)
+        #expect(mark(#"{"message_action":2,"callId":"c-1"}"#) == nil)
     }
 }
