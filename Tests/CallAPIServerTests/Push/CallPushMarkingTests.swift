@@ -1,3 +1,4 @@
+import CallAPISignalProtocol
 import Testing
 
 @testable import CallAPISignalClient
