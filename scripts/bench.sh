@@ -90,7 +90,8 @@ start_ours() {
     ours_secret=$(python3 -c 'import secrets; print(secrets.token_hex(32))')
     "$bin" serve --port "$ours_port" --secret "$ours_secret" --rate 10000000 --burst 100000 --max-sessions 1000 \
         --log-level error >"$work/ours.out" 2>&1 &
-    started+=($!)
+    ours_pid=$!
+    started+=("$ours_pid")
     wait_for 10 python3 -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$ours_port/healthz', timeout=2)"
 }
 start_ours || { echo "bench: could not start callapi-bench serve" >&2; tail -5 "$work/ours.out" >&2; exit 1; }
@@ -122,6 +123,20 @@ run() {
     fi
 }
 
+# cpu_ticks PID: the process's user + system time so far, in clock ticks (from /proc).
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
+# run_metered NAME PID SECONDS ARGS...: `run`, and the CPU seconds server PID spent meanwhile in $work/NAME.server-cpu
+# (CPU per call is steady on a shared machine where calls per second are not).
+run_metered() {
+    local name=$1 pid=$2 before after
+    shift 2
+    before=$(cpu_ticks "$pid")
+    run "$name" "$@"
+    after=$(cpu_ticks "$pid")
+    python3 -c "import os,sys; print((int(sys.argv[2]) - int(sys.argv[1])) / os.sysconf('SC_CLK_TCK'))" \
+        "$before" "$after" >"$work/$name.server-cpu"
+}
+
 names=()
 relay_args=(--pairs "$relay_pairs" --rates "$relay_rates" --seconds "$relay_seconds" "${saturation[@]}")
 names+=(relay)
@@ -139,10 +154,11 @@ if $have_synapse; then
         --peer-secret "$synapse_secret"
 fi
 names+=(calls)
-run calls 60 calls --pairs "$call_pairs" --seconds "$call_seconds" "${ours[@]}"
+run_metered calls "$ours_pid" 60 calls --pairs "$call_pairs" --seconds "$call_seconds" "${ours[@]}"
 if $have_mosquitto; then
     names+=(calls-mosquitto)
-    run calls-mosquitto 60 calls --pairs "$call_pairs" --seconds "$call_seconds" --peer mosquitto --peer-url "mqtt://127.0.0.1:$mqtt_port"
+    run_metered calls-mosquitto "$mqtt_pid" 60 calls --pairs "$call_pairs" --seconds "$call_seconds" --peer mosquitto \
+        --peer-url "mqtt://127.0.0.1:$mqtt_port"
 fi
 if $have_synapse; then
     names+=(calls-ours-synapse-load calls-synapse)

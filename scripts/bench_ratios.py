@@ -20,6 +20,16 @@ def report(work, name):
     return None
 
 
+def server_micros_per_call(work, name):
+    """The server's CPU time per completed call in run NAME (bench.sh's NAME.server-cpu), or None."""
+    calls = report(work, name)
+    path = os.path.join(work, f"{name}.server-cpu")
+    if not calls or not calls.get("completed") or not os.path.exists(path):
+        return None
+    with open(path) as file:
+        return float(file.read().strip() or 0) * 1e6 / calls["completed"]
+
+
 def ratio(numerator, denominator):
     if not numerator or not denominator:
         return "—"
@@ -134,6 +144,12 @@ def target_rows(work):
             f"| stretch: 5,000 calls/s | {mine:,.0f}/s | {theirs:,.0f}/s | {ratio(mine, theirs)} "
             f"| {verdict(mine >= 5000)} |"
         )
+        mine_cpu, their_cpu = server_micros_per_call(work, "calls"), server_micros_per_call(work, "calls-mosquitto")
+        if mine_cpu and their_cpu:
+            rows.append(
+                f"| server CPU per completed call, user + system (what calls/s depends on) | {mine_cpu:,.0f} µs | {their_cpu:,.0f} µs "
+                f"| {ratio(mine_cpu, their_cpu)} | — |"
+            )
     idle, idle_mosquitto = report(work, "idle-memory"), report(work, "idle-memory-mosquitto")
     if idle:
         mine = idle["serverBytesPerConnection"]
