@@ -84,12 +84,15 @@ start_synapse() {
 }
 
 # Our server (`callapi-bench serve`) on a free loopback port, in its own process like the brokers: a fresh HS256 secret
-# with which the bench mints its own tokens, rate limits raised far above the loads, logging only errors.
+# with which the bench mints its own tokens, rate limits raised far above the loads, logging only errors. One event
+# loop by default (BENCH_EVENT_LOOPS; 0: one per core), as Mosquitto runs one thread: the load generator on the same
+# machine needs the other cores, and on two cores one loop relays faster and spends less CPU per call (docs/benchmarks.md).
+ours_event_loops=${BENCH_EVENT_LOOPS:-1}
 start_ours() {
     ours_port=$(free_port)
     ours_secret=$(python3 -c 'import secrets; print(secrets.token_hex(32))')
     "$bin" serve --port "$ours_port" --secret "$ours_secret" --rate 10000000 --burst 100000 --max-sessions 1000 \
-        --log-level error >"$work/ours.out" 2>&1 &
+        --event-loops "$ours_event_loops" --log-level error >"$work/ours.out" 2>&1 &
     ours_pid=$!
     started+=("$ours_pid")
     wait_for 10 python3 -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$ours_port/healthz', timeout=2)"
@@ -252,6 +255,7 @@ mkdir -p "$(dirname "$out")"
     $have_synapse && echo "  on $python_version with SQLite, rate limits raised to 1,000,000/s (single process, no workers)"
     echo "- Everything on 127.0.0.1. Every server (ours: \`callapi-bench serve\`, Mosquitto, Synapse) is a separate process"
     echo "  from the bench's clients, on the same cores; ours with its per-session rate limit raised to 10,000,000/s."
+    echo "- Our server runs $ours_event_loops event loop(s) (\`--event-loops\`, 0: one per core); Mosquitto runs one thread."
     echo "- Synapse runs at lighter loads ($synapse_relay_pairs pairs at $synapse_relay_rates msg/s; $synapse_call_pairs call pairs):"
     echo "  it does not keep up with the others' loads. Our server is run again at those loads for its ratio."
     echo

@@ -15,7 +15,7 @@ serve() { # serve BINARY NAME: starts it on a free port, kept in NAME_port
     local port
     port=$(free_port)
     "$1" serve --port "$port" --secret "$secret" --rate 10000000 --burst 100000 --max-sessions 1000 \
-        --log-level error >"$out/serve-$2.out" 2>&1 &
+        ${AB_EVENT_LOOPS:+--event-loops "$AB_EVENT_LOOPS"} --log-level error >"$out/serve-$2.out" 2>&1 &
     pids+=($!)
     printf -v "$2_port" '%s' "$port"
 }

@@ -4,6 +4,7 @@ import HummingbirdCore
 import HummingbirdTLS
 import Logging
 import NIOCore
+import NIOPosix
 import NIOSSL
 import ServiceLifecycle
 
@@ -114,7 +115,20 @@ public final class SignalServer: Service, Sendable {
     }
 
     public func run() async throws {
-        let app = try makeApplication()
+        // With a configured loop count, a group of that size owned by this run; otherwise NIO's shared one.
+        guard let threads = configuration.eventLoops else { return try await run(on: .singleton) }
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
+        do {
+            try await run(on: .shared(group))
+        } catch {
+            try? await group.shutdownGracefully()
+            throw error
+        }
+        try await group.shutdownGracefully()
+    }
+
+    private func run(on eventLoops: EventLoopGroupProvider) async throws {
+        let app = try makeApplication(eventLoops: eventLoops)
         let http = ServiceGroup(configuration: .init(services: [app], logger: logger))
         enum Part { case http, ticker, shutdown, webhook, ledger, callWebhooks, retention, push }
         try await withThrowingTaskGroup(of: Part.self) { group in
@@ -218,7 +232,7 @@ public final class SignalServer: Service, Sendable {
         logger.notice("server stopped")
     }
 
-    private func makeApplication() throws -> some ApplicationProtocol {
+    private func makeApplication(eventLoops: EventLoopGroupProvider) throws -> some ApplicationProtocol {
         let router = Router()
         let hub = hub
         let metrics = metrics
@@ -293,6 +307,7 @@ public final class SignalServer: Service, Sendable {
             onServerRunning: { channel in
                 await boundPort.set(channel.localAddress?.port ?? 0)
             },
+            eventLoopGroupProvider: eventLoops,
             logger: logger
         )
     }

@@ -20,6 +20,25 @@ import Testing
         try await server.stop()
     }
 
+    /// `event-loops`: a server on a group of its own size serves and relays, then stops and releases the group.
+    @Test(arguments: [1, 3])
+    func aServerOnItsOwnEventLoopsRelays(loops: Int) async throws {
+        let server = try await TestServer.start { $0.eventLoops = loops }
+        var users: [RawSocket] = []
+        for index in 1...4 { users.append(try await server.loggedIn("20\(index)")) }
+        for (index, user) in users.enumerated() {
+            user.send(.send(.init(id: index, to: "20\((index + 1) % 4 + 1)", body: "hi \(index)", ttl: nil)))
+        }
+        for (index, user) in users.enumerated() {
+            var received: [ServerFrame] = []
+            for _ in 0..<2 { received.append(try await user.frame()) }
+            let from = "20\((index + 3) % 4 + 1)"
+            #expect(received.contains { if case .message(let m) = $0 { m.from == from } else { false } })
+            #expect(received.contains { if case .answer(let a) = $0 { a.result == .delivered } else { false } })
+        }
+        try await server.stop()
+    }
+
     @Test func badInputGetsClearErrorsAndTheConnectionStaysUsable() async throws {
         let server = try await TestServer.start()
         let bob = try await server.loggedIn("1002")

@@ -31,12 +31,18 @@ import Testing
 
     @Test(arguments: [
         ["port": "seventy"], ["port": "70000"], ["secret": "short"], ["tls-cert": "/only/one.pem"],
-        ["rate": "-1"], ["es256-private-key": "/no/such/file.pem"],
+        ["rate": "-1"], ["es256-private-key": "/no/such/file.pem"], ["event-loops": "0"], ["event-loops": "many"],
     ])
     func badSettingsAreExplained(flags: [String: String]) {
         #expect(throws: ServerSettings.InvalidSetting.self) {
             try ServerSettings.configuration(flags: flags, environment: [:])
         }
+    }
+
+    @Test func eventLoopsDefaultToNIOsSharedGroupAndCanBeSet() throws {
+        #expect(try ServerSettings.configuration(flags: [:], environment: [:]).eventLoops == nil)
+        #expect(try ServerSettings.configuration(flags: ["event-loops": "1"], environment: [:]).eventLoops == 1)
+        #expect(try ServerSettings.configuration(flags: [:], environment: ["CALLAPI_EVENT_LOOPS": "4"]).eventLoops == 4)
     }
 
     @Test func channelSettingsComeFromFlagsAndTheEnvironment() throws {

@@ -18,6 +18,7 @@ struct BenchServeCommand: AsyncParsableCommand {
     @Option(help: "Sessions per user.") var maxSessions = 5
     @Option(help: "Seconds a shutdown waits for connections to close.") var drain = 1
     @Option(help: "trace, debug, info, notice, warning, error or critical.") var logLevel = "error"
+    @Option(help: "Event loop threads (0: one per core, NIO's default).") var eventLoops = 0
 
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("port in 0...65535") }
@@ -30,6 +31,7 @@ struct BenchServeCommand: AsyncParsableCommand {
 
     func run() async throws {
         var configuration = SignalServerConfiguration()
+        configuration.eventLoops = eventLoops > 0 ? eventLoops : nil
         configuration.host = "127.0.0.1"
         configuration.port = port
         configuration.signingKey = .hs256(secret: secret)

@@ -44,6 +44,7 @@ public enum ServerSettings {
         ("match-max-waiting", "users who may wait in the match queue at once (default 10000)"),
         ("place-call-window", "seconds a caller's client has to place a server-placed call (default 5)"),
         ("drain", "seconds a shutdown waits for connections to close (default 5)"),
+        ("event-loops", "event loop threads for the sockets (default: one per core)"),
         ("channel-capacity", "members an RTC channel may have (default 2)"),
         ("channel-watchdog", "seconds a member may stay alone after a call before removal (default 0: off)"),
         ("allow-any-channel-tokens", "accept RTC tokens for any channel (chn \"*\"): 1 or true (default off)"),
@@ -200,6 +201,7 @@ public enum ServerSettings {
         if let v = try int("place-call-window", range: 1...300) { limits.match.placeWindowMillis = Int64(v) * 1000 }
         configuration.limits = limits
         if let v = try int("drain", range: 0...600) { configuration.drainSeconds = v }
+        if let v = try int("event-loops", range: 1...256) { configuration.eventLoops = v }
         var channels = configuration.channels
         if let v = try int("channel-capacity", range: 1...1000) { channels.capacity = v }
         if let v = try int("channel-watchdog", range: 0...86_400) { channels.watchdogSeconds = v }

@@ -21,6 +21,9 @@ public struct SignalServerConfiguration: Sendable {
     public var tickIntervalMillis: Int64? = 1000
     /// Seconds a graceful shutdown waits for connections to close.
     public var drainSeconds: Int = 5
+    /// Event loop threads the server runs its sockets on; `nil`: SwiftNIO's shared group, one loop per core. A
+    /// machine that also runs other busy processes (an app server, a load generator) may do better with fewer.
+    public var eventLoops: Int?
     /// The longest lifetime `POST /v1/tokens` issues, in seconds.
     public var maxIssuedTTLSeconds: Int = 24 * 3600
     /// Call pushes: device registrations, APNs and FCM (docs/push.md).
