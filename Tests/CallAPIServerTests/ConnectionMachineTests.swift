@@ -43,12 +43,12 @@ import Testing
         var now: Int64 = 100
         var actions = machine.handle(.socketClosed(socket: 1, cause: "reset", jitter: 1), now: now)
         for socket in 2...7 {
-            guard case .waiting(_, let until) = machine.phase else {
+            guard case .waiting(let backoff) = machine.phase else {
                 Issue.record("not waiting: \(machine.phase)")
                 return
             }
-            delays.append(until - now)
-            now = until
+            delays.append(backoff.until - now)
+            now = backoff.until
             actions = machine.handle(.tick(jitter: 1), now: now)
             #expect(actions.first == .openSocket(socket))
             actions = machine.handle(.socketClosed(socket: socket, cause: "refused", jitter: 0), now: now)
@@ -61,13 +61,15 @@ import Testing
     @Test mutating func jitterSpreadsTheDelayBetweenHalfAndFull() {
         connect()
         _ = machine.handle(.socketClosed(socket: 1, cause: "reset", jitter: 0), now: 0)
-        guard case .waiting(_, let low) = machine.phase else { return }
+        guard case .waiting(let lowBackoff) = machine.phase else { return }
+        let low = lowBackoff.until
         var other = ConnectionMachine(settings: machine.settings)
         _ = other.handle(.login(token: "t"), now: 0)
         _ = other.handle(.socketOpened(socket: 1), now: 0)
         _ = other.handle(.frame(socket: 1, Self.welcome), now: 0)
         _ = other.handle(.socketClosed(socket: 1, cause: "reset", jitter: 1), now: 0)
-        guard case .waiting(_, let high) = other.phase else { return }
+        guard case .waiting(let highBackoff) = other.phase else { return }
+        let high = highBackoff.until
         #expect(low == 100)
         #expect(high == 200)
     }
