@@ -91,7 +91,7 @@ package struct HubState: Sendable {
 
     /// Applies `event` at `now`, appending what to do to `actions` (a buffer the caller may reuse).
     ///
-    /// Every frame is counted against its receiver's outbox where it is produced (``enqueue(_:to:into:)``); a
+    /// Every frame is counted against its receiver's outbox where it is produced (``enqueue(_:to:cost:into:)``); a
     /// session found too slow is closed once the event's other steps are done, as its last actions.
     package mutating func handle(_ event: HubEvent, now: Int64, into actions: inout [HubAction]) {
         if case .written(let id, let frames) = event {
@@ -486,7 +486,7 @@ package struct HubState: Sendable {
                     tooSlow.append(target)
                 }
             }
-            for target in reached { enqueue(message, to: target, into: &actions) }
+            for target in reached { enqueue(message, to: target, cost: cost, into: &actions) }
             for target in tooSlow { dropSlowConsumer(target, now: now, into: &actions) }
             guard !reached.isEmpty else {
                 return fail(
@@ -714,13 +714,15 @@ package struct HubState: Sendable {
     /// does not fit is not sent: the session is noted as a slow consumer (it takes no more frames) and closed when
     /// the event's other steps are done (``closeSlowConsumers(now:into:)``). A frame for a session the hub does not
     /// know (closed during this event) is appended uncounted; the shell has no socket for it.
-    mutating func enqueue(_ frame: ServerFrame, to id: SessionID, into actions: inout [HubAction]) {
+    ///
+    /// `cost` is the frame's ``FrameCost``, when the caller has already computed it.
+    mutating func enqueue(_ frame: ServerFrame, to id: SessionID, cost: Int? = nil, into actions: inout [HubAction]) {
         guard let outbox = sessions[id]?.outbox else {
             actions.append(.send(id, frame))
             return
         }
         guard !slowConsumers.contains(id) else { return }
-        let cost = FrameCost.bytes(of: frame)
+        let cost = cost ?? FrameCost.bytes(of: frame)
         guard outbox.fits(bytes: cost, maxFrames: limits.maxOutboxFrames, maxBytes: limits.maxOutboxBytes) else {
             slowConsumers.append(id)
             return
