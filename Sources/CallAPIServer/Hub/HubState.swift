@@ -3,7 +3,7 @@ import CallAPISignalProtocol
 /// The signaling hub as a pure state machine: sessions, who is online, held messages and rate limits.
 ///
 /// Feed it ``HubEvent``s with the current time; it returns the ``HubAction``s to perform. No I/O, no clock.
-package struct HubState: Sendable {
+package struct HubState: Sendable, HubFrameQueue {
     /// A relayed message in a session's outbox: whom to tell if it is never written.
     struct RelayedMessage: Sendable, Equatable {
         var from: String
@@ -91,7 +91,7 @@ package struct HubState: Sendable {
 
     /// Applies `event` at `now`, appending what to do to `actions` (a buffer the caller may reuse).
     ///
-    /// Every frame is counted against its receiver's outbox where it is produced (``enqueue(_:to:cost:into:)``); a
+    /// Every frame is counted against its receiver's outbox where it is produced (``enqueue(_:to:into:)``); a
     /// session found too slow is closed once the event's other steps are done, as its last actions.
     package mutating func handle(_ event: HubEvent, now: Int64, into actions: inout [HubAction]) {
         if case .written(let id, let frames) = event {
@@ -154,7 +154,7 @@ package struct HubState: Sendable {
         case .removeDevice(let userId, let deviceId):
             if devices.remove(deviceId: deviceId, of: userId) { actions.append(.push(.saveDevices(devices))) }
         case .placeCall(let order, let callId):
-            compose(placeCall(order, callId: callId, now: now), into: &actions)
+            placeCall(order, callId: callId, now: now, into: &actions)
         }
     }
 
@@ -247,7 +247,7 @@ package struct HubState: Sendable {
         case .login:
             break  // handled above
         case .send(let send):
-            compose(placedCallSent(send, from: login.userId, now: now), into: &actions)
+            placedCallSent(send, from: login.userId, now: now, into: &actions)
             relay(send, from: id, user: login.userId, now: now, into: &actions)
         case .renew(let renew):
             var renewing = login
@@ -299,21 +299,21 @@ package struct HubState: Sendable {
         case .invite(let invite):
             let input = InvitationInput.invite(
                 id, caller: login.userId, invite, calleeSessions: userSessions[invite.to] ?? [])
-            compose(invitations.handle(input, now: now), into: &actions)
+            runInvitations(input, now: now, into: &actions)
         case .invitationReceived(let ref):
-            compose(invitations.handle(.received(id, ref), now: now), into: &actions)
+            runInvitations(.received(id, ref), now: now, into: &actions)
         case .acceptInvitation(let reply):
-            compose(invitations.handle(.accept(id, reply), now: now), into: &actions)
+            runInvitations(.accept(id, reply), now: now, into: &actions)
         case .refuseInvitation(let reply):
-            compose(invitations.handle(.refuse(id, reply), now: now), into: &actions)
+            runInvitations(.refuse(id, reply), now: now, into: &actions)
         case .cancelInvitation(let ref):
-            compose(invitations.handle(.cancel(id, ref), now: now), into: &actions)
+            runInvitations(.cancel(id, ref), now: now, into: &actions)
         case .acknowledgeAccept(let ref):
-            compose(invitations.handle(.acknowledgeAccept(id, ref), now: now), into: &actions)
+            runInvitations(.acknowledgeAccept(id, ref), now: now, into: &actions)
         case .matchEnter(let enter):
-            compose(match.handle(.enter(id, user: login.userId, enter), now: now), into: &actions)
+            runMatch(.enter(id, user: login.userId, enter), now: now, into: &actions)
         case .matchLeave(let request):
-            compose(match.handle(.leave(id, user: login.userId, request), now: now), into: &actions)
+            runMatch(.leave(id, user: login.userId, request), now: now, into: &actions)
         }
     }
 
@@ -593,7 +593,7 @@ package struct HubState: Sendable {
         let user = login.userId
         let messageId = makeMessageId()
         let message = ServerFrame.message(.init(from: send.to, body: body, sentAt: now, messageId: messageId))
-        compose(placedCallSent(send, from: user, now: now), into: &actions)
+        placedCallSent(send, from: user, now: now, into: &actions)
         report(send, from: id, user: user, .answeredBusy, into: &actions)
         enqueue(
             .answer(.init(id: send.id, result: .delivered, messageId: makeMessageId(), sessions: 1)), to: id,
@@ -678,8 +678,8 @@ package struct HubState: Sendable {
         remaining.removeAll { $0 == id }
         userSessions[userId] = remaining.isEmpty ? nil : remaining
         // The other side of its invitations hears of it before presence subscribers do.
-        compose(invitations.handle(.sessionClosed(id), now: now), into: &actions)
-        compose(match.handle(.sessionClosed(id), now: now), into: &actions)
+        runInvitations(.sessionClosed(id), now: now, into: &actions)
+        runMatch(.sessionClosed(id), now: now, into: &actions)
         if remaining.isEmpty {
             presenceChanged(userId, online: false, into: &actions)
         }
@@ -696,16 +696,21 @@ package struct HubState: Sendable {
         remove(id, now: now, into: &actions)
     }
 
-    /// Appends the actions of a nested machine (invitations, match) in their order; their frames are enqueued as
-    /// they join the list.
-    private mutating func compose(_ nested: [HubAction], into actions: inout [HubAction]) {
-        for action in nested {
-            if case .send(let id, let frame) = action {
-                enqueue(frame, to: id, into: &actions)
-            } else {
-                actions.append(action)
-            }
-        }
+    /// Runs the invitation machine; its frames are queued through ``enqueue(_:to:into:)`` as it produces them. The
+    /// machine is lent out of the hub while it runs (a placeholder stands in), so that the hub can be its queue.
+    private mutating func runInvitations(_ input: InvitationInput, now: Int64, into actions: inout [HubAction]) {
+        var machine = invitations
+        invitations = InvitationMachine(limits: machine.limits)
+        machine.handle(input, now: now, into: &actions, queue: &self)
+        invitations = machine
+    }
+
+    /// Runs the match machine, lent out like the invitation machine (``runInvitations(_:now:into:)``).
+    mutating func runMatch(_ input: MatchInput, now: Int64, into actions: inout [HubAction]) {
+        var machine = match
+        match = MatchMachine(limits: machine.limits, idPrefix: "")
+        machine.handle(input, now: now, into: &actions, queue: &self)
+        match = machine
     }
 
     // MARK: - Outboxes
@@ -714,9 +719,14 @@ package struct HubState: Sendable {
     /// does not fit is not sent: the session is noted as a slow consumer (it takes no more frames) and closed when
     /// the event's other steps are done (``closeSlowConsumers(now:into:)``). A frame for a session the hub does not
     /// know (closed during this event) is appended uncounted; the shell has no socket for it.
-    ///
-    /// `cost` is the frame's ``FrameCost``, when the caller has already computed it.
-    mutating func enqueue(_ frame: ServerFrame, to id: SessionID, cost: Int? = nil, into actions: inout [HubAction]) {
+    package mutating func enqueue(_ frame: ServerFrame, to id: SessionID, into actions: inout [HubAction]) {
+        enqueue(frame, to: id, cost: nil, into: &actions)
+    }
+
+    /// ``enqueue(_:to:into:)`` with the frame's ``FrameCost``, when the caller has already computed it.
+    private mutating func enqueue(
+        _ frame: ServerFrame, to id: SessionID, cost: Int?, into actions: inout [HubAction]
+    ) {
         guard let outbox = sessions[id]?.outbox else {
             actions.append(.send(id, frame))
             return
@@ -818,8 +828,8 @@ package struct HubState: Sendable {
                     into: &actions)
             }
         }
-        compose(invitations.handle(.tick, now: now), into: &actions)
-        compose(match.handle(.tick, now: now), into: &actions)
+        runInvitations(.tick, now: now, into: &actions)
+        runMatch(.tick, now: now, into: &actions)
         for userId in tombstones.keys.sorted() {
             let live = tombstones[userId]?.filter { $0.expiresAt > now } ?? []
             tombstones[userId] = live.isEmpty ? nil : live
