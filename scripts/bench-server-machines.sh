@@ -19,7 +19,7 @@ build() {  # build TREE DIR
     local server=$S/CallAPIServer
     swiftc -O -wmo -package-name callapi -module-name ServerMachinesBench -I "$dir" -L "$dir" \
         -lCallAPISignalProtocol -o "$dir/bench" \
-        "$server"/Hub/{HubAction,HubEvent,HubLimits,HubSession,HubState+Match,HubState,SessionID,TokenBucket}.swift \
+        $(ls "$server"/Hub/*.swift | grep -v SignalHub) \
         "$server"/Invitations/*.swift "$server"/Match/*.swift "$server"/Overload/*.swift \
         "$server"/Auth/TokenLease.swift "$server"/Push/{CallPush,DeviceRegistry,HubState+Push,PushPolicy}.swift \
         "$server"/Ledger/{CallMessageFields,LedgerInput}.swift "$server"/Configuration/ChannelSettings.swift \
