@@ -153,6 +153,26 @@ import Testing
                 == [.completeSend(ticket: 1, .failure(.notLoggedIn))])
     }
 
+    @Test mutating func aSubscriptionRefusedBeforeLoginIsNotMadeAtLogin() {
+        #expect(
+            machine.handle(.presence(ticket: 1, subscribe: true), now: 0)
+                == [.completePresence(ticket: 1, .failure(.notLoggedIn))])
+        connect()
+        #expect(machine.login?.subscribed == false)
+    }
+
+    @Test mutating func aSubscriptionAskedWhileReconnectingIsMadeOnTheNextConnection() {
+        connect()
+        _ = machine.handle(.socketClosed(socket: 1, cause: "reset", jitter: 0), now: 0)
+        _ = machine.handle(.presence(ticket: 1, subscribe: true), now: 1)
+        _ = machine.handle(.tick(jitter: 0), now: 1_000)
+        _ = machine.handle(.socketOpened(socket: 2), now: 1_000)
+        #expect(
+            machine.handle(.frame(socket: 2, Self.welcome), now: 1_000) == [
+                .state(.connected(userId: "1001", sessionId: "s-1")), .write(2, .subscribe(.init(id: 1))),
+            ])
+    }
+
     @Test mutating func logoutFailsPendingSendsAndStops() {
         connect()
         _ = machine.handle(.send(ticket: 1, to: "1002", body: "x", ttl: 0), now: 0)
