@@ -43,12 +43,12 @@ import Testing
         var now: Int64 = 100
         var actions = machine.handle(.socketClosed(socket: 1, cause: "reset", jitter: 1), now: now)
         for socket in 2...7 {
-            guard case .waiting(_, let until) = machine.phase else {
+            guard case .waiting(let backoff) = machine.phase else {
                 Issue.record("not waiting: \(machine.phase)")
                 return
             }
-            delays.append(until - now)
-            now = until
+            delays.append(backoff.until - now)
+            now = backoff.until
             actions = machine.handle(.tick(jitter: 1), now: now)
             #expect(actions.first == .openSocket(socket))
             actions = machine.handle(.socketClosed(socket: socket, cause: "refused", jitter: 0), now: now)
@@ -61,13 +61,15 @@ import Testing
     @Test mutating func jitterSpreadsTheDelayBetweenHalfAndFull() {
         connect()
         _ = machine.handle(.socketClosed(socket: 1, cause: "reset", jitter: 0), now: 0)
-        guard case .waiting(_, let low) = machine.phase else { return }
+        guard case .waiting(let lowBackoff) = machine.phase else { return }
+        let low = lowBackoff.until
         var other = ConnectionMachine(settings: machine.settings)
         _ = other.handle(.login(token: "t"), now: 0)
         _ = other.handle(.socketOpened(socket: 1), now: 0)
         _ = other.handle(.frame(socket: 1, Self.welcome), now: 0)
         _ = other.handle(.socketClosed(socket: 1, cause: "reset", jitter: 1), now: 0)
-        guard case .waiting(_, let high) = other.phase else { return }
+        guard case .waiting(let highBackoff) = other.phase else { return }
+        let high = highBackoff.until
         #expect(low == 100)
         #expect(high == 200)
     }
@@ -149,6 +151,26 @@ import Testing
         #expect(
             machine.handle(.send(ticket: 1, to: "1002", body: "x", ttl: 0), now: 0)
                 == [.completeSend(ticket: 1, .failure(.notLoggedIn))])
+    }
+
+    @Test mutating func aSubscriptionRefusedBeforeLoginIsNotMadeAtLogin() {
+        #expect(
+            machine.handle(.presence(ticket: 1, subscribe: true), now: 0)
+                == [.completePresence(ticket: 1, .failure(.notLoggedIn))])
+        connect()
+        #expect(machine.login?.subscribed == false)
+    }
+
+    @Test mutating func aSubscriptionAskedWhileReconnectingIsMadeOnTheNextConnection() {
+        connect()
+        _ = machine.handle(.socketClosed(socket: 1, cause: "reset", jitter: 0), now: 0)
+        _ = machine.handle(.presence(ticket: 1, subscribe: true), now: 1)
+        _ = machine.handle(.tick(jitter: 0), now: 1_000)
+        _ = machine.handle(.socketOpened(socket: 2), now: 1_000)
+        #expect(
+            machine.handle(.frame(socket: 2, Self.welcome), now: 1_000) == [
+                .state(.connected(userId: "1001", sessionId: "s-1")), .write(2, .subscribe(.init(id: 1))),
+            ])
     }
 
     @Test mutating func logoutFailsPendingSendsAndStops() {

@@ -78,6 +78,9 @@ package struct ChannelState: Sendable {
     /// Frames and bytes queued for all connections' writers.
     package private(set) var queuedFrames = 0
     package private(set) var queuedBytes = 0
+    /// Connections whose outbox overflowed while the current event was handled, closed at its end (empty between
+    /// events).
+    private var slowConsumers: [SessionID] = []
 
     package init(limits: ChannelLimits) {
         self.limits = limits
@@ -107,159 +110,184 @@ package struct ChannelState: Sendable {
 
     /// Applies `event`, which happened at `now` (ms since 1970 on the server's clock), and returns what to do.
     package mutating func handle(_ event: ChannelEvent, now: Int64) -> [ChannelAction] {
+        var actions: [ChannelAction] = []
+        handle(event, now: now, into: &actions)
+        return actions
+    }
+
+    /// Applies `event` at `now`, appending what to do to `actions` (a buffer the caller may reuse).
+    ///
+    /// Every frame is counted against its receiver's outbox where it is produced (``enqueue(_:to:into:)``); a
+    /// connection found too slow is closed once the event's other steps are done, as its last actions.
+    package mutating func handle(_ event: ChannelEvent, now: Int64, into actions: inout [ChannelAction]) {
         if case .written(let id, let frames) = event {
-            guard let before = connections[id]?.outbox else { return [] }
+            guard let before = connections[id]?.outbox else { return }
             connections[id]?.outbox.written(frames)
             queuedFrames -= before.frames - (connections[id]?.outbox.frames ?? 0)
             queuedBytes -= before.bytes - (connections[id]?.outbox.bytes ?? 0)
-            return []
+            return
         }
-        return queued(apply(event, now: now), now: now)
+        apply(event, now: now, into: &actions)
+        closeSlowConsumers(now: now, into: &actions)
     }
 
-    private mutating func apply(_ event: ChannelEvent, now: Int64) -> [ChannelAction] {
+    private mutating func apply(_ event: ChannelEvent, now: Int64, into actions: inout [ChannelAction]) {
         switch event {
         case .written:
-            return []  // handled in `handle`
+            break  // handled in `handle`
         case .connected(let id):
             connections[id] = Connection(
                 connectedAt: now, phase: .awaitingJoin, bucket: TokenBucket(burst: limits.burst, now: now))
             if isShuttingDown {
-                return failJoin(id, .serverShutdown, "the server is shutting down; join again in a moment")
+                failJoin(id, .serverShutdown, "the server is shutting down; join again in a moment", into: &actions)
             }
-            return []
         case .frame(let id, let frame):
-            return admit(id, now: now) ?? receive(frame, from: id, now: now)
+            if admit(id, now: now, into: &actions) { receive(frame, from: id, now: now, into: &actions) }
         case .undecodable(let id, let error):
-            return admit(id, now: now) ?? refuse(id, .malformed, error.message)
+            if admit(id, now: now, into: &actions) { refuse(id, .malformed, error.message, into: &actions) }
         case .oversized(let id, let bytes):
-            return admit(id, now: now)
-                ?? refuse(id, .tooLarge, "the frame is \(bytes) bytes; the limit is \(limits.maxFrameBytes)")
-        case .binary(let id):
-            return admit(id, now: now) ?? refuse(id, .malformed, "send frames as JSON text messages")
-        case .tokenChecked(let id, let purpose, let result):
-            return tokenChecked(id, purpose: purpose, result: result, now: now)
-        case .disconnected(let id):
-            guard let connection = connections[id] else { return [] }
-            if case .member = connection.phase {
-                return remove(id, .lost, now: now)
+            if admit(id, now: now, into: &actions) {
+                refuse(
+                    id, .tooLarge, "the frame is \(bytes) bytes; the limit is \(limits.maxFrameBytes)", into: &actions)
             }
-            connections[id] = nil
-            return []
+        case .binary(let id):
+            if admit(id, now: now, into: &actions) {
+                refuse(id, .malformed, "send frames as JSON text messages", into: &actions)
+            }
+        case .tokenChecked(let id, let purpose, let result):
+            tokenChecked(id, purpose: purpose, result: result, now: now, into: &actions)
+        case .disconnected(let id):
+            guard let connection = connections[id] else { return }
+            if case .member = connection.phase {
+                remove(id, .lost, now: now, into: &actions)
+            } else {
+                connections[id] = nil
+            }
         case .kick(let channel, let uid, let barSeconds, let reason):
-            return kick(channel: channel, uid: uid, barSeconds: barSeconds, reason: reason, now: now)
+            kick(channel: channel, uid: uid, barSeconds: barSeconds, reason: reason, now: now, into: &actions)
         case .tick:
-            return tick(now: now)
+            tick(now: now, into: &actions)
         case .shutdown:
             isShuttingDown = true
-            return connections.keys.sorted().flatMap { id -> [ChannelAction] in
+            for id in connections.keys.sorted() {
                 if case .member = connections[id]?.phase {
-                    return remove(id, .shutdown, now: now)
+                    remove(id, .shutdown, now: now, into: &actions)
+                } else {
+                    failJoin(id, .serverShutdown, "the server is shutting down; join again in a moment", into: &actions)
                 }
-                return failJoin(id, .serverShutdown, "the server is shutting down; join again in a moment")
             }
         }
     }
 
-    /// Counts a frame against the connection's rate limit. Returns what to do instead of processing the frame
-    /// (nothing for an unknown connection; over the limit, one refusal per run, then a close), or `nil` to
-    /// process it.
-    private mutating func admit(_ id: SessionID, now: Int64) -> [ChannelAction]? {
-        guard var connection = connections[id] else { return [] }
+    /// Counts a frame against the connection's rate limit. Returns whether to process the frame; when not, what to
+    /// do instead has been appended (nothing for an unknown connection; over the limit, one refusal per run, then a
+    /// close).
+    private mutating func admit(_ id: SessionID, now: Int64, into actions: inout [ChannelAction]) -> Bool {
+        guard var connection = connections[id] else { return false }
         let allowed = connection.bucket.take(now: now, ratePerSecond: limits.ratePerSecond, burst: limits.burst)
         connection.refusedInARow = allowed ? 0 : connection.refusedInARow + 1
         connections[id] = connection
-        guard !allowed else { return nil }
+        guard !allowed else { return true }
         let message = "more than \(limits.burst) frames at once or \(limits.ratePerSecond) per second"
         if connection.refusedInARow > limits.maxRefusalsInARow {
             if case .member = connection.phase {
-                return remove(
-                    id, .flooding("\(connection.refusedInARow) frames in a row refused: \(message)"), now: now)
+                remove(
+                    id, .flooding("\(connection.refusedInARow) frames in a row refused: \(message)"), now: now,
+                    into: &actions)
+            } else {
+                failJoin(id, .rateLimited, message, into: &actions)
             }
-            return failJoin(id, .rateLimited, message)
+        } else if connection.refusedInARow == 1 {
+            refuse(
+                id, .rateLimited, message + "; slow down (until you do, frames are refused without an answer)",
+                into: &actions)
         }
-        guard connection.refusedInARow == 1 else { return [] }
-        return refuse(id, .rateLimited, message + "; slow down (until you do, frames are refused without an answer)")
+        return false
     }
 
     /// A bad frame: an `error` for members; before joining, `joinFailed` and close (`join` must come first).
-    private mutating func refuse(_ id: SessionID, _ code: ChannelErrorCode, _ message: String)
-        -> [ChannelAction]
-    {
-        guard let connection = connections[id] else { return [] }
+    private mutating func refuse(
+        _ id: SessionID, _ code: ChannelErrorCode, _ message: String, into actions: inout [ChannelAction]
+    ) {
+        guard let connection = connections[id] else { return }
         if case .awaitingJoin = connection.phase {
-            return failJoin(id, code, "the first frame must be a valid join: \(message)")
+            failJoin(id, code, "the first frame must be a valid join: \(message)", into: &actions)
+        } else {
+            enqueue(.error(.init(code: code, message: message)), to: id, into: &actions)
         }
-        return [.send(id, .error(.init(code: code, message: message)))]
     }
 
-    private mutating func receive(_ frame: ChannelClientFrame, from id: SessionID, now: Int64) -> [ChannelAction] {
-        guard let connection = connections[id] else { return [] }
+    private mutating func receive(
+        _ frame: ChannelClientFrame, from id: SessionID, now: Int64, into actions: inout [ChannelAction]
+    ) {
+        guard let connection = connections[id] else { return }
         switch connection.phase {
         case .awaitingJoin:
             guard case .join(let join) = frame else {
                 return failJoin(
                     id, .malformed,
-                    "the first frame must be {\"type\":\"join\",\"channel\":…,\"uid\":…,\"token\":…}, not \"\(frame.type)\""
-                )
+                    "the first frame must be {\"type\":\"join\",\"channel\":…,\"uid\":…,\"token\":…}, not \"\(frame.type)\"",
+                    into: &actions)
             }
-            return startJoin(id, join)
+            startJoin(id, join, into: &actions)
         case .verifying:
             if frame == .leave {
                 connections[id] = nil
-                return [.close(id, code: 1000)]
+                actions.append(.close(id, code: 1000))
+                return
             }
-            return [
-                .send(id, .error(.init(code: .malformed, message: "the join is still being checked; wait for joined")))
-            ]
+            enqueue(
+                .error(.init(code: .malformed, message: "the join is still being checked; wait for joined")), to: id,
+                into: &actions)
         case .member(let membership):
             if membership.lease.isExpired(at: now) {
-                return remove(id, .tokenExpired, now: now)
+                return remove(id, .tokenExpired, now: now, into: &actions)
             }
             switch frame {
             case .join:
-                return [
-                    .send(
-                        id,
-                        .error(
-                            .init(
-                                code: .malformed,
-                                message:
-                                    "this socket already joined channel \(membership.channel) as uid \(membership.uid); "
-                                    + "one socket is one membership")))
-                ]
+                enqueue(
+                    .error(
+                        .init(
+                            code: .malformed,
+                            message:
+                                "this socket already joined channel \(membership.channel) as uid \(membership.uid); "
+                                + "one socket is one membership")), to: id, into: &actions)
             case .signal(let signal):
-                return relay(signal, from: id, membership)
+                relay(signal, from: id, membership, into: &actions)
             case .renew(let renew):
                 var renewing = membership
                 guard renewing.lease.startRenewal() else {
-                    return [.send(id, .error(.init(code: .malformed, message: "a renewal is already being checked")))]
+                    return enqueue(
+                        .error(.init(code: .malformed, message: "a renewal is already being checked")), to: id,
+                        into: &actions)
                 }
                 guard !renew.token.isEmpty else {
-                    return [
-                        .send(id, .error(.init(code: .invalidToken, message: "the renew frame has an empty token")))
-                    ]
+                    return enqueue(
+                        .error(.init(code: .invalidToken, message: "the renew frame has an empty token")), to: id,
+                        into: &actions)
                 }
                 connections[id]?.phase = .member(renewing)
-                return [.verifyToken(id, token: renew.token, purpose: .renew)]
+                actions.append(.verifyToken(id, token: renew.token, purpose: .renew))
             case .leave:
-                return remove(id, .quit, now: now)
+                remove(id, .quit, now: now, into: &actions)
             }
         }
     }
 
-    private mutating func startJoin(_ id: SessionID, _ join: ChannelClientFrame.Join) -> [ChannelAction] {
+    private mutating func startJoin(
+        _ id: SessionID, _ join: ChannelClientFrame.Join, into actions: inout [ChannelAction]
+    ) {
         guard join.uid > 0 else {
-            return failJoin(id, .malformed, "\"uid\" must be a positive integer")
+            return failJoin(id, .malformed, "\"uid\" must be a positive integer", into: &actions)
         }
         guard ChannelProtocol.isValidChannel(join.channel) else {
-            return failJoin(id, .malformed, "\"channel\" must be 1-64 characters of A-Z a-z 0-9 . _ -")
+            return failJoin(id, .malformed, "\"channel\" must be 1-64 characters of A-Z a-z 0-9 . _ -", into: &actions)
         }
         guard !join.token.isEmpty else {
-            return failJoin(id, .invalidToken, "the join frame has an empty token")
+            return failJoin(id, .invalidToken, "the join frame has an empty token", into: &actions)
         }
         connections[id]?.phase = .verifying(join)
-        return [.verifyToken(id, token: join.token, purpose: .join)]
+        actions.append(.verifyToken(id, token: join.token, purpose: .join))
     }
 
     // MARK: - Tokens
@@ -303,45 +331,51 @@ package struct ChannelState: Sendable {
     }
 
     private mutating func tokenChecked(
-        _ id: SessionID, purpose: ChannelTokenPurpose, result: ChannelTokenCheck, now: Int64
-    ) -> [ChannelAction] {
-        guard let connection = connections[id] else { return [] }
+        _ id: SessionID, purpose: ChannelTokenPurpose, result: ChannelTokenCheck, now: Int64,
+        into actions: inout [ChannelAction]
+    ) {
+        guard let connection = connections[id] else { return }
         switch (purpose, connection.phase) {
         case (.join, .verifying(let join)):
             switch accept(result, channel: join.channel, uid: join.uid, now: now) {
             case .failure(let refusal):
-                return failJoin(id, refusal.code, refusal.message)
+                failJoin(id, refusal.code, refusal.message, into: &actions)
             case .success(let expiresAt):
-                return admit(id, join, expiresAt: expiresAt, now: now)
+                admit(id, join, expiresAt: expiresAt, now: now, into: &actions)
             }
         case (.renew, .member(var membership)):
             switch accept(result, channel: membership.channel, uid: membership.uid, now: now) {
             case .failure(let refusal):
                 membership.lease.renewalRefused()
                 connections[id]?.phase = .member(membership)
-                return [.send(id, .error(.init(code: refusal.code, message: "renewal refused: \(refusal.message)")))]
+                enqueue(
+                    .error(.init(code: refusal.code, message: "renewal refused: \(refusal.message)")), to: id,
+                    into: &actions)
             case .success(let expiresAt):
                 membership.lease.renewed(until: expiresAt)
                 connections[id]?.phase = .member(membership)
-                return [.send(id, .renewed(.init(expiresAt: expiresAt)))] + tokenNotice(id, now: now)
+                enqueue(.renewed(.init(expiresAt: expiresAt)), to: id, into: &actions)
+                tokenNotice(id, now: now, into: &actions)
             }
         default:
-            return []
+            break
         }
     }
 
     /// Makes a connection whose token was accepted a member, if the channel lets it in.
-    private mutating func admit(_ id: SessionID, _ join: ChannelClientFrame.Join, expiresAt: Int64, now: Int64)
-        -> [ChannelAction]
-    {
+    private mutating func admit(
+        _ id: SessionID, _ join: ChannelClientFrame.Join, expiresAt: Int64, now: Int64,
+        into actions: inout [ChannelAction]
+    ) {
         if isShuttingDown {
-            return failJoin(id, .serverShutdown, "the server is shutting down; join again in a moment")
+            return failJoin(id, .serverShutdown, "the server is shutting down; join again in a moment", into: &actions)
         }
         if let until = bars[BarKey(channel: join.channel, uid: join.uid)], until > now {
             let seconds = (until - now + 999) / 1000
             return failJoin(
                 id, .barred,
-                "uid \(join.uid) was removed from channel \(join.channel) and may rejoin in \(seconds) more seconds")
+                "uid \(join.uid) was removed from channel \(join.channel) and may rejoin in \(seconds) more seconds",
+                into: &actions)
         }
         let room = rooms[join.channel] ?? Room()
         let previous = room.members[join.uid]
@@ -349,11 +383,10 @@ package struct ChannelState: Sendable {
         guard others < limits.capacity else {
             return failJoin(
                 id, .channelFull,
-                "channel \(join.channel) already has \(others) members, the most this server allows")
+                "channel \(join.channel) already has \(others) members, the most this server allows", into: &actions)
         }
-        var actions: [ChannelAction] = []
         if let previous {
-            actions += remove(previous, .replaced, now: now)
+            remove(previous, .replaced, now: now, into: &actions)
         }
         var current = rooms[join.channel] ?? Room()
         let existing = current.members.keys.sorted()
@@ -365,63 +398,67 @@ package struct ChannelState: Sendable {
         rooms[join.channel] = current
         connections[id]?.phase = .member(
             Membership(channel: join.channel, uid: join.uid, lease: TokenLease(expiresAt: expiresAt)))
-        actions.append(
-            .send(id, .joined(.init(channel: join.channel, uid: join.uid, members: existing, expiresAt: expiresAt))))
+        enqueue(
+            .joined(.init(channel: join.channel, uid: join.uid, members: existing, expiresAt: expiresAt)), to: id,
+            into: &actions)
         for uid in existing {
             if let other = current.members[uid] {
-                actions.append(.send(other, .memberJoined(.init(uid: join.uid))))
+                enqueue(.memberJoined(.init(uid: join.uid)), to: other, into: &actions)
             }
         }
         actions.append(
             .report(.init(event: .userJoined, channel: join.channel, uid: join.uid, reason: .joined, time: now)))
-        return actions + tokenNotice(id, now: now)
+        tokenNotice(id, now: now, into: &actions)
     }
 
-    private mutating func tokenNotice(_ id: SessionID, now: Int64) -> [ChannelAction] {
+    private mutating func tokenNotice(_ id: SessionID, now: Int64, into actions: inout [ChannelAction]) {
         guard case .member(var membership) = connections[id]?.phase,
             membership.lease.due(now: now, noticeMillis: limits.tokenNoticeMillis) == .notice
-        else { return [] }
+        else { return }
         connections[id]?.phase = .member(membership)
-        return [.send(id, .tokenWillExpire(.init(expiresAt: membership.lease.expiresAt)))]
+        enqueue(.tokenWillExpire(.init(expiresAt: membership.lease.expiresAt)), to: id, into: &actions)
     }
 
     // MARK: - Relay
 
-    private func relay(_ signal: ChannelClientFrame.Signal, from id: SessionID, _ membership: Membership)
-        -> [ChannelAction]
-    {
+    private mutating func relay(
+        _ signal: ChannelClientFrame.Signal, from id: SessionID, _ membership: Membership,
+        into actions: inout [ChannelAction]
+    ) {
         guard signal.to != membership.uid else {
-            return [.send(id, .signalFailed(.init(to: signal.to, message: "a member cannot signal itself")))]
+            return enqueue(
+                .signalFailed(.init(to: signal.to, message: "a member cannot signal itself")), to: id, into: &actions)
         }
         guard let target = rooms[membership.channel]?.members[signal.to] else {
-            return [
-                .send(
-                    id,
-                    .signalFailed(
-                        .init(to: signal.to, message: "uid \(signal.to) is not in channel \(membership.channel)")
-                    ))
-            ]
+            return enqueue(
+                .signalFailed(
+                    .init(to: signal.to, message: "uid \(signal.to) is not in channel \(membership.channel)")),
+                to: id, into: &actions)
         }
-        return [.send(target, .signal(.init(from: membership.uid, data: signal.data)))]
+        enqueue(.signal(.init(from: membership.uid, data: signal.data)), to: target, into: &actions)
     }
 
     // MARK: - Leaving
 
-    /// Refuses a join: `joinFailed`, then close. The connection is forgotten.
-    private mutating func failJoin(_ id: SessionID, _ code: ChannelErrorCode, _ message: String) -> [ChannelAction] {
-        guard let connection = connections.removeValue(forKey: id) else { return [] }
+    /// Refuses a join: `joinFailed`, then close. The connection is forgotten at once, so the frame is not counted
+    /// against its outbox.
+    private mutating func failJoin(
+        _ id: SessionID, _ code: ChannelErrorCode, _ message: String, into actions: inout [ChannelAction]
+    ) {
+        guard let connection = connections.removeValue(forKey: id) else { return }
         queuedFrames -= connection.outbox.frames
         queuedBytes -= connection.outbox.bytes
-        return [.send(id, .joinFailed(.init(code: code, message: message))), .close(id, code: code.closeCode)]
+        actions.append(.send(id, .joinFailed(.init(code: code, message: message))))
+        actions.append(.close(id, code: code.closeCode))
     }
 
-    /// Removes a member: tells it why (unless it left or its socket is gone), tells the others, reports it.
-    private mutating func remove(_ id: SessionID, _ cause: Cause, now: Int64) -> [ChannelAction] {
-        guard let connection = connections.removeValue(forKey: id) else { return [] }
+    /// Removes a member: tells it why (unless it left or its socket is gone; uncounted, as it is forgotten at
+    /// once), tells the others, reports it.
+    private mutating func remove(_ id: SessionID, _ cause: Cause, now: Int64, into actions: inout [ChannelAction]) {
+        guard let connection = connections.removeValue(forKey: id) else { return }
         queuedFrames -= connection.outbox.frames
         queuedBytes -= connection.outbox.bytes
-        guard case .member(let membership) = connection.phase else { return [] }
-        var actions: [ChannelAction] = []
+        guard case .member(let membership) = connection.phase else { return }
         let leaveReason: ChannelLeaveReason
         let noticeReason: ChannelNotice.Reason
         var removal: (ChannelErrorCode, String)?
@@ -465,19 +502,11 @@ package struct ChannelState: Sendable {
             removal = (.rateLimited, message)
         }
         if let removal {
-            actions += [
-                .send(id, .removed(.init(code: removal.0, message: removal.1))), .close(id, code: removal.0.closeCode),
-            ]
+            actions.append(.send(id, .removed(.init(code: removal.0, message: removal.1))))
+            actions.append(.close(id, code: removal.0.closeCode))
         }
         if var room = rooms[membership.channel], room.members[membership.uid] == id {
             room.members[membership.uid] = nil
-            if cause != .shutdown {
-                for uid in room.members.keys.sorted() {
-                    if let other = room.members[uid] {
-                        actions.append(.send(other, .memberLeft(.init(uid: membership.uid, reason: leaveReason))))
-                    }
-                }
-            }
             if room.members.isEmpty {
                 rooms[membership.channel] = nil
             } else {
@@ -486,57 +515,72 @@ package struct ChannelState: Sendable {
                 }
                 rooms[membership.channel] = room
             }
+            if cause != .shutdown {
+                for uid in room.members.keys.sorted() {
+                    if let other = room.members[uid] {
+                        enqueue(
+                            .memberLeft(.init(uid: membership.uid, reason: leaveReason)), to: other, into: &actions)
+                    }
+                }
+            }
         }
         actions.append(
             .report(
                 .init(
                     event: .userLeft, channel: membership.channel, uid: membership.uid, reason: noticeReason, time: now)
             ))
-        return actions
     }
 
-    private mutating func kick(channel: String, uid: UInt, barSeconds: Int, reason: String?, now: Int64)
-        -> [ChannelAction]
-    {
+    private mutating func kick(
+        channel: String, uid: UInt, barSeconds: Int, reason: String?, now: Int64, into actions: inout [ChannelAction]
+    ) {
         let barredUntil: Int64? = barSeconds > 0 ? now + Int64(barSeconds) * 1000 : nil
         bars[BarKey(channel: channel, uid: uid)] = barredUntil
         guard let id = rooms[channel]?.members[uid] else {
-            return [.kickAnswered(kicked: false, barredUntil: barredUntil)]
+            actions.append(.kickAnswered(kicked: false, barredUntil: barredUntil))
+            return
         }
         var message = "removed from channel \(channel) by the operator"
         if let reason, !reason.isEmpty { message += ": \(reason)" }
         if barSeconds > 0 { message += " (may rejoin in \(barSeconds) s)" }
-        return remove(id, .kicked(message), now: now) + [.kickAnswered(kicked: true, barredUntil: barredUntil)]
+        remove(id, .kicked(message), now: now, into: &actions)
+        actions.append(.kickAnswered(kicked: true, barredUntil: barredUntil))
     }
 
     // MARK: - Outboxes
 
-    /// Counts each `send` against its connection's outbox; a connection whose outbox is full is closed as a slow
-    /// consumer instead (and the frames that causes are counted the same way).
-    private mutating func queued(_ planned: [ChannelAction], now: Int64) -> [ChannelAction] {
-        var work = planned
-        var result: [ChannelAction] = []
-        result.reserveCapacity(planned.count)
-        var index = 0
-        while index < work.count {
-            let action = work[index]
-            index += 1
-            guard case .send(let id, let frame) = action, let outbox = connections[id]?.outbox else {
-                result.append(action)
-                continue
-            }
-            let cost = FrameCost.bytes(of: frame)
-            guard outbox.fits(bytes: cost, maxFrames: limits.maxOutboxFrames, maxBytes: limits.maxOutboxBytes) else {
-                work += dropSlowConsumer(id, now: now)
-                continue
-            }
-            let relayedSignal = relayed(frame, to: id)
-            connections[id]?.outbox.push(bytes: cost, relayed: relayedSignal)
-            queuedFrames += 1
-            queuedBytes += cost
-            result.append(action)
+    /// Queues `frame` for connection `id`: counts it against the connection's outbox and appends the `send`. A
+    /// frame that does not fit is not sent: the connection is noted as a slow consumer (it takes no more frames)
+    /// and closed when the event's other steps are done (``closeSlowConsumers(now:into:)``). A frame for a
+    /// connection the state does not know is appended uncounted; the shell has no socket for it.
+    mutating func enqueue(_ frame: ChannelServerFrame, to id: SessionID, into actions: inout [ChannelAction]) {
+        guard let outbox = connections[id]?.outbox else {
+            actions.append(.send(id, frame))
+            return
         }
-        return result
+        guard !slowConsumers.contains(id) else { return }
+        let cost = FrameCost.bytes(of: frame)
+        guard outbox.fits(bytes: cost, maxFrames: limits.maxOutboxFrames, maxBytes: limits.maxOutboxBytes) else {
+            slowConsumers.append(id)
+            return
+        }
+        let relayedSignal = relayed(frame, to: id)
+        connections[id]?.outbox.push(bytes: cost, relayed: relayedSignal)
+        queuedFrames += 1
+        queuedBytes += cost
+        actions.append(.send(id, frame))
+    }
+
+    /// Closes the connections whose outboxes overflowed during this event, in the order found (their own actions
+    /// may find more).
+    private mutating func closeSlowConsumers(now: Int64, into actions: inout [ChannelAction]) {
+        var index = 0
+        while index < slowConsumers.count {
+            let id = slowConsumers[index]
+            index += 1
+            dropSlowConsumer(id, now: now, into: &actions)
+        }
+        slowConsumers.removeAll(keepingCapacity: true)
     }
 
     /// The sender of a relayed signal: the member of the target's channel with the signal's `from` uid.
@@ -548,48 +592,43 @@ package struct ChannelState: Sendable {
     }
 
     /// Closes a connection that does not read its socket; the senders of signals it never got get `signalFailed`.
-    private mutating func dropSlowConsumer(_ id: SessionID, now: Int64) -> [ChannelAction] {
-        guard let connection = connections[id] else { return [] }
-        let unwritten = connection.outbox.unwritten
-        var actions: [ChannelAction]
-        if case .member(let membership) = connection.phase {
-            actions = remove(id, .slowConsumer, now: now)
-            for signal in unwritten where connections[signal.sender] != nil {
-                actions.append(
-                    .send(
-                        signal.sender,
-                        .signalFailed(
-                            .init(
-                                to: membership.uid,
-                                message: "uid \(membership.uid) was disconnected as a slow consumer before it got this")
-                        )))
-            }
-        } else {
+    private mutating func dropSlowConsumer(_ id: SessionID, now: Int64, into actions: inout [ChannelAction]) {
+        guard let connection = connections[id] else { return }
+        guard case .member(let membership) = connection.phase else {
             connections[id] = nil
             queuedFrames -= connection.outbox.frames
             queuedBytes -= connection.outbox.bytes
-            actions = [.close(id, code: ChannelErrorCode.slowConsumer.closeCode)]
+            actions.append(.close(id, code: ChannelErrorCode.slowConsumer.closeCode))
+            return
         }
-        return actions
+        remove(id, .slowConsumer, now: now, into: &actions)
+        for signal in connection.outbox.unwritten where connections[signal.sender] != nil {
+            enqueue(
+                .signalFailed(
+                    .init(
+                        to: membership.uid,
+                        message: "uid \(membership.uid) was disconnected as a slow consumer before it got this")),
+                to: signal.sender, into: &actions)
+        }
     }
 
     // MARK: - Time
 
-    private mutating func tick(now: Int64) -> [ChannelAction] {
-        var actions: [ChannelAction] = []
+    private mutating func tick(now: Int64, into actions: inout [ChannelAction]) {
         for id in connections.keys.sorted() {
             guard let connection = connections[id] else { continue }
             switch connection.phase {
             case .awaitingJoin, .verifying:
                 if now - connection.connectedAt >= limits.joinTimeoutMillis {
-                    actions += failJoin(
-                        id, .joinTimeout, "no join within \(limits.joinTimeoutMillis / 1000) s of connecting")
+                    failJoin(
+                        id, .joinTimeout, "no join within \(limits.joinTimeoutMillis / 1000) s of connecting",
+                        into: &actions)
                 }
             case .member(let membership):
                 if membership.lease.isExpired(at: now) {
-                    actions += remove(id, .tokenExpired, now: now)
+                    remove(id, .tokenExpired, now: now, into: &actions)
                 } else {
-                    actions += tokenNotice(id, now: now)
+                    tokenNotice(id, now: now, into: &actions)
                 }
             }
         }
@@ -598,10 +637,9 @@ package struct ChannelState: Sendable {
                 guard let room = rooms[channel], let since = room.aloneSince, now - since >= limit,
                     let id = room.members.values.first
                 else { continue }
-                actions += remove(id, .watchdog, now: now)
+                remove(id, .watchdog, now: now, into: &actions)
             }
         }
         bars = bars.filter { $0.value > now }
-        return actions
     }
 }

@@ -19,17 +19,19 @@ extension HubState {
     public var matchWaitingCount: Int { match.waitingCount }
 
     /// Tells the caller's newest session to place the call (nothing when the order cannot be placed now).
-    mutating func placeCall(_ order: PlaceCallOrder, callId: String, now: Int64) -> [HubAction] {
-        guard placementProblem(order) == nil, let session = userSessions[order.caller]?.last else { return [] }
-        return match.handle(.place(order, callId: callId, callerSession: session), now: now)
+    mutating func placeCall(_ order: PlaceCallOrder, callId: String, now: Int64, into actions: inout [HubAction]) {
+        guard placementProblem(order) == nil, let session = userSessions[order.caller]?.last else { return }
+        runMatch(.place(order, callId: callId, callerSession: session), now: now, into: &actions)
     }
 
     /// Notes a `send` that places a call the server asked for. Only a user with such a call pending has its sends
     /// read, so other traffic costs one dictionary look-up.
-    mutating func placedCallSent(_ send: ClientFrame.Send, from user: String, now: Int64) -> [HubAction] {
+    mutating func placedCallSent(
+        _ send: ClientFrame.Send, from user: String, now: Int64, into actions: inout [HubAction]
+    ) {
         guard match.awaitsCall(from: user), let fields = CallMessageFields.parse(send.body),
             case .call = fields.action
-        else { return [] }
-        return match.handle(.callSent(from: user, to: send.to, callId: fields.callId), now: now)
+        else { return }
+        runMatch(.callSent(from: user, to: send.to, callId: fields.callId), now: now, into: &actions)
     }
 }

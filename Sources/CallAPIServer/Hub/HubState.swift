@@ -3,7 +3,7 @@ import CallAPISignalProtocol
 /// The signaling hub as a pure state machine: sessions, who is online, held messages and rate limits.
 ///
 /// Feed it ``HubEvent``s with the current time; it returns the ``HubAction``s to perform. No I/O, no clock.
-package struct HubState: Sendable {
+package struct HubState: Sendable, HubFrameQueue {
     /// A relayed message in a session's outbox: whom to tell if it is never written.
     struct RelayedMessage: Sendable, Equatable {
         var from: String
@@ -35,6 +35,9 @@ package struct HubState: Sendable {
     /// Frames and bytes queued for all sessions' writers.
     package private(set) var queuedFrames = 0
     package private(set) var queuedBytes = 0
+    /// Sessions whose outbox overflowed while the current event was handled, closed at its end (empty between
+    /// events).
+    private var slowConsumers: [SessionID] = []
     private var loggedInSessionCount = 0
     private var nextMessageNumber: UInt64 = 1
     private(set) var isShuttingDown = false
@@ -81,81 +84,98 @@ package struct HubState: Sendable {
 
     /// Applies `event`, which happened at `now` (ms since 1970 on the server's clock), and returns what to do.
     package mutating func handle(_ event: HubEvent, now: Int64) -> [HubAction] {
+        var actions: [HubAction] = []
+        handle(event, now: now, into: &actions)
+        return actions
+    }
+
+    /// Applies `event` at `now`, appending what to do to `actions` (a buffer the caller may reuse).
+    ///
+    /// Every frame is counted against its receiver's outbox where it is produced (``enqueue(_:to:into:)``); a
+    /// session found too slow is closed once the event's other steps are done, as its last actions.
+    package mutating func handle(_ event: HubEvent, now: Int64, into actions: inout [HubAction]) {
         if case .written(let id, let frames) = event {
-            guard let before = sessions[id]?.outbox else { return [] }
+            guard let before = sessions[id]?.outbox else { return }
             sessions[id]?.outbox.written(frames)
             queuedFrames -= before.frames - (sessions[id]?.outbox.frames ?? 0)
             queuedBytes -= before.bytes - (sessions[id]?.outbox.bytes ?? 0)
-            return []
+            return
         }
-        return queued(apply(event, now: now), now: now)
+        apply(event, now: now, into: &actions)
+        closeSlowConsumers(now: now, into: &actions)
     }
 
-    private mutating func apply(_ event: HubEvent, now: Int64) -> [HubAction] {
+    private mutating func apply(_ event: HubEvent, now: Int64, into actions: inout [HubAction]) {
         switch event {
         case .connected(let id):
-            return connect(id, now: now)
+            connect(id, now: now, into: &actions)
         case .frame(let id, let frame):
-            return receive(frame, from: id, now: now)
+            receive(frame, from: id, now: now, into: &actions)
         case .undecodable(let id, let error):
             let isSend = error.type == "send"
-            return admit(id, now: now, requestId: error.requestId, isSend: isSend)
-                ?? refuse(id, requestId: error.requestId, isSend: isSend, error.code, error.message)
+            if admit(id, now: now, requestId: error.requestId, isSend: isSend, into: &actions) {
+                refuse(id, requestId: error.requestId, isSend: isSend, error.code, error.message, into: &actions)
+            }
         case .oversized(let id, let bytes, let requestId, let isSend):
-            return admit(id, now: now, requestId: requestId, isSend: isSend)
-                ?? refuse(
+            if admit(id, now: now, requestId: requestId, isSend: isSend, into: &actions) {
+                refuse(
                     id, requestId: requestId, isSend: isSend, .tooLarge,
-                    "the frame is \(bytes) bytes; the limit is \(limits.maxFrameBytes)")
+                    "the frame is \(bytes) bytes; the limit is \(limits.maxFrameBytes)", into: &actions)
+            }
         case .binary(let id):
-            return admit(id, now: now, requestId: nil, isSend: false)
-                ?? refuse(id, requestId: nil, isSend: false, .binaryNotSupported, "send frames as JSON text messages")
+            if admit(id, now: now, requestId: nil, isSend: false, into: &actions) {
+                refuse(
+                    id, requestId: nil, isSend: false, .binaryNotSupported, "send frames as JSON text messages",
+                    into: &actions)
+            }
         case .tokenChecked(let id, let requestId, let purpose, let result):
-            return tokenChecked(id, requestId: requestId, purpose: purpose, result: result, now: now)
+            tokenChecked(id, requestId: requestId, purpose: purpose, result: result, now: now, into: &actions)
         case .written:
-            return []  // handled in `handle`
+            break  // handled in `handle`
         case .disconnected(let id):
-            return remove(id, now: now)
+            remove(id, now: now, into: &actions)
         case .answeredOnBehalf(let id, let send, let body):
-            return answerOnBehalf(id, send, body: body, now: now)
+            answerOnBehalf(id, send, body: body, now: now, into: &actions)
         case .ledgerAnswered(let id, let frame):
             // The session may have gone while the ledger was read.
-            return sessions[id] == nil ? [] : [.send(id, frame)]
+            if sessions[id] != nil { enqueue(frame, to: id, into: &actions) }
         case .tick:
-            return tick(now: now)
+            tick(now: now, into: &actions)
         case .shutdown:
             isShuttingDown = true
-            return sessions.keys.sorted().flatMap {
-                close($0, .serverShutdown, "the server is shutting down; reconnect in a moment", now: now)
+            for id in sessions.keys.sorted() {
+                close(
+                    id, .serverShutdown, "the server is shutting down; reconnect in a moment", now: now, into: &actions)
             }
         case .pushRejected(let userId, let deviceId, let token):
-            guard devices.removeRejected(deviceId: deviceId, of: userId, token: token) else { return [] }
-            return [.push(.saveDevices(devices))]
+            if devices.removeRejected(deviceId: deviceId, of: userId, token: token) {
+                actions.append(.push(.saveDevices(devices)))
+            }
         case .removeDevice(let userId, let deviceId):
-            guard devices.remove(deviceId: deviceId, of: userId) else { return [] }
-            return [.push(.saveDevices(devices))]
+            if devices.remove(deviceId: deviceId, of: userId) { actions.append(.push(.saveDevices(devices))) }
         case .placeCall(let order, let callId):
-            return placeCall(order, callId: callId, now: now)
+            placeCall(order, callId: callId, now: now, into: &actions)
         }
     }
 
-    private mutating func connect(_ id: SessionID, now: Int64) -> [HubAction] {
+    private mutating func connect(_ id: SessionID, now: Int64, into actions: inout [HubAction]) {
         let waiting = sessions.count - loggedInSessionCount
         sessions[id] = Session(connectedAt: now, lastSeen: now, bucket: TokenBucket(burst: limits.burst, now: now))
         if isShuttingDown {
-            return close(id, .serverShutdown, "the server is shutting down; reconnect in a moment", now: now)
-        }
-        if waiting >= limits.maxUnauthenticated {
-            return close(
+            close(id, .serverShutdown, "the server is shutting down; reconnect in a moment", now: now, into: &actions)
+        } else if waiting >= limits.maxUnauthenticated {
+            close(
                 id, .serverBusy, "\(waiting) connections are already waiting to log in, the most allowed; retry soon",
-                now: now)
+                now: now, into: &actions)
         }
-        return []
     }
 
-    /// Counts a frame against the session's rate limit. Returns what to do instead of processing the frame
-    /// (nothing for an unknown session, a refusal over the limit), or `nil` to process it.
-    private mutating func admit(_ id: SessionID, now: Int64, requestId: Int?, isSend: Bool) -> [HubAction]? {
-        guard var session = sessions[id] else { return [] }
+    /// Counts a frame against the session's rate limit. Returns whether to process the frame; when not, what to do
+    /// instead has been appended (nothing for an unknown session, a refusal over the limit).
+    private mutating func admit(
+        _ id: SessionID, now: Int64, requestId: Int?, isSend: Bool, into actions: inout [HubAction]
+    ) -> Bool {
+        guard var session = sessions[id] else { return false }
         session.lastSeen = now
         let allowed = session.bucket.take(now: now, ratePerSecond: limits.ratePerSecond, burst: limits.burst)
         session.refusedInARow = allowed ? 0 : session.refusedInARow + 1
@@ -164,252 +184,290 @@ package struct HubState: Sendable {
             // Refusals are coalesced: only the first of a run is answered, so a flood that does not read its
             // socket cannot fill its own outbox with them; a run past the limit closes the session.
             if session.refusedInARow > limits.maxRefusalsInARow {
-                return close(
-                    id, .rateLimited, "\(session.refusedInARow) frames in a row over the rate limit; closing", now: now)
+                close(
+                    id, .rateLimited, "\(session.refusedInARow) frames in a row over the rate limit; closing", now: now,
+                    into: &actions)
+            } else if session.refusedInARow == 1 {
+                refuse(
+                    id, requestId: requestId, isSend: isSend, .rateLimited,
+                    "more than \(limits.burst) frames at once or \(formatRate(limits.ratePerSecond)) per second; "
+                        + "slow down (until you do, frames are refused without an answer)", into: &actions)
             }
-            guard session.refusedInARow == 1 else { return [] }
-            return refuse(
-                id, requestId: requestId, isSend: isSend, .rateLimited,
-                "more than \(limits.burst) frames at once or \(formatRate(limits.ratePerSecond)) per second; slow down "
-                    + "(until you do, frames are refused without an answer)")
+            return false
         }
-        return nil
+        return true
     }
 
     /// An `answer` (for sends) or `error` frame.
-    private func refuse(
-        _ id: SessionID, requestId: Int?, isSend: Bool, _ code: SignalErrorCode, _ message: String
-    ) -> [HubAction] {
+    private mutating func refuse(
+        _ id: SessionID, requestId: Int?, isSend: Bool, _ code: SignalErrorCode, _ message: String,
+        into actions: inout [HubAction]
+    ) {
         if isSend {
-            return [.send(id, .answer(.init(id: requestId, result: .failed, reason: code, message: message)))]
+            enqueue(
+                .answer(.init(id: requestId, result: .failed, reason: code, message: message)), to: id, into: &actions)
+        } else {
+            enqueue(.error(.init(id: requestId, code: code, message: message)), to: id, into: &actions)
         }
-        return [.send(id, .error(.init(id: requestId, code: code, message: message)))]
     }
 
-    private mutating func receive(_ frame: ClientFrame, from id: SessionID, now: Int64) -> [HubAction] {
+    private mutating func receive(
+        _ frame: ClientFrame, from id: SessionID, now: Int64, into actions: inout [HubAction]
+    ) {
         let isSend = if case .send = frame { true } else { false }
-        return admit(id, now: now, requestId: frame.requestId, isSend: isSend) ?? process(frame, from: id, now: now)
+        if admit(id, now: now, requestId: frame.requestId, isSend: isSend, into: &actions) {
+            process(frame, from: id, now: now, into: &actions)
+        }
     }
 
-    private mutating func process(_ frame: ClientFrame, from id: SessionID, now: Int64) -> [HubAction] {
-        guard let session = sessions[id] else { return [] }
+    private mutating func process(
+        _ frame: ClientFrame, from id: SessionID, now: Int64, into actions: inout [HubAction]
+    ) {
+        guard let session = sessions[id] else { return }
         if case .login(let login) = frame {
-            return startLogin(id, session: session, login)
+            startLogin(id, session: session, login, into: &actions)
+            return
         }
         guard let login = session.login else {
             let isSend = if case .send = frame { true } else { false }
-            return refuse(
+            refuse(
                 id, requestId: frame.requestId, isSend: isSend, .notLoggedIn,
-                "log in first: send {\"type\":\"login\",\"token\":\"...\"}")
+                "log in first: send {\"type\":\"login\",\"token\":\"...\"}", into: &actions)
+            return
         }
         if login.lease.isExpired(at: now) {
             let isSend = if case .send = frame { true } else { false }
-            return refuse(id, requestId: frame.requestId, isSend: isSend, .tokenExpired, "the session's token expired")
-                + close(id, .tokenExpired, "the token expired; log in again with a new token", now: now)
+            refuse(
+                id, requestId: frame.requestId, isSend: isSend, .tokenExpired, "the session's token expired",
+                into: &actions)
+            close(id, .tokenExpired, "the token expired; log in again with a new token", now: now, into: &actions)
+            return
         }
         switch frame {
         case .login:
-            return []  // handled above
+            break  // handled above
         case .send(let send):
-            return placedCallSent(send, from: login.userId, now: now)
-                + relay(send, from: id, user: login.userId, now: now)
+            placedCallSent(send, from: login.userId, now: now, into: &actions)
+            relay(send, from: id, user: login.userId, now: now, into: &actions)
         case .renew(let renew):
             var renewing = login
             guard renewing.lease.startRenewal() else {
-                return refuse(id, requestId: renew.id, isSend: false, .invalidFrame, "a token check is already running")
+                refuse(
+                    id, requestId: renew.id, isSend: false, .invalidFrame, "a token check is already running",
+                    into: &actions)
+                return
             }
             sessions[id]?.phase = .loggedIn(renewing)
-            return [.verifyToken(id, requestId: renew.id, token: renew.token, purpose: .renew)]
+            actions.append(.verifyToken(id, requestId: renew.id, token: renew.token, purpose: .renew))
         case .users(let request):
-            return [.send(id, .presence(.init(id: request.id, online: onlineUsers)))]
+            enqueue(.presence(.init(id: request.id, online: onlineUsers)), to: id, into: &actions)
         case .subscribe(let request):
             var subscribed = login
             subscribed.subscribed = true
             sessions[id]?.phase = .loggedIn(subscribed)
-            return [.send(id, .presence(.init(id: request.id, online: onlineUsers)))]
+            enqueue(.presence(.init(id: request.id, online: onlineUsers)), to: id, into: &actions)
         case .unsubscribe(let request):
             var unsubscribed = login
             unsubscribed.subscribed = false
             sessions[id]?.phase = .loggedIn(unsubscribed)
-            return [.send(id, .presence(.init(id: request.id, online: onlineUsers)))]
+            enqueue(.presence(.init(id: request.id, online: onlineUsers)), to: id, into: &actions)
         case .ping(let request):
-            return [.send(id, .pong(.init(id: request.id, serverTime: now)))]
+            enqueue(.pong(.init(id: request.id, serverTime: now)), to: id, into: &actions)
         case .logout:
-            return close(id, .loggedOut, "logged out", now: now)
+            close(id, .loggedOut, "logged out", now: now, into: &actions)
         case .calls(let request):
             guard reportsRelays else {
-                return refuse(
-                    id, requestId: request.id, isSend: false, .invalidFrame, "the call ledger is off on this server")
+                refuse(
+                    id, requestId: request.id, isSend: false, .invalidFrame, "the call ledger is off on this server",
+                    into: &actions)
+                return
             }
-            return [.queryCalls(id, userId: login.userId, request)]
+            actions.append(.queryCalls(id, userId: login.userId, request))
         case .registerDevice(let request):
             if let problem = devices.register(request.device, for: login.userId, now: now) {
-                return refuse(id, requestId: request.id, isSend: false, .invalidFrame, problem)
+                refuse(id, requestId: request.id, isSend: false, .invalidFrame, problem, into: &actions)
+                return
             }
-            return [.send(id, devicesFrame(of: login.userId, requestId: request.id)), .push(.saveDevices(devices))]
+            enqueue(devicesFrame(of: login.userId, requestId: request.id), to: id, into: &actions)
+            actions.append(.push(.saveDevices(devices)))
         case .devices(let request):
-            return [.send(id, devicesFrame(of: login.userId, requestId: request.id))]
+            enqueue(devicesFrame(of: login.userId, requestId: request.id), to: id, into: &actions)
         case .removeDevice(let request):
             let removed = devices.remove(deviceId: request.deviceId, of: login.userId)
-            return [.send(id, devicesFrame(of: login.userId, requestId: request.id))]
-                + (removed ? [.push(.saveDevices(devices))] : [])
+            enqueue(devicesFrame(of: login.userId, requestId: request.id), to: id, into: &actions)
+            if removed { actions.append(.push(.saveDevices(devices))) }
         case .invite(let invite):
-            return invitations.handle(
-                .invite(id, caller: login.userId, invite, calleeSessions: userSessions[invite.to] ?? []), now: now)
+            let input = InvitationInput.invite(
+                id, caller: login.userId, invite, calleeSessions: userSessions[invite.to] ?? [])
+            runInvitations(input, now: now, into: &actions)
         case .invitationReceived(let ref):
-            return invitations.handle(.received(id, ref), now: now)
+            runInvitations(.received(id, ref), now: now, into: &actions)
         case .acceptInvitation(let reply):
-            return invitations.handle(.accept(id, reply), now: now)
+            runInvitations(.accept(id, reply), now: now, into: &actions)
         case .refuseInvitation(let reply):
-            return invitations.handle(.refuse(id, reply), now: now)
+            runInvitations(.refuse(id, reply), now: now, into: &actions)
         case .cancelInvitation(let ref):
-            return invitations.handle(.cancel(id, ref), now: now)
+            runInvitations(.cancel(id, ref), now: now, into: &actions)
         case .acknowledgeAccept(let ref):
-            return invitations.handle(.acknowledgeAccept(id, ref), now: now)
+            runInvitations(.acknowledgeAccept(id, ref), now: now, into: &actions)
         case .matchEnter(let enter):
-            return match.handle(.enter(id, user: login.userId, enter), now: now)
+            runMatch(.enter(id, user: login.userId, enter), now: now, into: &actions)
         case .matchLeave(let request):
-            return match.handle(.leave(id, user: login.userId, request), now: now)
+            runMatch(.leave(id, user: login.userId, request), now: now, into: &actions)
         }
     }
 
-    private mutating func startLogin(_ id: SessionID, session: Session, _ login: ClientFrame.Login) -> [HubAction] {
+    private mutating func startLogin(
+        _ id: SessionID, session: Session, _ login: ClientFrame.Login, into actions: inout [HubAction]
+    ) {
         switch session.phase {
         case .loggedIn:
-            return refuse(
+            refuse(
                 id, requestId: login.id, isSend: false, .alreadyLoggedIn,
-                "this session is already logged in; use \"renew\" to change its token")
+                "this session is already logged in; use \"renew\" to change its token", into: &actions)
+            return
         case .verifyingLogin:
-            return refuse(id, requestId: login.id, isSend: false, .invalidFrame, "a login is already being checked")
+            refuse(
+                id, requestId: login.id, isSend: false, .invalidFrame, "a login is already being checked",
+                into: &actions)
+            return
         case .awaitingLogin:
             break
         }
         if login.token.isEmpty {
-            return refuse(id, requestId: login.id, isSend: false, .missingToken, "the login frame has an empty token")
+            refuse(
+                id, requestId: login.id, isSend: false, .missingToken, "the login frame has an empty token",
+                into: &actions)
+            return
         }
         sessions[id]?.phase = .verifyingLogin
-        return [.verifyToken(id, requestId: login.id, token: login.token, purpose: .login)]
+        actions.append(.verifyToken(id, requestId: login.id, token: login.token, purpose: .login))
     }
 
     private mutating func tokenChecked(
-        _ id: SessionID, requestId: Int?, purpose: TokenPurpose, result: TokenCheck, now: Int64
-    ) -> [HubAction] {
-        guard let session = sessions[id] else { return [] }
+        _ id: SessionID, requestId: Int?, purpose: TokenPurpose, result: TokenCheck, now: Int64,
+        into actions: inout [HubAction]
+    ) {
+        guard let session = sessions[id] else { return }
         switch (purpose, session.phase) {
         case (.login, .verifyingLogin):
-            switch accept(result, session: id, requestId: requestId, now: now) {
-            case .refused(let refusal):
+            switch accept(result, now: now) {
+            case .refused(let code, let message):
                 sessions[id]?.phase = .awaitingLogin
-                return refusal
+                refuse(id, requestId: requestId, isSend: false, code, message, into: &actions)
             case .accepted(let userId, let expiresAt):
-                return logIn(id, userId: userId, expiresAt: expiresAt, requestId: requestId, now: now)
+                logIn(id, userId: userId, expiresAt: expiresAt, requestId: requestId, now: now, into: &actions)
             }
         case (.renew, .loggedIn(var login)) where login.lease.renewal == .checking:
-            switch accept(result, session: id, requestId: requestId, now: now) {
-            case .refused(let refusal):
+            switch accept(result, now: now) {
+            case .refused(let code, let message):
                 login.lease.renewalRefused()
                 sessions[id]?.phase = .loggedIn(login)
-                return refusal
+                refuse(id, requestId: requestId, isSend: false, code, message, into: &actions)
             case .accepted(let userId, let expiresAt):
                 guard login.userId == userId else {
                     login.lease.renewalRefused()
                     sessions[id]?.phase = .loggedIn(login)
-                    return refuse(
+                    refuse(
                         id, requestId: requestId, isSend: false, .userMismatch,
-                        "the new token is for user \(userId), this session is user \(login.userId)")
+                        "the new token is for user \(userId), this session is user \(login.userId)", into: &actions)
+                    return
                 }
                 login.lease.renewed(until: expiresAt)
                 sessions[id]?.phase = .loggedIn(login)
-                return [.send(id, .renewed(.init(id: requestId, expiresAt: expiresAt)))]
-                    + tokenNotice(id, now: now)
+                enqueue(.renewed(.init(id: requestId, expiresAt: expiresAt)), to: id, into: &actions)
+                tokenNotice(id, now: now, into: &actions)
             }
         default:
-            return []  // the session moved on while its token was checked
+            break  // the session moved on while its token was checked
         }
     }
 
-    /// What a token check means for a session: its user and expiry, or the refusal to send.
+    /// What a token check means for a session: its user and expiry, or why it is refused.
     private enum CheckedToken {
         case accepted(userId: String, expiresAt: Int64)
-        case refused([HubAction])
+        case refused(SignalErrorCode, String)
     }
 
-    private func accept(_ result: TokenCheck, session id: SessionID, requestId: Int?, now: Int64) -> CheckedToken {
+    private func accept(_ result: TokenCheck, now: Int64) -> CheckedToken {
         switch result {
         case .invalid(let code, let message):
-            return .refused(refuse(id, requestId: requestId, isSend: false, code, message))
+            return .refused(code, message)
         case .valid(_, let expiresAt) where expiresAt <= now:
-            return .refused(
-                refuse(
-                    id, requestId: requestId, isSend: false, .tokenExpired,
-                    "the token expired \((now - expiresAt) / 1000) s ago; get a new one"))
+            return .refused(.tokenExpired, "the token expired \((now - expiresAt) / 1000) s ago; get a new one")
         case .valid(let userId, let expiresAt):
             return .accepted(userId: userId, expiresAt: expiresAt)
         }
     }
 
     /// A session whose login token was accepted logs in, unless its user has as many sessions as allowed.
-    private mutating func logIn(_ id: SessionID, userId: String, expiresAt: Int64, requestId: Int?, now: Int64)
-        -> [HubAction]
-    {
+    private mutating func logIn(
+        _ id: SessionID, userId: String, expiresAt: Int64, requestId: Int?, now: Int64,
+        into actions: inout [HubAction]
+    ) {
         let existing = userSessions[userId] ?? []
         guard existing.count < limits.maxSessionsPerUser else {
             sessions[id]?.phase = .awaitingLogin
-            return refuse(
+            refuse(
                 id, requestId: requestId, isSend: false, .tooManySessions,
-                "user \(userId) already has \(existing.count) sessions, the most this server allows")
+                "user \(userId) already has \(existing.count) sessions, the most this server allows", into: &actions)
+            return
         }
         sessions[id]?.phase = .loggedIn(Login(userId: userId, lease: TokenLease(expiresAt: expiresAt)))
         loggedInSessionCount += 1
         userSessions[userId] = existing + [id]
-        var actions: [HubAction] = [
-            .send(
-                id,
-                .welcome(
-                    .init(
-                        id: requestId, userId: userId, sessionId: id.description, expiresAt: expiresAt,
-                        serverTime: now, limits: limits.wire)))
-        ]
+        enqueue(
+            .welcome(
+                .init(
+                    id: requestId, userId: userId, sessionId: id.description, expiresAt: expiresAt, serverTime: now,
+                    limits: limits.wire)), to: id, into: &actions)
         if existing.isEmpty {
-            actions += presenceChanged(userId, online: true)
+            presenceChanged(userId, online: true, into: &actions)
         }
-        actions += liveTombstones(of: userId, now: now).map { .send(id, .callWithdrawn($0)) }
-        actions += deliverHeld(to: userId, session: id, now: now)
-        actions += tokenNotice(id, now: now)
-        return actions
+        for tombstone in liveTombstones(of: userId, now: now) {
+            enqueue(.callWithdrawn(tombstone), to: id, into: &actions)
+        }
+        deliverHeld(to: userId, session: id, now: now, into: &actions)
+        tokenNotice(id, now: now, into: &actions)
     }
 
     // MARK: - Relay
 
-    private mutating func relay(_ send: ClientFrame.Send, from id: SessionID, user: String, now: Int64) -> [HubAction] {
-        func fail(_ reason: SignalErrorCode, _ message: String) -> [HubAction] {
+    private mutating func relay(
+        _ send: ClientFrame.Send, from id: SessionID, user: String, now: Int64, into actions: inout [HubAction]
+    ) {
+        func fail(_ reason: SignalErrorCode, _ message: String, into actions: inout [HubAction]) {
             // The ledger hears of a send before its sender does, so a sender that asks it next finds the call.
-            report(send, from: id, user: user, reason == .peerOffline ? .offline : .failed(reason.rawValue))
-                + [.send(id, .answer(.init(id: send.id, result: .failed, reason: reason, message: message)))]
+            report(
+                send, from: id, user: user, reason == .peerOffline ? .offline : .failed(reason.rawValue), into: &actions
+            )
+            enqueue(
+                .answer(.init(id: send.id, result: .failed, reason: reason, message: message)), to: id, into: &actions)
         }
         guard SignalProtocol.isValidUserId(send.to) else {
-            return fail(.invalidTarget, "\"to\" must be 1-64 characters of A-Z a-z 0-9 . _ -")
+            return fail(.invalidTarget, "\"to\" must be 1-64 characters of A-Z a-z 0-9 . _ -", into: &actions)
         }
         guard send.to != user else {
             // With `copy`, a send to the sender's own user is a message to its other sessions (a device telling
             // the user's other devices it answered a call, docs/multi-device.md).
-            guard send.copy == true else { return fail(.invalidTarget, "a user cannot send to itself") }
+            guard send.copy == true else { return fail(.invalidTarget, "a user cannot send to itself", into: &actions) }
             let messageId = makeMessageId()
-            let others = copies(of: send, from: id, user: user, messageId: messageId, now: now)
-            guard !others.isEmpty else { return fail(.peerOffline, "user \(user) has no other session") }
-            return others
-                + [
-                    .send(
-                        id,
-                        .answer(.init(id: send.id, result: .delivered, messageId: messageId, sessions: others.count)))
-                ]
+            let others = otherSessions(of: user, than: id)
+            guard !others.isEmpty else {
+                return fail(.peerOffline, "user \(user) has no other session", into: &actions)
+            }
+            copy(send, to: others, user: user, messageId: messageId, now: now, into: &actions)
+            enqueue(
+                .answer(.init(id: send.id, result: .delivered, messageId: messageId, sessions: others.count)), to: id,
+                into: &actions)
+            return
         }
         var ttl = send.ttl ?? 0
         guard ttl >= 0 else {
-            return fail(.invalidFrame, "\"ttl\" must be 0 or more seconds")
+            return fail(.invalidFrame, "\"ttl\" must be 0 or more seconds", into: &actions)
         }
         if let problem = send.push?.problem {
-            return fail(.invalidFrame, problem)
+            return fail(.invalidFrame, problem, into: &actions)
         }
         let messageId = makeMessageId()
         if let targets = userSessions[send.to], !targets.isEmpty {
@@ -417,36 +475,44 @@ package struct HubState: Sendable {
             // A target whose outbox cannot take the message is closed now, and the answer counts only the rest.
             let cost = FrameCost.bytes(of: message)
             var reached: [SessionID] = []
-            var dropped: [HubAction] = []
+            var tooSlow: [SessionID] = []
             for target in targets {
-                if sessions[target]?.outbox.fits(
-                    bytes: cost, maxFrames: limits.maxOutboxFrames, maxBytes: limits.maxOutboxBytes) == true
+                if !slowConsumers.contains(target),
+                    sessions[target]?.outbox.fits(
+                        bytes: cost, maxFrames: limits.maxOutboxFrames, maxBytes: limits.maxOutboxBytes) == true
                 {
                     reached.append(target)
                 } else {
-                    dropped += dropSlowConsumer(target, now: now)
+                    tooSlow.append(target)
                 }
             }
+            for target in reached { enqueue(message, to: target, cost: cost, into: &actions) }
+            for target in tooSlow { dropSlowConsumer(target, now: now, into: &actions) }
             guard !reached.isEmpty else {
-                return dropped
-                    + fail(
-                        .slowConsumer,
-                        "every session of user \(send.to) was too slow reading its socket and was disconnected")
+                return fail(
+                    .slowConsumer,
+                    "every session of user \(send.to) was too slow reading its socket and was disconnected",
+                    into: &actions)
             }
-            return reached.map { .send($0, message) } + dropped
-                + report(send, from: id, user: user, .delivered(reached))
-                + copies(of: send, from: id, user: user, messageId: messageId, now: now)
-                + [
-                    .send(
-                        id,
-                        .answer(.init(id: send.id, result: .delivered, messageId: messageId, sessions: reached.count)))
-                ]
+            report(send, from: id, user: user, .delivered(reached), into: &actions)
+            if send.copy == true {
+                copy(
+                    send, to: otherSessions(of: user, than: id), user: user, messageId: messageId, now: now,
+                    into: &actions)
+            }
+            enqueue(
+                .answer(.init(id: send.id, result: .delivered, messageId: messageId, sessions: reached.count)), to: id,
+                into: &actions)
+            return
         }
         if let mark = send.push, mark.kind == .withdraw,
-            let answer = withdrawHeldCall(mark, to: send.to, from: id, requestId: send.id, now: now)
+            let answer = withdrawHeldCall(mark, to: send.to, requestId: send.id, now: now)
         {
             // The ledger hears the withdrawing cancel too, or the call would end there as unanswered.
-            return report(send, from: id, user: user, .queued) + answer
+            report(send, from: id, user: user, .queued, into: &actions)
+            actions.append(.push(.cancel(callId: mark.callId, userId: send.to)))
+            enqueue(.answer(answer), to: id, into: &actions)
+            return
         }
         // A call to a user with devices is held for the ring time (or the sender's shorter ttl) and pushed.
         let call = send.push.flatMap { mark in
@@ -456,21 +522,24 @@ package struct HubState: Sendable {
             ttl = ttl > 0 ? min(ttl, pushPolicy.ringSeconds) : pushPolicy.ringSeconds
         }
         guard ttl > 0 else {
-            return fail(.peerOffline, "user \(send.to) is offline")
+            return fail(.peerOffline, "user \(send.to) is offline", into: &actions)
         }
         let queue = held[send.to] ?? []
         guard queue.count < limits.maxHeldPerUser else {
             return fail(
-                .queueFull, "user \(send.to) is offline and already has \(queue.count) held messages, the most kept")
+                .queueFull, "user \(send.to) is offline and already has \(queue.count) held messages, the most kept",
+                into: &actions)
         }
         let fromSender = heldBySender[user] ?? 0
         guard fromSender < limits.maxHeldPerSender else {
             return fail(
-                .queueFull, "you already have \(fromSender) messages held for offline users, the most kept per sender")
+                .queueFull, "you already have \(fromSender) messages held for offline users, the most kept per sender",
+                into: &actions)
         }
         let bodyBytes = send.body.utf8.count
         guard heldBytes + bodyBytes <= limits.maxHeldBytes else {
-            return fail(.queueFull, "the server holds as many message bytes for offline users as it keeps")
+            return fail(
+                .queueFull, "the server holds as many message bytes for offline users as it keeps", into: &actions)
         }
         let appliedTTL = min(ttl, limits.maxTTLSeconds)
         let expiresAt = now + Int64(appliedTTL) * 1000
@@ -491,52 +560,60 @@ package struct HubState: Sendable {
         heldCount += 1
         heldBytes += bodyBytes
         heldBySender[user] = fromSender + 1
-        let answer = HubAction.send(
-            id, .answer(.init(id: send.id, result: .queued, messageId: messageId, ttl: appliedTTL)))
-        let reported = report(send, from: id, user: user, .queued)
-        guard let push, appliedTTL > 0 else { return reported + [answer] }
-        return reported + [answer]
-            + devices.devices(of: send.to).map {
-                .push(.deliver(PushJob(userId: send.to, device: $0.device, call: push)))
-            }
+        report(send, from: id, user: user, .queued, into: &actions)
+        enqueue(
+            .answer(.init(id: send.id, result: .queued, messageId: messageId, ttl: appliedTTL)), to: id,
+            into: &actions)
+        guard let push, appliedTTL > 0 else { return }
+        for device in devices.devices(of: send.to) {
+            actions.append(.push(.deliver(PushJob(userId: send.to, device: device.device, call: push))))
+        }
     }
 
     /// The ledger's view of a `send` the hub handled (nothing unless ``reportsRelays``).
-    private func report(_ send: ClientFrame.Send, from id: SessionID, user: String, _ result: RelayResult)
-        -> [HubAction]
-    {
-        guard reportsRelays else { return [] }
-        return [.relayed(RelayedSend(from: user, fromSession: id, to: send.to, body: send.body, result: result))]
+    private func report(
+        _ send: ClientFrame.Send, from id: SessionID, user: String, _ result: RelayResult,
+        into actions: inout [HubAction]
+    ) {
+        guard reportsRelays else { return }
+        actions.append(.relayed(RelayedSend(from: user, fromSession: id, to: send.to, body: send.body, result: result)))
     }
 
     /// Answers `send` from the session `id` with `body` from its target, without relaying it (the ledger's busy
     /// answer): the sender's send is answered delivered, `body` goes to the sender's sessions as a message from
     /// `send.to`.
-    private mutating func answerOnBehalf(_ id: SessionID, _ send: ClientFrame.Send, body: String, now: Int64)
-        -> [HubAction]
-    {
-        if let refusal = admit(id, now: now, requestId: send.id, isSend: true) { return refusal }
+    private mutating func answerOnBehalf(
+        _ id: SessionID, _ send: ClientFrame.Send, body: String, now: Int64, into actions: inout [HubAction]
+    ) {
+        guard admit(id, now: now, requestId: send.id, isSend: true, into: &actions) else { return }
         // A sender that may not send gets the refusal a relayed send would get (not logged in, token expired).
         guard let login = sessions[id]?.login, !login.lease.isExpired(at: now) else {
-            return process(.send(send), from: id, now: now)
+            return process(.send(send), from: id, now: now, into: &actions)
         }
         let user = login.userId
         let messageId = makeMessageId()
         let message = ServerFrame.message(.init(from: send.to, body: body, sentAt: now, messageId: messageId))
-        return placedCallSent(send, from: user, now: now) + report(send, from: id, user: user, .answeredBusy)
-            + [.send(id, .answer(.init(id: send.id, result: .delivered, messageId: makeMessageId(), sessions: 1)))]
-            + toUser(user, message)
+        placedCallSent(send, from: user, now: now, into: &actions)
+        report(send, from: id, user: user, .answeredBusy, into: &actions)
+        enqueue(
+            .answer(.init(id: send.id, result: .delivered, messageId: makeMessageId(), sessions: 1)), to: id,
+            into: &actions)
+        toUser(user, message, into: &actions)
     }
 
-    /// A `send` with `copy` also goes to the sender's other sessions, so a user's other devices learn what
-    /// this one answered (docs/multi-device.md).
-    private func copies(
-        of send: ClientFrame.Send, from id: SessionID, user: String, messageId: String, now: Int64
-    ) -> [HubAction] {
-        guard send.copy == true else { return [] }
+    /// The sessions of `user` other than `id`: where a `send` with `copy` also goes, so a user's other devices
+    /// learn what this one answered (docs/multi-device.md).
+    private func otherSessions(of user: String, than id: SessionID) -> [SessionID] {
+        (userSessions[user] ?? []).filter { $0 != id }
+    }
+
+    private mutating func copy(
+        _ send: ClientFrame.Send, to sessions: [SessionID], user: String, messageId: String, now: Int64,
+        into actions: inout [HubAction]
+    ) {
         let copy = ServerFrame.message(
             .init(from: user, body: send.body, sentAt: now, messageId: messageId, to: send.to))
-        return (userSessions[user] ?? []).filter { $0 != id }.map { .send($0, copy) }
+        for session in sessions { enqueue(copy, to: session, into: &actions) }
     }
 
     mutating func makeMessageId() -> String {
@@ -544,9 +621,10 @@ package struct HubState: Sendable {
         return "m-\(nextMessageNumber)"
     }
 
-    private mutating func deliverHeld(to userId: String, session id: SessionID, now: Int64) -> [HubAction] {
-        guard let queue = held.removeValue(forKey: userId) else { return [] }
-        var actions: [HubAction] = []
+    private mutating func deliverHeld(
+        to userId: String, session id: SessionID, now: Int64, into actions: inout [HubAction]
+    ) {
+        guard let queue = held.removeValue(forKey: userId) else { return }
         for message in queue {
             forget(message)
             let outcome: ServerFrame.HeldResult.Outcome = message.expiresAt > now ? .delivered : .expired
@@ -556,18 +634,16 @@ package struct HubState: Sendable {
                 if outcome == .expired { addTombstone(callId, .expired, for: userId, now: now) }
             }
             if outcome == .delivered {
-                actions.append(
-                    .send(
-                        id,
-                        .message(
-                            .init(
-                                from: message.from, body: message.body, sentAt: message.sentAt,
-                                messageId: message.messageId, held: true))))
+                enqueue(
+                    .message(
+                        .init(
+                            from: message.from, body: message.body, sentAt: message.sentAt,
+                            messageId: message.messageId, held: true)), to: id, into: &actions)
             }
-            actions += toUser(
-                message.from, .heldResult(.init(messageId: message.messageId, to: userId, result: outcome)))
+            toUser(
+                message.from, .heldResult(.init(messageId: message.messageId, to: userId, result: outcome)),
+                into: &actions)
         }
-        return actions
     }
 
     /// Uncounts a held message that was delivered, expired or withdrawn.
@@ -578,75 +654,106 @@ package struct HubState: Sendable {
         heldBySender[message.from] = remaining > 0 ? remaining : nil
     }
 
-    private func toUser(_ userId: String, _ frame: ServerFrame) -> [HubAction] {
-        (userSessions[userId] ?? []).map { .send($0, frame) }
+    private mutating func toUser(_ userId: String, _ frame: ServerFrame, into actions: inout [HubAction]) {
+        for session in userSessions[userId] ?? [] { enqueue(frame, to: session, into: &actions) }
     }
 
     // MARK: - Presence and sessions
 
-    private func presenceChanged(_ userId: String, online: Bool) -> [HubAction] {
+    private mutating func presenceChanged(_ userId: String, online: Bool, into actions: inout [HubAction]) {
         let frame = ServerFrame.presenceChanged(.init(userId: userId, online: online))
-        return sessions.filter { $0.value.login?.subscribed == true }.keys.sorted().map { .send($0, frame) }
+        for id in sessions.filter({ $0.value.login?.subscribed == true }).keys.sorted() {
+            enqueue(frame, to: id, into: &actions)
+        }
     }
 
     /// Forgets a session; tells subscribers if its user went offline.
-    private mutating func remove(_ id: SessionID, now: Int64) -> [HubAction] {
-        guard let session = sessions.removeValue(forKey: id) else { return [] }
+    private mutating func remove(_ id: SessionID, now: Int64, into actions: inout [HubAction]) {
+        guard let session = sessions.removeValue(forKey: id) else { return }
         queuedFrames -= session.outbox.frames
         queuedBytes -= session.outbox.bytes
-        guard let userId = session.login?.userId else { return [] }
+        guard let userId = session.login?.userId else { return }
         loggedInSessionCount -= 1
-        // The other side of its invitations hears of it before presence subscribers do.
-        let endedInvitations =
-            invitations.handle(.sessionClosed(id), now: now) + match.handle(.sessionClosed(id), now: now)
         var remaining = userSessions[userId] ?? []
         remaining.removeAll { $0 == id }
+        userSessions[userId] = remaining.isEmpty ? nil : remaining
+        // The other side of its invitations hears of it before presence subscribers do.
+        runInvitations(.sessionClosed(id), now: now, into: &actions)
+        runMatch(.sessionClosed(id), now: now, into: &actions)
         if remaining.isEmpty {
-            userSessions[userId] = nil
-            return endedInvitations + presenceChanged(userId, online: false)
+            presenceChanged(userId, online: false, into: &actions)
         }
-        userSessions[userId] = remaining
-        return endedInvitations
     }
 
-    private mutating func close(_ id: SessionID, _ reason: SignalErrorCode, _ message: String, now: Int64)
-        -> [HubAction]
-    {
-        guard sessions[id] != nil else { return [] }
-        return [
-            .send(id, .closing(.init(reason: reason, message: message))),
-            .close(id, code: SignalCloseCode.code(for: reason), reason: reason),
-        ] + remove(id, now: now)
+    /// Closes a session: a `closing` frame, then the close. Its outbox is not counted: the session is forgotten
+    /// at once, and the frame goes out however full the outbox is.
+    private mutating func close(
+        _ id: SessionID, _ reason: SignalErrorCode, _ message: String, now: Int64, into actions: inout [HubAction]
+    ) {
+        guard sessions[id] != nil else { return }
+        actions.append(.send(id, .closing(.init(reason: reason, message: message))))
+        actions.append(.close(id, code: SignalCloseCode.code(for: reason), reason: reason))
+        remove(id, now: now, into: &actions)
+    }
+
+    /// Runs the invitation machine; its frames are queued through ``enqueue(_:to:into:)`` as it produces them. The
+    /// machine is lent out of the hub while it runs (a placeholder stands in), so that the hub can be its queue.
+    private mutating func runInvitations(_ input: InvitationInput, now: Int64, into actions: inout [HubAction]) {
+        var machine = invitations
+        invitations = InvitationMachine(limits: machine.limits)
+        machine.handle(input, now: now, into: &actions, queue: &self)
+        invitations = machine
+    }
+
+    /// Runs the match machine, lent out like the invitation machine (``runInvitations(_:now:into:)``).
+    mutating func runMatch(_ input: MatchInput, now: Int64, into actions: inout [HubAction]) {
+        var machine = match
+        match = MatchMachine(limits: machine.limits, idPrefix: "")
+        machine.handle(input, now: now, into: &actions, queue: &self)
+        match = machine
     }
 
     // MARK: - Outboxes
 
-    /// Counts each `send` against its session's outbox; a session whose outbox is full is closed as a slow
-    /// consumer instead (and the frames after it that it causes are counted the same way).
-    private mutating func queued(_ planned: [HubAction], now: Int64) -> [HubAction] {
-        var work = planned
-        var result: [HubAction] = []
-        result.reserveCapacity(planned.count)
-        var index = 0
-        while index < work.count {
-            let action = work[index]
-            index += 1
-            guard case .send(let id, let frame) = action, let outbox = sessions[id]?.outbox else {
-                result.append(action)
-                continue
-            }
-            let cost = FrameCost.bytes(of: frame)
-            guard outbox.fits(bytes: cost, maxFrames: limits.maxOutboxFrames, maxBytes: limits.maxOutboxBytes) else {
-                work += dropSlowConsumer(id, now: now)
-                continue
-            }
-            let relayedMessage = relayed(frame, to: id)
-            sessions[id]?.outbox.push(bytes: cost, relayed: relayedMessage)
-            queuedFrames += 1
-            queuedBytes += cost
-            result.append(action)
+    /// Queues `frame` for session `id`: counts it against the session's outbox and appends the `send`. A frame that
+    /// does not fit is not sent: the session is noted as a slow consumer (it takes no more frames) and closed when
+    /// the event's other steps are done (``closeSlowConsumers(now:into:)``). A frame for a session the hub does not
+    /// know (closed during this event) is appended uncounted; the shell has no socket for it.
+    package mutating func enqueue(_ frame: ServerFrame, to id: SessionID, into actions: inout [HubAction]) {
+        enqueue(frame, to: id, cost: nil, into: &actions)
+    }
+
+    /// ``enqueue(_:to:into:)`` with the frame's ``FrameCost``, when the caller has already computed it.
+    private mutating func enqueue(
+        _ frame: ServerFrame, to id: SessionID, cost: Int?, into actions: inout [HubAction]
+    ) {
+        guard let outbox = sessions[id]?.outbox else {
+            actions.append(.send(id, frame))
+            return
         }
-        return result
+        guard !slowConsumers.contains(id) else { return }
+        let cost = cost ?? FrameCost.bytes(of: frame)
+        guard outbox.fits(bytes: cost, maxFrames: limits.maxOutboxFrames, maxBytes: limits.maxOutboxBytes) else {
+            slowConsumers.append(id)
+            return
+        }
+        let relayedMessage = relayed(frame, to: id)
+        sessions[id]?.outbox.push(bytes: cost, relayed: relayedMessage)
+        queuedFrames += 1
+        queuedBytes += cost
+        actions.append(.send(id, frame))
+    }
+
+    /// Closes the sessions whose outboxes overflowed during this event, in the order found (their own actions may
+    /// find more).
+    private mutating func closeSlowConsumers(now: Int64, into actions: inout [HubAction]) {
+        var index = 0
+        while index < slowConsumers.count {
+            let id = slowConsumers[index]
+            index += 1
+            dropSlowConsumer(id, now: now, into: &actions)
+        }
+        slowConsumers.removeAll(keepingCapacity: true)
     }
 
     /// What to remember about a relayed message in an outbox.
@@ -657,49 +764,51 @@ package struct HubState: Sendable {
 
     /// Closes a session that does not read its socket: no `closing` frame (it would wait behind the backlog; the
     /// close code says it), and the senders of relayed messages it never got are told (`held_result` `failed`).
-    private mutating func dropSlowConsumer(_ id: SessionID, now: Int64) -> [HubAction] {
-        guard let session = sessions[id] else { return [] }
-        var actions: [HubAction] = [.close(id, code: SignalCloseCode.slowConsumer, reason: .slowConsumer)]
-        actions += remove(id, now: now)
+    private mutating func dropSlowConsumer(_ id: SessionID, now: Int64, into actions: inout [HubAction]) {
+        guard let session = sessions[id] else { return }
+        actions.append(.close(id, code: SignalCloseCode.slowConsumer, reason: .slowConsumer))
+        remove(id, now: now, into: &actions)
         for message in session.outbox.unwritten {
-            actions += toUser(
+            toUser(
                 message.from,
-                .heldResult(.init(messageId: message.messageId, to: message.to, result: .failed, reason: .slowConsumer))
-            )
+                .heldResult(
+                    .init(messageId: message.messageId, to: message.to, result: .failed, reason: .slowConsumer)),
+                into: &actions)
         }
-        return actions
     }
 
     // MARK: - Time
 
-    private mutating func tokenNotice(_ id: SessionID, now: Int64) -> [HubAction] {
+    private mutating func tokenNotice(_ id: SessionID, now: Int64, into actions: inout [HubAction]) {
         guard var login = sessions[id]?.login,
             login.lease.due(now: now, noticeMillis: limits.tokenNoticeMillis) == .notice
-        else { return [] }
+        else { return }
         sessions[id]?.phase = .loggedIn(login)
         let expiresAt = login.lease.expiresAt
         let secondsLeft = Int(max(0, expiresAt - now) / 1000)
-        return [.send(id, .tokenWillExpire(.init(expiresAt: expiresAt, secondsLeft: secondsLeft)))]
+        enqueue(.tokenWillExpire(.init(expiresAt: expiresAt, secondsLeft: secondsLeft)), to: id, into: &actions)
     }
 
-    private mutating func tick(now: Int64) -> [HubAction] {
-        var actions: [HubAction] = []
+    private mutating func tick(now: Int64, into actions: inout [HubAction]) {
         for id in sessions.keys.sorted() {
             guard let session = sessions[id] else { continue }
             if let login = session.login {
                 if login.lease.isExpired(at: now) {
-                    actions += close(id, .tokenExpired, "the token expired; log in again with a new token", now: now)
+                    close(
+                        id, .tokenExpired, "the token expired; log in again with a new token", now: now, into: &actions)
                     continue
                 }
-                actions += tokenNotice(id, now: now)
+                tokenNotice(id, now: now, into: &actions)
             } else if now - session.connectedAt >= limits.loginTimeoutMillis {
-                actions += close(
-                    id, .loginTimeout, "no login within \(limits.loginTimeoutMillis / 1000) s of connecting", now: now)
+                close(
+                    id, .loginTimeout, "no login within \(limits.loginTimeoutMillis / 1000) s of connecting", now: now,
+                    into: &actions)
                 continue
             }
             if now - session.lastSeen >= limits.idleTimeoutMillis {
-                actions += close(
-                    id, .idleTimeout, "nothing received for \(limits.idleTimeoutMillis / 1000) s", now: now)
+                close(
+                    id, .idleTimeout, "nothing received for \(limits.idleTimeoutMillis / 1000) s", now: now,
+                    into: &actions)
             }
         }
         for userId in held.keys.sorted() {
@@ -714,17 +823,17 @@ package struct HubState: Sendable {
                     addTombstone(callId, .expired, for: userId, now: now)
                     actions.append(.push(.cancel(callId: callId, userId: userId)))
                 }
-                actions += toUser(
-                    message.from, .heldResult(.init(messageId: message.messageId, to: userId, result: .expired)))
+                toUser(
+                    message.from, .heldResult(.init(messageId: message.messageId, to: userId, result: .expired)),
+                    into: &actions)
             }
         }
-        actions += invitations.handle(.tick, now: now)
-        actions += match.handle(.tick, now: now)
+        runInvitations(.tick, now: now, into: &actions)
+        runMatch(.tick, now: now, into: &actions)
         for userId in tombstones.keys.sorted() {
             let live = tombstones[userId]?.filter { $0.expiresAt > now } ?? []
             tombstones[userId] = live.isEmpty ? nil : live
         }
-        return actions
     }
 
     private func formatRate(_ rate: Double) -> String {

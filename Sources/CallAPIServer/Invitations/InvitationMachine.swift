@@ -22,34 +22,48 @@ package struct InvitationMachine: Sendable {
 
     /// Applies `input`, which happened at `now` (ms since 1970 on the server's clock), and returns the frames to send.
     package mutating func handle(_ input: InvitationInput, now: Int64) -> [HubAction] {
+        var actions: [HubAction] = []
+        var frames = UncountedFrames()
+        handle(input, now: now, into: &actions, queue: &frames)
+        return actions
+    }
+
+    /// Applies `input` at `now`, sending its frames through `queue` (the hub's outbox count) into `actions`.
+    package mutating func handle(
+        _ input: InvitationInput, now: Int64, into actions: inout [HubAction], queue: inout some HubFrameQueue
+    ) {
+        func send(_ frame: ServerFrame, to session: SessionID) { queue.enqueue(frame, to: session, into: &actions) }
         switch input {
         case .invite(let session, let caller, let invite, let calleeSessions):
-            return start(invite, from: session, caller: caller, calleeSessions: calleeSessions, now: now)
+            start(invite, from: session, caller: caller, calleeSessions: calleeSessions, now: now, send)
         case .received(let session, let ref):
-            return received(ref, by: session)
+            received(ref, by: session, send)
         case .accept(let session, let reply):
-            return accept(reply, by: session, now: now)
+            accept(reply, by: session, now: now, send)
         case .refuse(let session, let reply):
-            return refuse(reply, by: session)
+            refuse(reply, by: session, send)
         case .cancel(let session, let ref):
-            return cancel(ref, by: session)
+            cancel(ref, by: session, send)
         case .acknowledgeAccept(let session, let ref):
-            return acknowledgeAccept(ref, by: session)
+            acknowledgeAccept(ref, by: session, send)
         case .sessionClosed(let session):
-            return sessionClosed(session)
+            sessionClosed(session, send)
         case .tick:
-            return tick(now: now)
+            tick(now: now, send)
         }
     }
+
+    /// Where a handler sends a frame: straight to the hub's queue, in order.
+    private typealias Send = (ServerFrame, SessionID) -> Void
 
     // MARK: - Caller
 
     private mutating func start(
         _ invite: ClientFrame.Invite, from session: SessionID, caller: String, calleeSessions: [SessionID],
-        now: Int64
-    ) -> [HubAction] {
-        func refuse(_ code: SignalErrorCode, _ message: String) -> [HubAction] {
-            [.send(session, .error(.init(id: invite.id, code: code, message: message)))]
+        now: Int64, _ send: Send
+    ) {
+        func refuse(_ code: SignalErrorCode, _ message: String) {
+            send(.error(.init(id: invite.id, code: code, message: message)), session)
         }
         guard SignalProtocol.isValidUserId(invite.to) else {
             return refuse(.invalidTarget, "\"to\" must be 1-64 characters of A-Z a-z 0-9 . _ -")
@@ -81,7 +95,7 @@ package struct InvitationMachine: Sendable {
             // The server knows presence, so an offline callee fails the invitation at once.
             let failure = ServerFrame.LocalInvitation(
                 id: invite.id, invitationId: invitationId, calleeId: invite.to, state: .failure, reason: .peerOffline)
-            return [.send(session, .localInvitation(failure))]
+            return send(.localInvitation(failure), session)
         }
         let invitation = PendingInvitation(
             invitationId: invitationId, caller: caller, callerSession: session, callee: invite.to,
@@ -92,116 +106,110 @@ package struct InvitationMachine: Sendable {
             .init(
                 invitationId: invitationId, callerId: caller, state: .invitationReceived,
                 content: invite.content ?? "", channelId: invite.channelId ?? "", expiresAt: invitation.expiresAt))
-        return [.send(session, invitation.local(.sentToRemote, id: invite.id))]
-            + calleeSessions.map { .send($0, offer) }
+        send(invitation.local(.sentToRemote, id: invite.id), session)
+        for callee in calleeSessions { send(offer, callee) }
     }
 
-    private mutating func cancel(_ ref: ClientFrame.InvitationRef, by session: SessionID) -> [HubAction] {
+    private mutating func cancel(_ ref: ClientFrame.InvitationRef, by session: SessionID, _ send: Send) {
         guard let invitation = pending[ref.invitationId], invitation.callerSession == session else {
-            return notFound(ref.invitationId, requestId: ref.id, session)
+            return send(notFound(ref.invitationId, requestId: ref.id), session)
         }
         if case .acceptSent = invitation.stage {
-            return alreadyAccepted(ref.invitationId, requestId: ref.id, session)
+            return send(alreadyAccepted(ref.invitationId, requestId: ref.id), session)
         }
         end(invitation)
-        return [.send(session, invitation.local(.canceled, id: ref.id))]
-            + invitation.calleeSessions.map { .send($0, invitation.remote(.canceled)) }
+        send(invitation.local(.canceled, id: ref.id), session)
+        for callee in invitation.calleeSessions { send(invitation.remote(.canceled), callee) }
     }
 
-    private mutating func acknowledgeAccept(_ ref: ClientFrame.InvitationRef, by session: SessionID) -> [HubAction] {
+    private mutating func acknowledgeAccept(_ ref: ClientFrame.InvitationRef, by session: SessionID, _ send: Send) {
         guard let invitation = pending[ref.invitationId], invitation.callerSession == session,
             case .acceptSent(_, let response, _) = invitation.stage
         else {
-            return notFound(ref.invitationId, requestId: ref.id, session)
+            return send(notFound(ref.invitationId, requestId: ref.id), session)
         }
         end(invitation)
-        return [.send(session, invitation.local(.acceptedByRemote, id: ref.id, response: response))]
-            + invitation.calleeSessions.map { .send($0, invitation.remote(.accepted, response: response)) }
+        send(invitation.local(.acceptedByRemote, id: ref.id, response: response), session)
+        for callee in invitation.calleeSessions { send(invitation.remote(.accepted, response: response), callee) }
     }
 
     // MARK: - Callee
 
-    private mutating func received(_ ref: ClientFrame.InvitationRef, by session: SessionID) -> [HubAction] {
+    private mutating func received(_ ref: ClientFrame.InvitationRef, by session: SessionID, _ send: Send) {
         // A receipt is a notice, not a request: a late or repeated one (another device) is ignored.
         guard var invitation = pending[ref.invitationId], invitation.calleeSessions.contains(session),
             case .sent = invitation.stage
-        else { return [] }
+        else { return }
         invitation.stage = .received(expiresAt: invitation.expiresAt)
         pending[ref.invitationId] = invitation
-        return [.send(invitation.callerSession, invitation.local(.receivedByRemote))]
+        send(invitation.local(.receivedByRemote), invitation.callerSession)
     }
 
-    private mutating func accept(_ reply: ClientFrame.InvitationReply, by session: SessionID, now: Int64)
-        -> [HubAction]
-    {
+    private mutating func accept(
+        _ reply: ClientFrame.InvitationReply, by session: SessionID, now: Int64, _ send: Send
+    ) {
         guard var invitation = pending[reply.invitationId], invitation.calleeSessions.contains(session) else {
-            return notFound(reply.invitationId, requestId: reply.id, session)
+            return send(notFound(reply.invitationId, requestId: reply.id), session)
         }
         if let problem = Self.contentProblem(reply.response, field: "response") {
-            return [.send(session, .error(.init(id: reply.id, code: .invalidFrame, message: problem)))]
+            return send(.error(.init(id: reply.id, code: .invalidFrame, message: problem)), session)
         }
-        var receipt: [HubAction] = []
         switch invitation.stage {
         case .acceptSent:
-            return alreadyAccepted(reply.invitationId, requestId: reply.id, session)
+            return send(alreadyAccepted(reply.invitationId, requestId: reply.id), session)
         case .sent:
             // Accepting implies having received it: the caller hears both, in order.
-            receipt = [.send(invitation.callerSession, invitation.local(.receivedByRemote))]
+            send(invitation.local(.receivedByRemote), invitation.callerSession)
         case .received:
             break
         }
         invitation.stage = .acceptSent(by: session, response: reply.response, deadline: now + limits.acceptWindowMillis)
         pending[reply.invitationId] = invitation
-        return receipt + [
-            .send(session, invitation.remote(.acceptSentToLocal, id: reply.id, response: reply.response)),
-            .send(invitation.callerSession, invitation.local(.acceptPending, response: reply.response)),
-        ]
+        send(invitation.remote(.acceptSentToLocal, id: reply.id, response: reply.response), session)
+        send(invitation.local(.acceptPending, response: reply.response), invitation.callerSession)
     }
 
-    private mutating func refuse(_ reply: ClientFrame.InvitationReply, by session: SessionID) -> [HubAction] {
+    private mutating func refuse(_ reply: ClientFrame.InvitationReply, by session: SessionID, _ send: Send) {
         guard let invitation = pending[reply.invitationId], invitation.calleeSessions.contains(session) else {
-            return notFound(reply.invitationId, requestId: reply.id, session)
+            return send(notFound(reply.invitationId, requestId: reply.id), session)
         }
         if let problem = Self.contentProblem(reply.response, field: "response") {
-            return [.send(session, .error(.init(id: reply.id, code: .invalidFrame, message: problem)))]
+            return send(.error(.init(id: reply.id, code: .invalidFrame, message: problem)), session)
         }
         if case .acceptSent = invitation.stage {
-            return alreadyAccepted(reply.invitationId, requestId: reply.id, session)
+            return send(alreadyAccepted(reply.invitationId, requestId: reply.id), session)
         }
         end(invitation)
         // Every session of the callee hears the ending; the one that refused gets it as its answer.
-        return [.send(invitation.callerSession, invitation.local(.refusedByRemote, response: reply.response))]
-            + invitation.calleeSessions.map {
-                .send($0, invitation.remote(.refused, id: $0 == session ? reply.id : nil, response: reply.response))
-            }
+        send(invitation.local(.refusedByRemote, response: reply.response), invitation.callerSession)
+        for callee in invitation.calleeSessions {
+            send(invitation.remote(.refused, id: callee == session ? reply.id : nil, response: reply.response), callee)
+        }
     }
 
     // MARK: - Endings nobody asked for
 
-    private mutating func sessionClosed(_ session: SessionID) -> [HubAction] {
-        var actions: [HubAction] = []
+    private mutating func sessionClosed(_ session: SessionID, _ send: Send) {
         for invitationId in (involving.removeValue(forKey: session) ?? []).sorted() {
             guard var invitation = pending[invitationId] else { continue }
             if invitation.callerSession == session {
                 end(invitation)
-                actions += invitation.calleeSessions.map {
-                    .send($0, invitation.remote(.failure, reason: .peerOffline))
+                for callee in invitation.calleeSessions {
+                    send(invitation.remote(.failure, reason: .peerOffline), callee)
                 }
                 continue
             }
             invitation.calleeSessions.removeAll { $0 == session }
             if invitation.calleeSessions.isEmpty {
                 end(invitation)
-                actions.append(.send(invitation.callerSession, invitation.local(.failure, reason: .peerOffline)))
+                send(invitation.local(.failure, reason: .peerOffline), invitation.callerSession)
             } else {
                 pending[invitationId] = invitation
             }
         }
-        return actions
     }
 
-    private mutating func tick(now: Int64) -> [HubAction] {
-        var actions: [HubAction] = []
+    private mutating func tick(now: Int64, _ send: Send) {
         for invitationId in pending.keys.sorted() {
             guard let invitation = pending[invitationId] else { continue }
             let reasons: (caller: InvitationFailureReason, callee: InvitationFailureReason)? =
@@ -213,12 +221,11 @@ package struct InvitationMachine: Sendable {
                 }
             guard let reasons else { continue }
             end(invitation)
-            actions.append(.send(invitation.callerSession, invitation.local(.failure, reason: reasons.caller)))
-            actions += invitation.calleeSessions.map {
-                .send($0, invitation.remote(.failure, reason: reasons.callee))
+            send(invitation.local(.failure, reason: reasons.caller), invitation.callerSession)
+            for callee in invitation.calleeSessions {
+                send(invitation.remote(.failure, reason: reasons.callee), callee)
             }
         }
-        return actions
     }
 
     // MARK: - Bookkeeping
@@ -241,27 +248,18 @@ package struct InvitationMachine: Sendable {
         }
     }
 
-    private func notFound(_ invitationId: String, requestId: Int?, _ session: SessionID) -> [HubAction] {
-        [
-            .send(
-                session,
-                .error(
-                    .init(
-                        id: requestId, code: .invitationNotFound,
-                        message: "no pending invitation \(invitationId) for this session: unknown, ended, or not yours")
-                ))
-        ]
+    private func notFound(_ invitationId: String, requestId: Int?) -> ServerFrame {
+        .error(
+            .init(
+                id: requestId, code: .invitationNotFound,
+                message: "no pending invitation \(invitationId) for this session: unknown, ended, or not yours"))
     }
 
-    private func alreadyAccepted(_ invitationId: String, requestId: Int?, _ session: SessionID) -> [HubAction] {
-        [
-            .send(
-                session,
-                .error(
-                    .init(
-                        id: requestId, code: .invitationAlreadyAccepted,
-                        message: "invitation \(invitationId) was already accepted")))
-        ]
+    private func alreadyAccepted(_ invitationId: String, requestId: Int?) -> ServerFrame {
+        .error(
+            .init(
+                id: requestId, code: .invitationAlreadyAccepted,
+                message: "invitation \(invitationId) was already accepted"))
     }
 
     private static func contentProblem(_ text: String?, field: String) -> String? {

@@ -48,58 +48,73 @@ package struct MatchMachine: Sendable {
 
     /// Applies `input` at `now` (ms since 1970) and returns what to do, in order.
     package mutating func handle(_ input: MatchInput, now: Int64) -> [HubAction] {
+        var actions: [HubAction] = []
+        var frames = UncountedFrames()
+        handle(input, now: now, into: &actions, queue: &frames)
+        return actions
+    }
+
+    /// Applies `input` at `now`, sending its frames through `queue` (the hub's outbox count) and appending its
+    /// other actions, in order, to `actions`.
+    package mutating func handle(
+        _ input: MatchInput, now: Int64, into actions: inout [HubAction], queue: inout some HubFrameQueue
+    ) {
+        func send(_ frame: ServerFrame, to session: SessionID) { queue.enqueue(frame, to: session, into: &actions) }
+        func append(_ action: HubAction) { actions.append(action) }
         switch input {
         case .enter(let session, let user, let enter):
-            return self.enter(enter, user: user, session: session, now: now)
+            self.enter(enter, user: user, session: session, now: now, send, append)
         case .leave(let session, let user, let request):
             removeWaiting(user)
-            return [.send(session, .matchQueue(.init(id: request.id, waiting: false, tags: [])))]
+            send(.matchQueue(.init(id: request.id, waiting: false, tags: [])), to: session)
         case .place(let order, let callId, let callerSession):
             let placement = PendingPlacement(
                 callId: callId, caller: order.caller, callerSession: callerSession, callee: order.callee,
                 media: order.media, origin: .businessServer, deadline: now + limits.placeWindowMillis)
-            return add(placement)
+            add(placement, send, append)
         case .callSent(let from, let to, let callId):
             if let placement = placements[callId], placement.caller == from, placement.callee == to {
                 removePlacement(callId)
             }
-            return []
         case .sessionClosed(let session):
-            return sessionClosed(session)
+            sessionClosed(session, append)
         case .tick:
-            return tick(now: now)
+            tick(now: now, append)
         }
     }
 
+    /// Where a handler sends a frame (straight to the hub's queue) and appends its other actions, in order.
+    private typealias Send = (ServerFrame, SessionID) -> Void
+    private typealias Append = (HubAction) -> Void
+
     // MARK: - Queue
 
-    private mutating func enter(_ enter: ClientFrame.MatchEnter, user: String, session: SessionID, now: Int64)
-        -> [HubAction]
-    {
+    private mutating func enter(
+        _ enter: ClientFrame.MatchEnter, user: String, session: SessionID, now: Int64, _ send: Send,
+        _ append: Append
+    ) {
         if let problem = MatchProtocol.tagsProblem(enter.tags) {
-            return [.send(session, .error(.init(id: enter.id, code: .invalidFrame, message: problem)))]
+            return send(.error(.init(id: enter.id, code: .invalidFrame, message: problem)), session)
         }
         // Entering again (new tags, or another device) keeps the user's place in line.
         let arrival = waiting[user]?.arrival
         removeWaiting(user)
         guard arrival != nil || waiting.count < limits.maxWaiting else {
-            return [
-                .send(
-                    session,
-                    .error(
-                        .init(
-                            id: enter.id, code: .matchQueueFull,
-                            message: "\(waiting.count) users are already waiting to be matched, the most allowed")))
-            ]
+            return send(
+                .error(
+                    .init(
+                        id: enter.id, code: .matchQueueFull,
+                        message: "\(waiting.count) users are already waiting to be matched, the most allowed")),
+                session)
         }
         let entry = MatchEntry(session: session, tags: enter.tags, arrival: arrival ?? takeArrival())
-        let answer = HubAction.send(session, .matchQueue(.init(id: enter.id, waiting: true, tags: enter.tags)))
+        let answer = ServerFrame.matchQueue(.init(id: enter.id, waiting: true, tags: enter.tags))
         guard let (peer, tag) = earliestPeer(sharing: entry.tags) else {
             addWaiting(user, entry)
-            return [answer]
+            return send(answer, session)
         }
         // Only a pair is formed here: the peer leaves the line, the newcomer never joins it.
-        guard let other = waiting[peer] else { return [answer] }
+        guard let other = waiting[peer] else { return send(answer, session) }
         removeWaiting(peer)
         let (caller, callee) =
             other.arrival < entry.arrival
@@ -111,15 +126,14 @@ package struct MatchMachine: Sendable {
         let placement = PendingPlacement(
             callId: callId, caller: caller.user, callerSession: caller.entry.session, callee: callee.user,
             media: .video, origin: .match(matchId: matchId, tag: tag), deadline: now + limits.placeWindowMillis)
-        return [
-            answer,
-            .send(
-                caller.entry.session,
-                .matched(.init(matchId: matchId, peer: callee.user, tag: tag, callId: callId, role: .caller))),
-            .send(
-                callee.entry.session,
-                .matched(.init(matchId: matchId, peer: caller.user, tag: tag, callId: callId, role: .callee))),
-        ] + add(placement)
+        send(answer, session)
+        send(
+            .matched(.init(matchId: matchId, peer: callee.user, tag: tag, callId: callId, role: .caller)),
+            caller.entry.session)
+        send(
+            .matched(.init(matchId: matchId, peer: caller.user, tag: tag, callId: callId, role: .callee)),
+            callee.entry.session)
+        add(placement, send, append)
     }
 
     /// The user who has waited longest among those sharing one of `tags`, and the shared tag (the first of `tags`
@@ -158,19 +172,17 @@ package struct MatchMachine: Sendable {
     // MARK: - Placed calls
 
     /// Records `placement` (giving up the oldest pending one when there are too many) and tells its caller.
-    private mutating func add(_ placement: PendingPlacement) -> [HubAction] {
-        var actions: [HubAction] = []
+    private mutating func add(_ placement: PendingPlacement, _ send: Send, _ append: Append) {
         if placements.count >= limits.maxPendingPlacements,
             let oldest = placements.values.min(by: { ($0.deadline, $0.callId) < ($1.deadline, $1.callId) })
         {
             removePlacement(oldest.callId)
-            actions.append(.callNotPlaced(oldest.notPlaced("placementsFull")))
+            append(.callNotPlaced(oldest.notPlaced("placementsFull")))
         }
         placements[placement.callId] = placement
         placementsByCaller[placement.caller, default: 0] += 1
         placementsBySession[placement.callerSession, default: []].insert(placement.callId)
-        actions.append(.send(placement.callerSession, placement.frame))
-        return actions
+        send(placement.frame, placement.callerSession)
     }
 
     private mutating func removePlacement(_ callId: String) {
@@ -183,24 +195,20 @@ package struct MatchMachine: Sendable {
         }
     }
 
-    private mutating func sessionClosed(_ session: SessionID) -> [HubAction] {
+    private mutating func sessionClosed(_ session: SessionID, _ append: Append) {
         if let user = waitingBySession[session] { removeWaiting(user) }
-        var actions: [HubAction] = []
         for callId in (placementsBySession[session] ?? []).sorted() {
             guard let placement = placements[callId] else { continue }
             removePlacement(callId)
-            actions.append(.callNotPlaced(placement.notPlaced("callerGone")))
+            append(.callNotPlaced(placement.notPlaced("callerGone")))
         }
-        return actions
     }
 
-    private mutating func tick(now: Int64) -> [HubAction] {
-        var actions: [HubAction] = []
+    private mutating func tick(now: Int64, _ append: Append) {
         for placement in placements.values.sorted(by: { $0.callId < $1.callId }) where now >= placement.deadline {
             removePlacement(placement.callId)
-            actions.append(.callNotPlaced(placement.notPlaced("notPlaced")))
+            append(.callNotPlaced(placement.notPlaced("notPlaced")))
         }
-        return actions
     }
 
     private mutating func takeArrival() -> UInt64 {

@@ -24,13 +24,13 @@ extension HubState {
         tombstones[userId] = Array(list.suffix(max(1, pushPolicy.maxTombstonesPerUser)))
     }
 
-    /// A `withdraw` from session `id` for an offline user: when the call `mark.callId` is held for `userId` as a
-    /// pushed call, drops it (its unsent pushes are cancelled), keeps a tombstone and answers `queued` (the
-    /// tombstone waits for the user). Nil when no such call is held: the message is then held or refused like any
-    /// other.
+    /// A `withdraw` for an offline user: when the call `mark.callId` is held for `userId` as a pushed call, drops it
+    /// and keeps a tombstone, and returns the `queued` answer for the sender (the tombstone waits for the user; the
+    /// caller cancels the call's unsent pushes). Nil when no such call is held: the message is then held or refused
+    /// like any other.
     mutating func withdrawHeldCall(
-        _ mark: PushMark, to userId: String, from id: SessionID, requestId: Int, now: Int64
-    ) -> [HubAction]? {
+        _ mark: PushMark, to userId: String, requestId: Int, now: Int64
+    ) -> ServerFrame.Answer? {
         guard var queue = held[userId],
             let index = queue.firstIndex(where: { $0.pushedCall == mark.callId })
         else { return nil }
@@ -38,8 +38,7 @@ extension HubState {
         held[userId] = queue.isEmpty ? nil : queue
         forget(message)
         addTombstone(mark.callId, mark.reason ?? .cancelled, for: userId, now: now)
-        let answer = ServerFrame.Answer(
+        return ServerFrame.Answer(
             id: requestId, result: .queued, messageId: makeMessageId(), ttl: pushPolicy.tombstoneSeconds)
-        return [.push(.cancel(callId: mark.callId, userId: userId)), .send(id, .answer(answer))]
     }
 }

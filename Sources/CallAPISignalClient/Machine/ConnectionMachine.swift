@@ -61,6 +61,9 @@ enum DeviceRequest: Sendable, Equatable {
 
 /// The client's connection logic as a pure state machine: login, reconnect with backoff and jitter, the queue
 /// of sends waiting for a connection, answers matched to requests, liveness. No I/O, no clock.
+///
+/// Everything that belongs to one phase lives in that phase's case: the socket and attempt of a connection being
+/// made, the requests written on a connection, the backoff between attempts, the login's token.
 struct ConnectionMachine: Sendable {
     struct Settings: Sendable, Equatable {
         var pingIntervalMillis: Int64
@@ -74,12 +77,66 @@ struct ConnectionMachine: Sendable {
     }
 
     enum Phase: Sendable, Equatable {
+        /// Never logged in.
         case idle
-        case connecting(attempt: Int, socket: Int, since: Int64)
-        case authenticating(attempt: Int, socket: Int, since: Int64)
-        case connected(socket: Int)
-        case waiting(attempt: Int, until: Int64)
+        /// A socket is being opened.
+        case connecting(Attempt)
+        /// The socket is open and the `login` frame written; waiting for `welcome`.
+        case authenticating(Attempt)
+        /// Logged in on a socket.
+        case connected(Connection)
+        /// Between attempts.
+        case waiting(Backoff)
+        /// Logged out, refused or expired: a new `login` starts again.
         case stopped(SignalStopReason)
+    }
+
+    /// What a login keeps from one connection to the next, until it stops.
+    struct Login: Sendable, Equatable {
+        /// The token the next `login` frame carries.
+        var token: String
+        /// Whether presence changes were asked for: subscribed again on every connection.
+        var subscribed = false
+        /// The token's expiry as the server last told it.
+        var expiresAt: Int64?
+    }
+
+    /// An attempt to connect: its socket, and the sends waiting for it.
+    struct Attempt: Sendable, Equatable {
+        /// 0 for the first attempt after a login or a lost connection.
+        var number: Int
+        var socket: Int
+        /// When this step (opening, then logging in) started: the connect timeout runs from here.
+        var since: Int64
+        var login: Login
+        var queue: [Queued] = []
+        /// Why the server said it closes the socket, if it did.
+        var closingReason: SignalErrorCode?
+    }
+
+    /// A logged-in socket and the requests written on it.
+    struct Connection: Sendable, Equatable {
+        var socket: Int
+        var login: Login
+        var userId: String
+        var sessionId: String
+        var lastReceived: Int64
+        var lastPing: Int64
+        /// Requests written and not answered yet, by request id.
+        var inFlight: [Int: InFlight] = [:]
+        /// Why the server said it closes the socket, if it did.
+        var closingReason: SignalErrorCode?
+    }
+
+    /// The wait before the next attempt, and why.
+    struct Backoff: Sendable, Equatable {
+        /// The number of the next attempt.
+        var attempt: Int
+        var until: Int64
+        var delay: Int64
+        var cause: String
+        var login: Login
+        var queue: [Queued] = []
     }
 
     /// A request written to the socket, waiting for its answer.
@@ -91,6 +148,12 @@ struct ConnectionMachine: Sendable {
         case devices(ticket: Int)
         case invitation(ticket: Int)
         case match(ticket: Int)
+    }
+
+    /// A written request and when it was written (for its timeout).
+    struct InFlight: Sendable, Equatable {
+        var pending: Pending
+        var sentAt: Int64
     }
 
     /// A send waiting for a connection.
@@ -106,15 +169,9 @@ struct ConnectionMachine: Sendable {
 
     let settings: Settings
     private(set) var phase: Phase = .idle
-    private(set) var token: String?
-    private(set) var queue: [Queued] = []
-    private var inFlight: [Int: (pending: Pending, sentAt: Int64)] = [:]
+    /// Request ids and socket numbers are never reused, so a late answer or event cannot be taken for a new one's.
     private var nextRequestId = 1
     private var nextSocket = 1
-    private var lastReceived: Int64 = 0
-    private var lastPing: Int64 = 0
-    private var subscribed = false
-    private var closingReason: SignalErrorCode?
     private static let loginRequestId = 0
 
     init(settings: Settings) {
@@ -125,21 +182,33 @@ struct ConnectionMachine: Sendable {
     var state: SignalConnectionState {
         switch phase {
         case .idle: .idle
-        case .connecting(let attempt, _, _), .authenticating(let attempt, _, _): .connecting(attempt: attempt)
-        case .connected: .connected(userId: userId ?? "", sessionId: sessionId ?? "")
-        case .waiting(let attempt, _): .reconnecting(attempt: attempt, delayMillis: lastDelay, cause: lastCause)
+        case .connecting(let attempt), .authenticating(let attempt): .connecting(attempt: attempt.number)
+        case .connected(let connection): .connected(userId: connection.userId, sessionId: connection.sessionId)
+        case .waiting(let backoff):
+            .reconnecting(attempt: backoff.attempt, delayMillis: backoff.delay, cause: backoff.cause)
         case .stopped(let reason): .stopped(reason)
         }
     }
-    private(set) var userId: String?
-    private(set) var sessionId: String?
-    private(set) var expiresAt: Int64?
-    private var lastDelay: Int64 = 0
-    private var lastCause = ""
+
+    /// The user of the current connection.
+    var userId: String? {
+        if case .connected(let connection) = phase { connection.userId } else { nil }
+    }
+
+    /// The current login, if there is one.
+    var login: Login? {
+        switch phase {
+        case .connecting(let attempt), .authenticating(let attempt): attempt.login
+        case .connected(let connection): connection.login
+        case .waiting(let backoff): backoff.login
+        case .idle, .stopped: nil
+        }
+    }
 
     private var currentSocket: Int? {
         switch phase {
-        case .connecting(_, let socket, _), .authenticating(_, let socket, _), .connected(let socket): socket
+        case .connecting(let attempt), .authenticating(let attempt): attempt.socket
+        case .connected(let connection): connection.socket
         default: nil
         }
     }
@@ -157,14 +226,16 @@ struct ConnectionMachine: Sendable {
     mutating func handle(_ event: ConnectionEvent, now: Int64) -> [ConnectionAction] {
         switch event {
         case .login(let token):
-            self.token = token
             switch phase {
             case .idle, .stopped:
-                return connect(attempt: 0, now: now)
-            case .waiting:
-                return connect(attempt: 0, now: now)
-            default:
-                return []  // already connecting or connected: the new token is used from the next login on
+                return connect(attempt: 0, login: Login(token: token), queue: [], now: now)
+            case .waiting(var backoff):
+                backoff.login.token = token
+                return connect(attempt: 0, login: backoff.login, queue: backoff.queue, now: now)
+            case .connecting, .authenticating, .connected:
+                // Already connecting or connected: the new token is used from the next login on.
+                changeLogin { $0.token = token }
+                return []
             }
         case .logout:
             var actions: [ConnectionAction] = []
@@ -174,16 +245,16 @@ struct ConnectionMachine: Sendable {
             }
             return actions + stop(.loggedOut)
         case .renew(let ticket, let token):
-            self.token = token
-            guard case .connected(let socket) = phase else {
-                // Kept for the next login.
-                return [.completeRenew(ticket: ticket, .success(expiresAt ?? 0))]
+            // Not connected, the token is kept for the next login.
+            changeLogin { $0.token = token }
+            guard case .connected = phase else {
+                return [.completeRenew(ticket: ticket, .success(login?.expiresAt ?? 0))]
             }
-            return write(socket, pending: .renew(ticket: ticket), now: now) { .renew(.init(id: $0, token: token)) }
+            return request(.renew(ticket: ticket), now: now) { .renew(.init(id: $0, token: token)) }
         case .send(let ticket, let to, let body, let ttl, let push, let copy):
             switch phase {
-            case .connected(let socket):
-                return write(socket, pending: .send(ticket: ticket), now: now) {
+            case .connected:
+                return request(.send(ticket: ticket), now: now) {
                     .send(
                         .init(id: $0, to: to, body: body, ttl: ttl > 0 ? ttl : nil, push: push, copy: copy ? true : nil)
                     )
@@ -193,18 +264,17 @@ struct ConnectionMachine: Sendable {
             case .stopped(let reason):
                 return [.completeSend(ticket: ticket, .failure(.stopped(reason)))]
             case .connecting, .authenticating, .waiting:
-                guard queue.count < settings.sendQueueLimit else {
+                let queued = Queued(ticket: ticket, to: to, body: body, ttl: ttl, push: push, copy: copy, queuedAt: now)
+                guard enqueue(queued) else {
                     return [.completeSend(ticket: ticket, .failure(.queueFull(settings.sendQueueLimit)))]
                 }
-                queue.append(
-                    Queued(ticket: ticket, to: to, body: body, ttl: ttl, push: push, copy: copy, queuedAt: now))
                 return []
             }
         case .devices(let ticket, let request):
-            guard case .connected(let socket) = phase else {
+            guard case .connected = phase else {
                 return [.completeDevices(ticket: ticket, .failure(notConnectedError))]
             }
-            return write(socket, pending: .devices(ticket: ticket), now: now) { id in
+            return self.request(.devices(ticket: ticket), now: now) { id in
                 switch request {
                 case .register(let device): .registerDevice(.init(id: id, device: device))
                 case .list: .devices(.init(id: id))
@@ -212,8 +282,8 @@ struct ConnectionMachine: Sendable {
                 }
             }
         case .presence(let ticket, let subscribe):
-            if subscribe { subscribed = true }
-            guard case .connected(let socket) = phase else {
+            if subscribe { changeLogin { $0.subscribed = true } }
+            guard case .connected = phase else {
                 let error: SignalClientError =
                     switch phase {
                     case .idle: .notLoggedIn
@@ -222,11 +292,11 @@ struct ConnectionMachine: Sendable {
                     }
                 return [.completePresence(ticket: ticket, .failure(error))]
             }
-            return write(socket, pending: .presence(ticket: ticket), now: now) {
+            return request(.presence(ticket: ticket), now: now) {
                 subscribe ? .subscribe(.init(id: $0)) : .users(.init(id: $0))
             }
-        case .calls(let ticket, let request):
-            guard case .connected(let socket) = phase else {
+        case .calls(let ticket, let calls):
+            guard case .connected = phase else {
                 let error: SignalClientError =
                     switch phase {
                     case .idle: .notLoggedIn
@@ -235,17 +305,17 @@ struct ConnectionMachine: Sendable {
                     }
                 return [.completeCalls(ticket: ticket, .failure(error))]
             }
-            return write(socket, pending: .calls(ticket: ticket), now: now) {
-                var request = request
-                request.id = $0
-                return .calls(request)
+            return request(.calls(ticket: ticket), now: now) {
+                var calls = calls
+                calls.id = $0
+                return .calls(calls)
             }
-        case .invitation(let ticket, let request):
-            guard case .connected(let socket) = phase else {
+        case .invitation(let ticket, let invitation):
+            guard case .connected = phase else {
                 return [.completeInvitation(ticket: ticket, .failure(notConnectedError))]
             }
-            return write(socket, pending: .invitation(ticket: ticket), now: now) { id in
-                switch request {
+            return request(.invitation(ticket: ticket), now: now) { id in
+                switch invitation {
                 case .send(let to, let content, let channelId):
                     .invite(
                         .init(
@@ -258,27 +328,30 @@ struct ConnectionMachine: Sendable {
                     .refuseInvitation(.init(id: id, invitationId: invitationId, response: response))
                 }
             }
-        case .match(let ticket, let request):
-            guard case .connected(let socket) = phase else {
+        case .match(let ticket, let match):
+            guard case .connected = phase else {
                 return [.completeMatch(ticket: ticket, .failure(notConnectedError))]
             }
-            return write(socket, pending: .match(ticket: ticket), now: now) { id in
-                switch request {
+            return request(.match(ticket: ticket), now: now) { id in
+                switch match {
                 case .enter(let tags): .matchEnter(.init(id: id, tags: tags))
                 case .leave: .matchLeave(.init(id: id))
                 }
             }
         case .socketOpened(let socket):
-            guard case .connecting(let attempt, socket, _) = phase, let token else { return [] }
-            phase = .authenticating(attempt: attempt, socket: socket, since: now)
-            lastReceived = now
-            return [.write(socket, .login(.init(id: Self.loginRequestId, token: token)))]
+            guard case .connecting(var attempt) = phase, attempt.socket == socket else { return [] }
+            attempt.since = now
+            phase = .authenticating(attempt)
+            return [.write(socket, .login(.init(id: Self.loginRequestId, token: attempt.login.token)))]
         case .socketClosed(let socket, let cause, let jitter):
             guard socket == currentSocket else { return [] }
             return connectionLost(cause: cause, now: now, jitter: jitter)
         case .frame(let socket, let frame):
             guard socket == currentSocket else { return [] }
-            lastReceived = now
+            if case .connected(var connection) = phase {
+                connection.lastReceived = now
+                phase = .connected(connection)
+            }
             return received(frame, socket: socket, now: now)
         case .tick(let jitter):
             return tick(now: now, jitter: jitter)
@@ -287,65 +360,163 @@ struct ConnectionMachine: Sendable {
 
     // MARK: - Connecting
 
-    private mutating func connect(attempt: Int, now: Int64) -> [ConnectionAction] {
+    private mutating func connect(attempt: Int, login: Login, queue: [Queued], now: Int64) -> [ConnectionAction] {
         let socket = nextSocket
         nextSocket += 1
-        closingReason = nil
-        phase = .connecting(attempt: attempt, socket: socket, since: now)
+        phase = .connecting(Attempt(number: attempt, socket: socket, since: now, login: login, queue: queue))
         return [.openSocket(socket), .state(state)]
     }
 
     private mutating func connectionLost(cause: String, now: Int64, jitter: Double) -> [ConnectionAction] {
-        var actions: [ConnectionAction] = []
-        for (_, entry) in inFlight.sorted(by: { $0.key < $1.key }) {
-            actions.append(fail(entry.pending, .connectionLost))
+        let next: Int
+        let closingReason: SignalErrorCode?
+        let queue: [Queued]
+        switch phase {
+        case .connecting(let attempt), .authenticating(let attempt):
+            next = attempt.number + 1
+            closingReason = attempt.closingReason
+            queue = attempt.queue
+        case .connected(let connection):
+            next = 0
+            closingReason = connection.closingReason
+            queue = []
+        case .idle, .waiting, .stopped:
+            return []
         }
-        inFlight = [:]
         switch closingReason {
         case .tokenExpired:
-            return actions + stop(.tokenExpired)
+            return stop(.tokenExpired, failingWritten: .connectionLost)
         case .loggedOut:
-            return actions + stop(.loggedOut)
+            return stop(.loggedOut, failingWritten: .connectionLost)
         default:
             break
         }
-        let attempt: Int =
-            switch phase {
-            case .connecting(let attempt, _, _), .authenticating(let attempt, _, _): attempt + 1
-            default: 0
-            }
-        let exponential = settings.backoffBaseMillis << Int64(min(attempt, 20))
+        guard let login else { return [] }
+        let actions = failWritten(.connectionLost)
+        let exponential = settings.backoffBaseMillis << Int64(min(next, 20))
         let capped = min(settings.backoffMaxMillis, exponential)
         // "Equal jitter": half fixed, half random, so clients that lost the same server spread out.
         let delay = capped / 2 + Int64(Double(capped / 2) * min(max(jitter, 0), 1))
-        lastDelay = delay
-        lastCause = closingReason.map { "server closed: \($0.rawValue)" } ?? cause
-        phase = .waiting(attempt: attempt, until: now + delay)
+        phase = .waiting(
+            Backoff(
+                attempt: next, until: now + delay, delay: delay,
+                cause: closingReason.map { "server closed: \($0.rawValue)" } ?? cause, login: login, queue: queue))
         return actions + [.state(state)]
     }
 
-    private mutating func stop(_ reason: SignalStopReason) -> [ConnectionAction] {
-        var actions: [ConnectionAction] = []
-        for (_, entry) in inFlight.sorted(by: { $0.key < $1.key }) {
-            actions.append(fail(entry.pending, reason == .loggedOut ? .stopped(reason) : .connectionLost))
-        }
-        inFlight = [:]
-        for queued in queue {
+    /// Stops: fails the requests written (with `failingWritten`, or by default as the stop says) and the sends
+    /// waiting.
+    private mutating func stop(_ reason: SignalStopReason, failingWritten: SignalClientError? = nil)
+        -> [ConnectionAction]
+    {
+        var actions = failWritten(failingWritten ?? (reason == .loggedOut ? .stopped(reason) : .connectionLost))
+        let waiting: [Queued] =
+            switch phase {
+            case .connecting(let attempt), .authenticating(let attempt): attempt.queue
+            case .waiting(let backoff): backoff.queue
+            case .idle, .connected, .stopped: []
+            }
+        for queued in waiting {
             actions.append(.completeSend(ticket: queued.ticket, .failure(.stopped(reason))))
         }
-        queue = []
-        subscribed = false
         phase = .stopped(reason)
         return actions + [.state(state)]
     }
 
-    private mutating func write(
-        _ socket: Int, pending: Pending, now: Int64, _ frame: (Int) -> ClientFrame
+    /// Fails the requests written on the connection, oldest first (the connection keeps none).
+    private mutating func failWritten(_ error: SignalClientError) -> [ConnectionAction] {
+        guard case .connected(var connection) = phase, !connection.inFlight.isEmpty else { return [] }
+        let written = connection.inFlight.sorted(by: { $0.key < $1.key })
+        connection.inFlight = [:]
+        phase = .connected(connection)
+        return written.map { fail($0.value.pending, error) }
+    }
+
+    /// Writes a request on the connection (the caller checked it is connected).
+    private mutating func request(
+        _ pending: Pending, now: Int64, _ frame: (Int) -> ClientFrame
     ) -> [ConnectionAction] {
+        guard case .connected(var connection) = phase else { return [] }
+        phase = .idle  // holds nothing meanwhile, so that the connection's requests change in place
+        let action = request(pending, on: &connection, now: now, frame)
+        phase = .connected(connection)
+        return [action]
+    }
+
+    private mutating func request(
+        _ pending: Pending, on connection: inout Connection, now: Int64, _ frame: (Int) -> ClientFrame
+    ) -> ConnectionAction {
         let id = nextRequestId
         nextRequestId += 1
-        inFlight[id] = (pending, now)
-        return [.write(socket, frame(id))]
+        connection.inFlight[id] = InFlight(pending: pending, sentAt: now)
+        return .write(connection.socket, frame(id))
+    }
+
+    /// Takes the written request that `requestId` answers off the connection.
+    private mutating func answered(_ requestId: Int?) -> Pending? {
+        guard let requestId, case .connected(var connection) = phase else { return nil }
+        phase = .idle  // as in `request`
+        let entry = connection.inFlight.removeValue(forKey: requestId)
+        phase = .connected(connection)
+        return entry?.pending
+    }
+
+    /// Changes the login of the phase that has one (nothing in `idle` and `stopped`).
+    private mutating func changeLogin(_ change: (inout Login) -> Void) {
+        switch phase {
+        case .connecting(var attempt):
+            change(&attempt.login)
+            phase = .connecting(attempt)
+        case .authenticating(var attempt):
+            change(&attempt.login)
+            phase = .authenticating(attempt)
+        case .connected(var connection):
+            change(&connection.login)
+            phase = .connected(connection)
+        case .waiting(var backoff):
+            change(&backoff.login)
+            phase = .waiting(backoff)
+        case .idle, .stopped:
+            break
+        }
+    }
+
+    /// Notes why the server closes the current socket.
+    private mutating func closing(_ reason: SignalErrorCode) {
+        switch phase {
+        case .connecting(var attempt):
+            attempt.closingReason = reason
+            phase = .connecting(attempt)
+        case .authenticating(var attempt):
+            attempt.closingReason = reason
+            phase = .authenticating(attempt)
+        case .connected(var connection):
+            connection.closingReason = reason
+            phase = .connected(connection)
+        case .idle, .waiting, .stopped:
+            break
+        }
+    }
+
+    /// Queues a send for the next connection; false when the queue is full.
+    private mutating func enqueue(_ queued: Queued) -> Bool {
+        switch phase {
+        case .connecting(var attempt) where attempt.queue.count < settings.sendQueueLimit:
+            phase = .idle  // as in `request`
+            attempt.queue.append(queued)
+            phase = .connecting(attempt)
+        case .authenticating(var attempt) where attempt.queue.count < settings.sendQueueLimit:
+            phase = .idle
+            attempt.queue.append(queued)
+            phase = .authenticating(attempt)
+        case .waiting(var backoff) where backoff.queue.count < settings.sendQueueLimit:
+            phase = .idle
+            backoff.queue.append(queued)
+            phase = .waiting(backoff)
+        default:
+            return false
+        }
+        return true
     }
 
     private func fail(_ pending: Pending, _ error: SignalClientError) -> ConnectionAction {
@@ -365,37 +536,37 @@ struct ConnectionMachine: Sendable {
     private mutating func received(_ frame: ServerFrame, socket: Int, now: Int64) -> [ConnectionAction] {
         switch frame {
         case .welcome(let welcome):
-            guard case .authenticating = phase else { return [] }
-            phase = .connected(socket: socket)
-            userId = welcome.userId
-            sessionId = welcome.sessionId
-            expiresAt = welcome.expiresAt
-            lastPing = now
+            guard case .authenticating(let attempt) = phase else { return [] }
+            var login = attempt.login
+            login.expiresAt = welcome.expiresAt
+            var connection = Connection(
+                socket: socket, login: login, userId: welcome.userId, sessionId: welcome.sessionId,
+                lastReceived: now, lastPing: now, closingReason: attempt.closingReason)
+            phase = .connected(connection)
             var actions: [ConnectionAction] = [.state(state)]
-            if subscribed {
-                actions += write(socket, pending: .presence(ticket: -1), now: now) { .subscribe(.init(id: $0)) }
+            phase = .idle  // as in `request`
+            if login.subscribed {
+                actions.append(request(.presence(ticket: -1), on: &connection, now: now) { .subscribe(.init(id: $0)) })
             }
-            let waiting = queue
-            queue = []
-            for queued in waiting {
-                actions += write(socket, pending: .send(ticket: queued.ticket), now: now) {
-                    .send(
-                        .init(
-                            id: $0, to: queued.to, body: queued.body, ttl: queued.ttl > 0 ? queued.ttl : nil,
-                            push: queued.push, copy: queued.copy ? true : nil))
-                }
+            for queued in attempt.queue {
+                actions.append(
+                    request(.send(ticket: queued.ticket), on: &connection, now: now) {
+                        .send(
+                            .init(
+                                id: $0, to: queued.to, body: queued.body, ttl: queued.ttl > 0 ? queued.ttl : nil,
+                                push: queued.push, copy: queued.copy ? true : nil))
+                    })
             }
+            phase = .connected(connection)
             return actions
         case .error(let error):
             if case .authenticating = phase, error.id == Self.loginRequestId || error.id == nil {
                 return [.closeSocket(socket)] + stop(.loginRefused(error.code, error.message))
             }
-            guard let id = error.id, let entry = inFlight.removeValue(forKey: id) else { return [] }
-            return [fail(entry.pending, .refused(error.code, error.message))]
+            guard let pending = answered(error.id) else { return [] }
+            return [fail(pending, .refused(error.code, error.message))]
         case .answer(let answer):
-            guard let id = answer.id, let entry = inFlight.removeValue(forKey: id),
-                case .send(let ticket) = entry.pending
-            else { return [] }
+            guard case .send(let ticket) = answered(answer.id) else { return [] }
             let result: Result<SendOutcome, SignalClientError> =
                 switch answer.result {
                 case .delivered: .success(.delivered(messageId: answer.messageId ?? "", sessions: answer.sessions ?? 1))
@@ -404,15 +575,11 @@ struct ConnectionMachine: Sendable {
                 }
             return [.completeSend(ticket: ticket, result)]
         case .renewed(let renewed):
-            expiresAt = renewed.expiresAt
-            guard let id = renewed.id, let entry = inFlight.removeValue(forKey: id),
-                case .renew(let ticket) = entry.pending
-            else { return [] }
+            changeLogin { $0.expiresAt = renewed.expiresAt }
+            guard case .renew(let ticket) = answered(renewed.id) else { return [] }
             return [.completeRenew(ticket: ticket, .success(renewed.expiresAt))]
         case .presence(let presence):
-            guard let id = presence.id, let entry = inFlight.removeValue(forKey: id),
-                case .presence(let ticket) = entry.pending
-            else { return [] }
+            guard case .presence(let ticket) = answered(presence.id) else { return [] }
             return ticket < 0 ? [] : [.completePresence(ticket: ticket, .success(presence.online))]
         case .message(let message):
             return [.deliver(message)]
@@ -423,19 +590,15 @@ struct ConnectionMachine: Sendable {
         case .heldResult(let result):
             return [.heldResult(result)]
         case .closing(let closing):
-            closingReason = closing.reason
+            self.closing(closing.reason)
             return []
         case .pong:
             return []
         case .calls(let page):
-            guard let id = page.id, let entry = inFlight.removeValue(forKey: id),
-                case .calls(let ticket) = entry.pending
-            else { return [] }
+            guard case .calls(let ticket) = answered(page.id) else { return [] }
             return [.completeCalls(ticket: ticket, .success(page))]
         case .devices(let devices):
-            guard let id = devices.id, let entry = inFlight.removeValue(forKey: id),
-                case .devices(let ticket) = entry.pending
-            else { return [] }
+            guard case .devices(let ticket) = answered(devices.id) else { return [] }
             return [.completeDevices(ticket: ticket, .success(devices.devices))]
         case .callWithdrawn(let tombstone):
             return [.callWithdrawn(tombstone)]
@@ -457,19 +620,19 @@ struct ConnectionMachine: Sendable {
         case .matched(let match):
             return [.matched(match)]
         case .matchQueue(let status):
-            guard let id = status.id, let entry = inFlight.removeValue(forKey: id),
-                case .match(let ticket) = entry.pending
-            else { return [] }
+            guard case .match(let ticket) = answered(status.id) else { return [] }
             return [.completeMatch(ticket: ticket, .success(status.waiting ? status.tags : []))]
         }
     }
 
     /// Completes the invitation method that `update` answers, or reports it as news.
     private mutating func invitationAnswer(_ update: InvitationUpdate, requestId: Int?) -> [ConnectionAction] {
-        guard let id = requestId, case .invitation(let ticket)? = inFlight[id]?.pending else {
+        guard let id = requestId, case .connected(let connection) = phase,
+            case .invitation(let ticket)? = connection.inFlight[id]?.pending
+        else {
             return [.invitationUpdate(update)]
         }
-        inFlight[id] = nil
+        _ = answered(id)
         return [.completeInvitation(ticket: ticket, .success(update))]
     }
 
@@ -478,43 +641,77 @@ struct ConnectionMachine: Sendable {
     private mutating func tick(now: Int64, jitter: Double) -> [ConnectionAction] {
         var actions: [ConnectionAction] = []
         switch phase {
-        case .waiting(let attempt, let until) where now >= until:
-            actions += connect(attempt: attempt, now: now)
-        case .connecting(_, let socket, let since), .authenticating(_, let socket, let since):
-            if now - since >= settings.connectTimeoutMillis {
+        case .waiting(let backoff) where now >= backoff.until:
+            actions += connect(attempt: backoff.attempt, login: backoff.login, queue: backoff.queue, now: now)
+        case .connecting(let attempt), .authenticating(let attempt):
+            if now - attempt.since >= settings.connectTimeoutMillis {
                 actions +=
-                    [.closeSocket(socket)] + connectionLost(cause: "connecting timed out", now: now, jitter: jitter)
+                    [.closeSocket(attempt.socket)]
+                    + connectionLost(cause: "connecting timed out", now: now, jitter: jitter)
             }
-        case .connected(let socket):
-            if now - lastReceived >= settings.livenessTimeoutMillis {
+        case .connected(var connection):
+            if now - connection.lastReceived >= settings.livenessTimeoutMillis {
                 actions +=
-                    [.closeSocket(socket)]
+                    [.closeSocket(connection.socket)]
                     + connectionLost(
                         cause: "nothing from the server for \(settings.livenessTimeoutMillis / 1000) s", now: now,
                         jitter: jitter)
-            } else if now - lastPing >= settings.pingIntervalMillis {
-                lastPing = now
-                actions.append(.write(socket, .ping(.init())))
+            } else if now - connection.lastPing >= settings.pingIntervalMillis {
+                connection.lastPing = now
+                phase = .connected(connection)
+                actions.append(.write(connection.socket, .ping(.init())))
             }
         default:
             break
         }
-        let expired = queue.filter { now - $0.queuedAt >= settings.sendQueueTimeoutMillis }
-        if !expired.isEmpty {
-            queue.removeAll { now - $0.queuedAt >= settings.sendQueueTimeoutMillis }
-            for queued in expired {
-                actions.append(
-                    .completeSend(
-                        ticket: queued.ticket,
-                        .failure(
-                            .timedOut("no connection to the server for \(settings.sendQueueTimeoutMillis / 1000) s"))))
-            }
+        for queued in expireQueued(now: now) {
+            actions.append(
+                .completeSend(
+                    ticket: queued.ticket,
+                    .failure(.timedOut("no connection to the server for \(settings.sendQueueTimeoutMillis / 1000) s"))))
         }
-        for (id, entry) in inFlight.sorted(by: { $0.key < $1.key })
-        where now - entry.sentAt >= settings.requestTimeoutMillis {
-            inFlight[id] = nil
-            actions.append(fail(entry.pending, .timedOut("no answer from the server")))
+        for pending in expireWritten(now: now) {
+            actions.append(fail(pending, .timedOut("no answer from the server")))
         }
         return actions
+    }
+
+    /// Takes the sends that waited too long for a connection out of the queue, oldest first.
+    private mutating func expireQueued(now: Int64) -> [Queued] {
+        func isExpired(_ queued: Queued) -> Bool { now - queued.queuedAt >= settings.sendQueueTimeoutMillis }
+        switch phase {
+        case .connecting(var attempt) where attempt.queue.contains(where: isExpired):
+            let expired = attempt.queue.filter(isExpired)
+            attempt.queue.removeAll(where: isExpired)
+            phase = .connecting(attempt)
+            return expired
+        case .authenticating(var attempt) where attempt.queue.contains(where: isExpired):
+            let expired = attempt.queue.filter(isExpired)
+            attempt.queue.removeAll(where: isExpired)
+            phase = .authenticating(attempt)
+            return expired
+        case .waiting(var backoff) where backoff.queue.contains(where: isExpired):
+            let expired = backoff.queue.filter(isExpired)
+            backoff.queue.removeAll(where: isExpired)
+            phase = .waiting(backoff)
+            return expired
+        default:
+            return []
+        }
+    }
+
+    /// Takes the requests that waited too long for an answer off the connection, oldest first.
+    private mutating func expireWritten(now: Int64) -> [Pending] {
+        guard case .connected(var connection) = phase,
+            connection.inFlight.values.contains(where: { now - $0.sentAt >= settings.requestTimeoutMillis })
+        else { return [] }
+        var expired: [Pending] = []
+        for (id, entry) in connection.inFlight.sorted(by: { $0.key < $1.key })
+        where now - entry.sentAt >= settings.requestTimeoutMillis {
+            connection.inFlight[id] = nil
+            expired.append(entry.pending)
+        }
+        phase = .connected(connection)
+        return expired
     }
 }

@@ -96,6 +96,34 @@ import Testing
         #expect(last?.reason == .slowConsumer)
     }
 
+    @Test mutating func aSessionThatOverflowsMidEventGetsNoLaterFrameAndIsClosedAfterTheEventsOtherActions() {
+        var limits = hub.limits
+        limits.maxOutboxBytes = 25_000
+        hub = HubState(limits: limits)
+        login(sender, "1001")
+        for number in 0..<5 {
+            _ = send(number, ttl: 60)
+            _ = hub.handle(.written(sender, frames: 100), now: 1)
+        }
+        // Logging in hands the reader its welcome and five held messages of 10 KB in one event: the welcome and two
+        // of them fit.
+        _ = hub.handle(.connected(reader), now: 2)
+        _ = hub.handle(.frame(reader, .login(.init(id: 1, token: "t"))), now: 2)
+        let actions = hub.handle(
+            .tokenChecked(
+                reader, requestId: 1, purpose: .login, result: .valid(userId: "1002", expiresAt: 3_600_000)), now: 2)
+        let toReader = actions.compactMap { if case .send(reader, let frame) = $0 { frame } else { nil } }
+        #expect(toReader.count == 3)
+        guard case .welcome = toReader.first else {
+            Issue.record("expected the welcome first, got \(toReader)")
+            return
+        }
+        #expect(actions.last == .close(reader, code: SignalCloseCode.slowConsumer, reason: .slowConsumer))
+        #expect(actions.filter { if case .close = $0 { true } else { false } }.count == 1)
+        #expect(hub.outbox(of: reader) == nil)
+        #expect(hub.queuedFrames == hub.outbox(of: sender)?.frames)
+    }
+
     @Test mutating func refusalsToAFloodAreCoalescedAndTheFlooderIsClosed() {
         var limits = hub.limits
         limits.ratePerSecond = 1
