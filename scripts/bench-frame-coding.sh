@@ -5,6 +5,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
-swiftc -O -wmo -module-name CallAPISignalProtocol $(find Sources/CallAPISignalProtocol -name '*.swift') \
+swiftc -O -wmo -package-name callapi -module-name CallAPISignalProtocol $(find Sources/CallAPISignalProtocol -name '*.swift') \
     scripts/microbench/frame-coding/main.swift -o "$out/frame-coding-bench"
 "$out/frame-coding-bench"

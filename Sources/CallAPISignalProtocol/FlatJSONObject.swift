@@ -37,7 +37,9 @@ package struct FlatJSONObject: Equatable {
 
     /// The value of `key`, or nil when absent.
     package subscript(key: String) -> Value? {
-        for member in members where member.key == key { return member.value }
+        // Lengths first: a native string's UTF-8 count is stored, and most keys differ in it.
+        let length = key.utf8.count
+        for member in members where member.key.utf8.count == length && member.key == key { return member.value }
         return nil
     }
 
@@ -135,7 +137,8 @@ package struct FlatJSONObject: Equatable {
             while true {
                 skipSpace()
                 guard let key = string() else { return nil }
-                for member in members where member.key == key { return nil }
+                let length = key.utf8.count
+                for member in members where member.key.utf8.count == length && member.key == key { return nil }
                 skipSpace()
                 guard take(UInt8(ascii: ":")) else { return nil }
                 skipSpace()

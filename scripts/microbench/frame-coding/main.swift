@@ -37,3 +37,12 @@ measure("decode a send with a JSON body (unescapes it)") { FrameFastPath.decodeC
 measure("decode a send with a same-size plain body") { FrameFastPath.decodeClientFrame(plainSend) == nil ? 0 : 1 }
 measure("encode the message with the JSON body (escapes it)") { FrameFastPath.encode(message)!.utf8.count }
 measure("encode the message with the plain body") { FrameFastPath.encode(plainMessage)!.utf8.count }
+// What the ledger and the push marking do with every relayed body: read it, then look up the fields they use.
+let ledgerKeys = [
+    "message_action", "message_version", "callId", "fromRoomId", "cancelCallByInternal", "rejectByInternal",
+    "hangupReason", "deviceId", "answeredByDevice", "rejectedByDevice",
+]
+measure("read the JSON body and look up the ledger's 10 fields") {
+    guard let object = FlatJSONObject(jsonBody) else { return 0 }
+    return ledgerKeys.reduce(0) { $0 + (object[$1] == nil ? 0 : 1) }
+}
