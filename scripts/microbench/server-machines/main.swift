@@ -85,4 +85,5 @@ hubRuns.sort()
 channelRuns.sort()
 print(
     "hub relayed send (handle + 2 written): median \(Int(hubRuns[hubRuns.count / 2])) ns, min \(Int(hubRuns[0])) ns; "
-        + "channel signal (handle + written): median \(Int(channelRuns[channelRuns.count / 2])) ns, min \(Int(channelRuns[0])) ns")
+        + "channel signal (handle + written): median \(Int(channelRuns[channelRuns.count / 2])) ns, min \(Int(channelRuns[0])) ns"
+)
