@@ -75,15 +75,15 @@ package struct ChannelState: Sendable {
     private(set) var rooms: [String: Room] = [:]
     private(set) var bars: [BarKey: Int64] = [:]
     private(set) var isShuttingDown = false
+    /// The connections' outboxes: totals, and the connections found too slow during the current event.
+    private var outboxes: OutboxAccounting
     /// Frames and bytes queued for all connections' writers.
-    package private(set) var queuedFrames = 0
-    package private(set) var queuedBytes = 0
-    /// Connections whose outbox overflowed while the current event was handled, closed at its end (empty between
-    /// events).
-    private var slowConsumers: [SessionID] = []
+    package var queuedFrames: Int { outboxes.frames }
+    package var queuedBytes: Int { outboxes.bytes }
 
     package init(limits: ChannelLimits) {
         self.limits = limits
+        outboxes = OutboxAccounting(maxFrames: limits.maxOutboxFrames, maxBytes: limits.maxOutboxBytes)
     }
 
     /// Channels with at least one member.
@@ -121,10 +121,7 @@ package struct ChannelState: Sendable {
     /// connection found too slow is closed once the event's other steps are done, as its last actions.
     package mutating func handle(_ event: ChannelEvent, now: Int64, into actions: inout [ChannelAction]) {
         if case .written(let id, let frames) = event {
-            guard let before = connections[id]?.outbox else { return }
-            connections[id]?.outbox.written(frames)
-            queuedFrames -= before.frames - (connections[id]?.outbox.frames ?? 0)
-            queuedBytes -= before.bytes - (connections[id]?.outbox.bytes ?? 0)
+            if connections[id] != nil { outboxes.written(frames, from: &connections[id]!.outbox) }
             return
         }
         apply(event, now: now, into: &actions)
@@ -446,8 +443,7 @@ package struct ChannelState: Sendable {
         _ id: SessionID, _ code: ChannelErrorCode, _ message: String, into actions: inout [ChannelAction]
     ) {
         guard let connection = connections.removeValue(forKey: id) else { return }
-        queuedFrames -= connection.outbox.frames
-        queuedBytes -= connection.outbox.bytes
+        outboxes.forget(connection.outbox)
         actions.append(.send(id, .joinFailed(.init(code: code, message: message))))
         actions.append(.close(id, code: code.closeCode))
     }
@@ -456,8 +452,7 @@ package struct ChannelState: Sendable {
     /// once), tells the others, reports it.
     private mutating func remove(_ id: SessionID, _ cause: Cause, now: Int64, into actions: inout [ChannelAction]) {
         guard let connection = connections.removeValue(forKey: id) else { return }
-        queuedFrames -= connection.outbox.frames
-        queuedBytes -= connection.outbox.bytes
+        outboxes.forget(connection.outbox)
         guard case .member(let membership) = connection.phase else { return }
         let leaveReason: ChannelLeaveReason
         let noticeReason: ChannelNotice.Reason
@@ -554,33 +549,27 @@ package struct ChannelState: Sendable {
     /// and closed when the event's other steps are done (``closeSlowConsumers(now:into:)``). A frame for a
     /// connection the state does not know is appended uncounted; the shell has no socket for it.
     mutating func enqueue(_ frame: ChannelServerFrame, to id: SessionID, into actions: inout [ChannelAction]) {
-        guard let outbox = connections[id]?.outbox else {
+        guard connections[id] != nil else {
             actions.append(.send(id, frame))
             return
         }
-        guard !slowConsumers.contains(id) else { return }
-        let cost = FrameCost.bytes(of: frame)
-        guard outbox.fits(bytes: cost, maxFrames: limits.maxOutboxFrames, maxBytes: limits.maxOutboxBytes) else {
-            slowConsumers.append(id)
-            return
-        }
         let relayedSignal = relayed(frame, to: id)
-        connections[id]?.outbox.push(bytes: cost, relayed: relayedSignal)
-        queuedFrames += 1
-        queuedBytes += cost
-        actions.append(.send(id, frame))
+        if outboxes.admit(id, cost: FrameCost.bytes(of: frame), relayed: relayedSignal, into: &connections[id]!.outbox)
+        {
+            actions.append(.send(id, frame))
+        }
     }
 
     /// Closes the connections whose outboxes overflowed during this event, in the order found (their own actions
     /// may find more).
     private mutating func closeSlowConsumers(now: Int64, into actions: inout [ChannelAction]) {
         var index = 0
-        while index < slowConsumers.count {
-            let id = slowConsumers[index]
+        while index < outboxes.slowConsumers.count {
+            let id = outboxes.slowConsumers[index]
             index += 1
             dropSlowConsumer(id, now: now, into: &actions)
         }
-        slowConsumers.removeAll(keepingCapacity: true)
+        outboxes.endEvent()
     }
 
     /// The sender of a relayed signal: the member of the target's channel with the signal's `from` uid.
@@ -596,8 +585,7 @@ package struct ChannelState: Sendable {
         guard let connection = connections[id] else { return }
         guard case .member(let membership) = connection.phase else {
             connections[id] = nil
-            queuedFrames -= connection.outbox.frames
-            queuedBytes -= connection.outbox.bytes
+            outboxes.forget(connection.outbox)
             actions.append(.close(id, code: ChannelErrorCode.slowConsumer.closeCode))
             return
         }

@@ -32,12 +32,11 @@ package struct HubState: Sendable, HubFrameQueue {
     package private(set) var heldCount = 0
     package private(set) var heldBytes = 0
     private var heldBySender: [String: Int] = [:]
+    /// The sessions' outboxes: totals, and the sessions found too slow during the current event.
+    private var outboxes: OutboxAccounting
     /// Frames and bytes queued for all sessions' writers.
-    package private(set) var queuedFrames = 0
-    package private(set) var queuedBytes = 0
-    /// Sessions whose outbox overflowed while the current event was handled, closed at its end (empty between
-    /// events).
-    private var slowConsumers: [SessionID] = []
+    package var queuedFrames: Int { outboxes.frames }
+    package var queuedBytes: Int { outboxes.bytes }
     private var loggedInSessionCount = 0
     private var nextMessageNumber: UInt64 = 1
     private(set) var isShuttingDown = false
@@ -60,6 +59,7 @@ package struct HubState: Sendable, HubFrameQueue {
         reportsRelays: Bool = false, matchIdPrefix: String = "m"
     ) {
         self.limits = limits
+        outboxes = OutboxAccounting(maxFrames: limits.maxOutboxFrames, maxBytes: limits.maxOutboxBytes)
         self.pushPolicy = pushPolicy
         self.devices = devices
         self.reportsRelays = reportsRelays
@@ -95,10 +95,7 @@ package struct HubState: Sendable, HubFrameQueue {
     /// session found too slow is closed once the event's other steps are done, as its last actions.
     package mutating func handle(_ event: HubEvent, now: Int64, into actions: inout [HubAction]) {
         if case .written(let id, let frames) = event {
-            guard let before = sessions[id]?.outbox else { return }
-            sessions[id]?.outbox.written(frames)
-            queuedFrames -= before.frames - (sessions[id]?.outbox.frames ?? 0)
-            queuedBytes -= before.bytes - (sessions[id]?.outbox.bytes ?? 0)
+            if sessions[id] != nil { outboxes.written(frames, from: &sessions[id]!.outbox) }
             return
         }
         apply(event, now: now, into: &actions)
@@ -477,10 +474,7 @@ package struct HubState: Sendable, HubFrameQueue {
             var reached: [SessionID] = []
             var tooSlow: [SessionID] = []
             for target in targets {
-                if !slowConsumers.contains(target),
-                    sessions[target]?.outbox.fits(
-                        bytes: cost, maxFrames: limits.maxOutboxFrames, maxBytes: limits.maxOutboxBytes) == true
-                {
+                if let outbox = sessions[target]?.outbox, outboxes.fits(target, cost: cost, outbox: outbox) {
                     reached.append(target)
                 } else {
                     tooSlow.append(target)
@@ -670,8 +664,7 @@ package struct HubState: Sendable, HubFrameQueue {
     /// Forgets a session; tells subscribers if its user went offline.
     private mutating func remove(_ id: SessionID, now: Int64, into actions: inout [HubAction]) {
         guard let session = sessions.removeValue(forKey: id) else { return }
-        queuedFrames -= session.outbox.frames
-        queuedBytes -= session.outbox.bytes
+        outboxes.forget(session.outbox)
         guard let userId = session.login?.userId else { return }
         loggedInSessionCount -= 1
         var remaining = userSessions[userId] ?? []
@@ -727,33 +720,27 @@ package struct HubState: Sendable, HubFrameQueue {
     private mutating func enqueue(
         _ frame: ServerFrame, to id: SessionID, cost: Int?, into actions: inout [HubAction]
     ) {
-        guard let outbox = sessions[id]?.outbox else {
+        guard sessions[id] != nil else {
             actions.append(.send(id, frame))
             return
         }
-        guard !slowConsumers.contains(id) else { return }
         let cost = cost ?? FrameCost.bytes(of: frame)
-        guard outbox.fits(bytes: cost, maxFrames: limits.maxOutboxFrames, maxBytes: limits.maxOutboxBytes) else {
-            slowConsumers.append(id)
-            return
-        }
         let relayedMessage = relayed(frame, to: id)
-        sessions[id]?.outbox.push(bytes: cost, relayed: relayedMessage)
-        queuedFrames += 1
-        queuedBytes += cost
-        actions.append(.send(id, frame))
+        if outboxes.admit(id, cost: cost, relayed: relayedMessage, into: &sessions[id]!.outbox) {
+            actions.append(.send(id, frame))
+        }
     }
 
     /// Closes the sessions whose outboxes overflowed during this event, in the order found (their own actions may
     /// find more).
     private mutating func closeSlowConsumers(now: Int64, into actions: inout [HubAction]) {
         var index = 0
-        while index < slowConsumers.count {
-            let id = slowConsumers[index]
+        while index < outboxes.slowConsumers.count {
+            let id = outboxes.slowConsumers[index]
             index += 1
             dropSlowConsumer(id, now: now, into: &actions)
         }
-        slowConsumers.removeAll(keepingCapacity: true)
+        outboxes.endEvent()
     }
 
     /// What to remember about a relayed message in an outbox.
