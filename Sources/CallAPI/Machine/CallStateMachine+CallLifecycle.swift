@@ -111,7 +111,7 @@ extension CallStateMachine {
         info[kPublisher] = .int(Int(endedBy))
         actions.append(.stopTimer(.ring(callId: ending.id)))
         ending.armed.appendStops(of: ending.id, to: &actions)
-        if ending.ownDeviceNotice != nil { actions.append(.stopTimer(.ownDeviceNotice(callId: ending.id))) }
+        if ending.hasOwnDeviceNotice { actions.append(.stopTimer(.ownDeviceNotice(callId: ending.id))) }
         actions.append(.leaveRTC(remoteUid: ending.peer))
         if ending.media.isJoining { actions.append(.notifyEvent(.localLeft, reason: nil)) }
         actions.append(.stateChanged(newState, reason, eventReason: eventReason, info: info))

@@ -3,9 +3,9 @@ extension CallStateMachine {
     mutating func receive(_ text: String, sender vouched: SignalSender?, now: Int64, into actions: inout [CallAction]) {
         guard let endpoint else { return actions.append(.log(.normal, "message ignored: not initialized")) }
         let decoded: CallMessage
-        var fields: [String: JSONValue]
+        let object: CallMessageObject
         do {
-            (decoded, fields) = try CallMessage.decode(text)
+            (decoded, object) = try CallMessage.decodeObject(text)
         } catch {
             return actions.append(.log(.normal, "message dropped: \(error)"))
         }
@@ -44,9 +44,9 @@ extension CallStateMachine {
             actions.append(.log(.normal, "repeated \(message.action) \(id) of call \(message.callId) ignored"))
             acknowledgement(of: message, from: sender, now: now, into: &actions)
         } else {
-            // The fields become the event info: handed over, not copied.
+            // The fields become the event info, made only here: acks and repeats never need them.
             handle(
-                message, sender: sender, info: consume fields, receivedAt: vouched?.receivedAtMillis, now: now,
+                message, sender: sender, info: object.fields, receivedAt: vouched?.receivedAtMillis, now: now,
                 into: &actions)
             acknowledgement(of: message, from: sender, now: now, into: &actions)
         }

@@ -107,44 +107,51 @@ public struct CallMessage: Sendable, Equatable {
     /// Parses a message received from the signaling channel.
     /// - Throws: ``WireError`` saying what is wrong with it.
     public static func decode(_ text: String) throws(WireError) -> (message: CallMessage, fields: [String: JSONValue]) {
-        let value: JSONValue
+        let (message, object) = try decodeObject(text)
+        return (message, object.fields)
+    }
+
+    /// Parses a received message, keeping its object's members in slots rather than a dictionary: the
+    /// machine makes the dictionary (``CallMessageObject/fields``) only for the event info that needs it.
+    static func decodeObject(_ text: String) throws(WireError) -> (message: CallMessage, object: CallMessageObject) {
+        let topLevel: JSONParser.TopLevel
         do {
-            value = try JSONParser.parse(text)
+            topLevel = try JSONParser.parseCallObject(text)
         } catch {
             throw .notJSON
         }
-        guard case .object(let object) = value else { throw .notAnObject }
-        guard let version = object["message_version"]?.stringValue else { throw .missingField("message_version") }
+        guard case .object(let object) = topLevel else { throw .notAnObject }
+        guard let version = object[.messageVersion]?.stringValue else { throw .missingField("message_version") }
         guard version == Self.version else { throw .unsupportedVersion(version) }
-        guard let rawAction = object["message_action"]?.intValue else { throw .missingField("message_action") }
+        guard let rawAction = object[.messageAction]?.intValue else { throw .missingField("message_action") }
         guard let action = MessageAction(rawValue: rawAction) else { throw .unknownAction(rawAction) }
-        let callId = try field("callId", in: object) { $0.stringValue.flatMap { $0.isEmpty ? nil : $0 } }
-        let fromUserId = try field("fromUserId", in: object, UserID.wire)
-        let messageId = try optionalField("messageId", in: object) { $0.intValue }
-        let timestamp = try field("message_timestamp", in: object) { $0.intValue.map(Int64.init) }
+        let callId = try field(.callId, in: object) { $0.stringValue.flatMap { $0.isEmpty ? nil : $0 } }
+        let fromUserId = try field(.fromUserId, in: object, UserID.wire)
+        let messageId = try optionalField(.messageId, in: object) { $0.intValue }
+        let timestamp = try field(.messageTimestamp, in: object) { $0.intValue.map(Int64.init) }
         var message = CallMessage(
             action: action, timestamp: timestamp, messageId: messageId, fromUserId: fromUserId, callId: callId)
-        message.fromUserExtension = try optionalField("fromUserExtension", in: object) { $0.objectValue }
-        message.reliable = try optionalField("reliability", in: object) { $0.intValue }.map { $0 >= 1 } ?? false
-        message.deviceId = try optionalField("deviceId", in: object, deviceId)
+        message.fromUserExtension = try optionalField(.fromUserExtension, in: object) { $0.objectValue }
+        message.reliable = try optionalField(.reliability, in: object) { $0.intValue }.map { $0 >= 1 } ?? false
+        message.deviceId = try optionalField(.deviceId, in: object, deviceId)
         switch action {
         case .videoCall, .audioCall:
-            message.remoteUserId = try field("remoteUserId", in: object, UserID.wire)
-            message.fromRoomId = try field("fromRoomId", in: object) {
+            message.remoteUserId = try field(.remoteUserId, in: object, UserID.wire)
+            message.fromRoomId = try field(.fromRoomId, in: object) {
                 $0.stringValue.flatMap { $0.isEmpty ? nil : $0 }
             }
         case .cancelCall:
-            message.cancelCallByInternal = try optionalField("cancelCallByInternal", in: object) { $0.intValue } == 1
-            message.answeredByDevice = try optionalField("answeredByDevice", in: object, deviceId)
-            message.rejectedByDevice = try optionalField("rejectedByDevice", in: object, deviceId)
+            message.cancelCallByInternal = try optionalField(.cancelCallByInternal, in: object) { $0.intValue } == 1
+            message.answeredByDevice = try optionalField(.answeredByDevice, in: object, deviceId)
+            message.rejectedByDevice = try optionalField(.rejectedByDevice, in: object, deviceId)
         case .reject:
-            message.rejectByInternal = try optionalField("rejectByInternal", in: object) { $0.intValue } == 1
-            message.rejectReason = try optionalField("rejectReason", in: object) { $0.stringValue }
+            message.rejectByInternal = try optionalField(.rejectByInternal, in: object) { $0.intValue } == 1
+            message.rejectReason = try optionalField(.rejectReason, in: object) { $0.stringValue }
         case .hangup:
-            message.hangupReason = try optionalField("hangupReason", in: object) { $0.stringValue }
+            message.hangupReason = try optionalField(.hangupReason, in: object) { $0.stringValue }
         case .ack:
-            message.ackMessageId = try field("ackMessageId", in: object) { $0.intValue }
-            message.inCall = try optionalField("inCall", in: object) { $0.intValue }.map { $0 == 1 }
+            message.ackMessageId = try field(.ackMessageId, in: object) { $0.intValue }
+            message.inCall = try optionalField(.inCall, in: object) { $0.intValue }.map { $0 == 1 }
         case .accept, .keepAlive:
             break
         }
@@ -157,18 +164,18 @@ public struct CallMessage: Sendable, Equatable {
     }
 
     private static func field<T>(
-        _ key: String, in object: [String: JSONValue], _ read: (JSONValue) -> T?
+        _ key: CallMessageObject.Key, in object: CallMessageObject, _ read: (JSONValue) -> T?
     ) throws(WireError) -> T {
-        guard let value = object[key] else { throw .missingField(key) }
-        guard let typed = read(value) else { throw .invalidField(key) }
+        guard let value = object[key] else { throw .missingField(key.name) }
+        guard let typed = read(value) else { throw .invalidField(key.name) }
         return typed
     }
 
     private static func optionalField<T>(
-        _ key: String, in object: [String: JSONValue], _ read: (JSONValue) -> T?
+        _ key: CallMessageObject.Key, in object: CallMessageObject, _ read: (JSONValue) -> T?
     ) throws(WireError) -> T? {
         guard let value = object[key], value != .null else { return nil }
-        guard let typed = read(value) else { throw .invalidField(key) }
+        guard let typed = read(value) else { throw .invalidField(key.name) }
         return typed
     }
 }
