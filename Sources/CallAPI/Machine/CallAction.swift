@@ -40,9 +40,9 @@ package enum CallAction: Sendable, Equatable {
 extension CallAction {
     /// `notifyState` of a new state.
     static func stateChanged(
-        _ state: CallStateType, _ reason: CallStateReason, eventReason: String = "", info: [String: JSONValue] = [:]
+        _ state: CallStateType, _ reason: CallStateReason, eventReason: String = "", info: EventInfo = EventInfo()
     ) -> CallAction {
-        .notifyState(CallStateChange(state: state, reason: reason, eventReason: eventReason, eventInfo: info))
+        .notifyState(CallStateChange(state: state, reason: reason, eventReason: eventReason, info: info))
     }
 }
 

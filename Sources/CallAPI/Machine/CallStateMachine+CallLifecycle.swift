@@ -80,7 +80,7 @@ extension CallStateMachine {
         info[kPublisher] = .int(Int(reason == .localAccepted ? userId : call.peer))
         actions.append(.stopTimer(.ring(callId: call.id)))
         actions.append(.setRemoteVolume(uid: call.peer, volume: 100))
-        actions.append(.stateChanged(.connected, reason, info: info))
+        actions.append(.stateChanged(.connected, reason, info: EventInfo(info)))
         actions.append(
             .notifyConnected(roomId: call.room, callerId: call.isCaller ? userId : call.peer, selfId: userId))
     }
@@ -102,13 +102,12 @@ extension CallStateMachine {
     /// and event, and `onCallDisconnected` when the call had connected.
     mutating func endCall(
         _ newState: CallStateType, _ reason: CallStateReason, event: CallEvent?, endedBy: UInt,
-        eventReason: String = "", info: consuming [String: JSONValue] = [:], now: Int64,
+        eventReason: String = "", info: EventInfo = EventInfo(), now: Int64,
         into actions: inout [CallAction]
     ) {
         guard case .inCall(let endpoint, let ending) = phase else { return }
         phase = newState == .failed ? .failed(endpoint) : .prepared(endpoint, preJoined: nil)
-        // `info` is owned here, so adding the publisher does not copy a table the caller still holds.
-        info[kPublisher] = .int(Int(endedBy))
+        let info = info.publishedBy(endedBy)
         actions.append(.stopTimer(.ring(callId: ending.id)))
         ending.armed.appendStops(of: ending.id, to: &actions)
         if ending.hasOwnDeviceNotice { actions.append(.stopTimer(.ownDeviceNotice(callId: ending.id))) }

@@ -83,7 +83,7 @@ extension CallStateMachine {
     /// its own reason and leaves RTC, telling the caller nothing; the named device itself ignores it.
     /// Returns false, appending nothing, for any other message.
     mutating func settledByCaller(
-        _ message: CallMessage, info: [String: JSONValue], now: Int64, into actions: inout [CallAction]
+        _ message: CallMessage, info: EventInfo, now: Int64, into actions: inout [CallAction]
     ) -> Bool {
         guard message.action == .cancelCall, case .inCall(let endpoint, let call) = phase, call.role == .callee
         else { return false }

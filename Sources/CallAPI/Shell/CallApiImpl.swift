@@ -280,10 +280,14 @@ public final class CallApiImpl: CallApiProtocol, ISignalClientListener {
                 step.listeners.isEmpty || step.listeners.contains { $0.canJoinRtcOnCalling(eventInfo: anyInfo) }
             submit(.earlyJoinDecided(callId: callId, allowed: allowed))
         case .notifyState(let change):
-            let info = change.eventInfo.eventInfoForListeners
-            for listener in step.listeners {
-                listener.onCallStateChanged(
-                    with: change.state, stateReason: change.reason, eventReason: change.eventReason, eventInfo: info)
+            // The info is built here, once, and only when someone listens (streams build it when they read it).
+            if !step.listeners.isEmpty {
+                let info = change.eventInfo.eventInfoForListeners
+                for listener in step.listeners {
+                    listener.onCallStateChanged(
+                        with: change.state, stateReason: change.reason, eventReason: change.eventReason, eventInfo: info
+                    )
+                }
             }
             for stream in step.streams { stream.yield(change) }
         case .notifyEvent(let event, let reason):

@@ -140,13 +140,14 @@ public struct CallMessage: Sendable, Equatable {
     /// Parses a received message, keeping its object's members in slots rather than a dictionary: the
     /// machine makes the dictionary (``CallMessageObject/fields``) only for the event info that needs it.
     static func decodeObject(_ text: String) throws(WireError) -> (message: CallMessage, object: CallMessageObject) {
-        let topLevel: JSONParser.TopLevel
+        var object = CallMessageObject()
+        let isObject: Bool
         do {
-            topLevel = try JSONParser.parseCallObject(text)
+            isObject = try JSONParser.parseCallObject(text, into: &object)
         } catch {
             throw .notJSON
         }
-        guard case .object(let object) = topLevel else { throw .notAnObject }
+        guard isObject else { throw .notAnObject }
         guard let version = object[.messageVersion]?.stringValue else { throw .missingField("message_version") }
         guard version == Self.version else { throw .unsupportedVersion(version) }
         guard let rawAction = object[.messageAction]?.intValue else { throw .missingField("message_action") }

@@ -11,7 +11,7 @@ struct CallMessageObject: Sendable {
         case answeredByDevice, rejectedByDevice, rejectByInternal, rejectReason, hangupReason, ackMessageId, inCall
 
         /// The key as on the wire.
-        var name: String {
+        var spelling: StaticString {
             switch self {
             case .messageAction: "message_action"
             case .messageVersion: "message_version"
@@ -34,6 +34,12 @@ struct CallMessageObject: Sendable {
             case .inCall: "inCall"
             }
         }
+
+        /// The key as on the wire, as a `String`: made once per key, so that using one as a dictionary key
+        /// allocates nothing.
+        var name: String { Self.names[rawValue] }
+
+        private static let names = all.map { $0.spelling.description }
 
         /// `allCases` builds its array on every use; this one is built once.
         static let all = allCases
@@ -71,16 +77,15 @@ struct CallMessageObject: Sendable {
         }
 
         private func spells(_ bytes: Slice<UnsafeBufferPointer<UInt8>>) -> Bool {
-            var name = name
-            return name.withUTF8 { name in
-                guard name.count == bytes.count else { return false }
-                var offset = 0
-                while offset < name.count {
-                    if name[offset] != bytes[bytes.startIndex + offset] { return false }
-                    offset += 1
-                }
-                return true
+            let spelling = spelling
+            guard spelling.utf8CodeUnitCount == bytes.count else { return false }
+            let start = spelling.utf8Start
+            var offset = 0
+            while offset < bytes.count {
+                if start[offset] != bytes[bytes.startIndex + offset] { return false }
+                offset += 1
             }
+            return true
         }
 
         /// The key `name` (a key that had escapes), if the format knows it.

@@ -34,30 +34,27 @@ struct JSONParser {
         return try result.get()
     }
 
-    /// What ``parseCallObject(_:)`` found: the top-level object, or valid JSON that is not an object.
-    enum TopLevel {
-        case object(CallMessageObject)
-        case notAnObject
-    }
-
     /// Parses `text`, which must be one JSON value, as ``parse(_:)`` does, but reads a top-level object's
-    /// members into a ``CallMessageObject`` instead of a dictionary. It fails on the same texts as `parse`.
-    static func parseCallObject(_ text: String) throws(Failure) -> TopLevel {
+    /// members into `object`'s slots instead of a dictionary; false when the text is JSON but not an object.
+    /// It fails on the same texts as `parse`.
+    static func parseCallObject(_ text: String, into object: inout CallMessageObject) throws(Failure) -> Bool {
         var text = text
-        let result: Result<TopLevel, Failure> = text.withUTF8 { bytes in
+        // Filled in place: the object is large, and returning it through a result copied it each time.
+        let result: Result<Bool, Failure> = text.withUTF8 { bytes in
             var parser = JSONParser(bytes)
             do throws(Failure) {
                 parser.skipWhitespace()
-                let topLevel: TopLevel
+                let isObject: Bool
                 if parser.index < parser.bytes.count, parser.bytes[parser.index] == UInt8(ascii: "{") {
-                    topLevel = .object(try parser.callObject())
+                    try parser.callObject(into: &object)
+                    isObject = true
                 } else {
                     _ = try parser.value()
-                    topLevel = .notAnObject
+                    isObject = false
                 }
                 parser.skipWhitespace()
                 guard parser.index == parser.bytes.count else { throw Failure() }
-                return .success(topLevel)
+                return .success(isObject)
             } catch {
                 return .failure(error)
             }
@@ -66,14 +63,13 @@ struct JSONParser {
     }
 
     /// The members of the object at `index`, as ``object()`` reads them, each under its slot.
-    private mutating func callObject() throws(Failure) -> CallMessageObject {
+    private mutating func callObject(into result: inout CallMessageObject) throws(Failure) {
         try enter()
         defer { depth -= 1 }
-        var result = CallMessageObject()
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
-            return result
+            return
         }
         while true {
             skipWhitespace()
@@ -93,7 +89,7 @@ struct JSONParser {
                 index += 1
             } else if bytes[index] == UInt8(ascii: "}") {
                 index += 1
-                return result
+                return
             } else {
                 throw Failure()
             }
