@@ -71,16 +71,10 @@ extension CallStateMachine {
         call.stage = .connected(since: now)
         phase = .inCall(endpoint, call)
         let userId = endpoint.userId
-        var info = [String: JSONValue](minimumCapacity: 6)
-        info[kFromRoomId] = .string(call.room)
-        info[kFromUserId] = .int(Int(call.peer))
-        info[kRemoteUserId] = .int(Int(userId))
-        info[kCallId] = .string(call.id)
-        info[kCostTimeMap] = call.costs.json
-        info[kPublisher] = .int(Int(reason == .localAccepted ? userId : call.peer))
+        let info = EventInfo(connected: call, user: userId).publishedBy(reason == .localAccepted ? userId : call.peer)
         actions.append(.stopTimer(.ring(callId: call.id)))
         actions.append(.setRemoteVolume(uid: call.peer, volume: 100))
-        actions.append(.stateChanged(.connected, reason, info: EventInfo(info)))
+        actions.append(.stateChanged(.connected, reason, info: info))
         actions.append(
             .notifyConnected(roomId: call.room, callerId: call.isCaller ? userId : call.peer, selfId: userId))
     }

@@ -1,9 +1,9 @@
 /// The event info of a state change, as the machine hands it over: what it is made from, not the dictionary.
 ///
 /// Most state changes report a message's fields (the one sent, or the one received) with the publisher (and,
-/// for a received one, the sender) set on top. Building that dictionary hashed every key of the message on
-/// every call step, whether or not anyone listened; ``dictionary`` builds it when it is read: by the shell,
-/// for listeners and state streams, and by tests.
+/// for a received one, the sender) set on top; the connected state reports the call and its cost map.
+/// Building those dictionaries hashed every key on every call step, whether or not anyone listened;
+/// ``dictionary`` builds one when it is read: by the shell, for listeners and state streams, and by tests.
 package struct EventInfo: Sendable {
     /// What the dictionary starts from.
     private enum Base: Sendable {
@@ -11,12 +11,14 @@ package struct EventInfo: Sendable {
         case message(MessageFields)
     }
 
-    /// A message's fields, kept by reference: the object read from a received text is large, and an action
-    /// carrying it is copied into the shell's buffer.
+    /// What the fields are made from, kept by reference: the object read from a received text is large, and an
+    /// action carrying it is copied into the shell's buffer.
     private final class MessageFields: Sendable {
         enum Source: Sendable {
             case sent(CallMessage)
             case received(CallMessageObject)
+            /// The call `callId` in `room` between this endpoint's `user` and `peer` connected.
+            case connected(room: String, peer: UInt, user: UInt, callId: String, costs: CostMap)
         }
 
         let source: Source
@@ -27,6 +29,11 @@ package struct EventInfo: Sendable {
             switch source {
             case .sent(let message): message.fields
             case .received(let object): object.fields
+            case .connected(let room, let peer, let user, let callId, let costs):
+                [
+                    kFromRoomId: .string(room), kFromUserId: .int(Int(peer)), kRemoteUserId: .int(Int(user)),
+                    kCallId: .string(callId), kCostTimeMap: costs.json,
+                ]
             }
         }
     }
@@ -44,6 +51,12 @@ package struct EventInfo: Sendable {
     /// The fields of a message this endpoint sends.
     init(sent message: CallMessage) {
         base = .message(MessageFields(.sent(message)))
+    }
+
+    /// The connected state's: `call` (now connected) as this endpoint's `user` sees it.
+    init(connected call: Call, user: UInt) {
+        base = .message(
+            MessageFields(.connected(room: call.room, peer: call.peer, user: user, callId: call.id, costs: call.costs)))
     }
 
     /// The fields of a received message, under their keys as received (unknown ones included).
