@@ -193,7 +193,7 @@ extension CallStateMachine {
         leaving preJoined: PreJoinedRoom? = nil, now: Int64, into actions: inout [CallAction]
     ) {
         startRinging(message, sender: sender, info: info, endpoint, leaving: preJoined, now: now, into: &actions)
-        actions.append(.askCanJoinOnCalling(callId: message.callId, eventInfo: info.dictionary))
+        actions.append(.askCanJoinOnCalling(callId: message.callId, eventInfo: info))
     }
 
     private mutating func startRinging(

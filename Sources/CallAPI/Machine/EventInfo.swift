@@ -4,7 +4,7 @@
 /// for a received one, the sender) set on top; the connected state reports the call and its cost map.
 /// Building those dictionaries hashed every key on every call step, whether or not anyone listened;
 /// ``dictionary`` builds one when it is read: by the shell, for listeners and state streams, and by tests.
-package struct EventInfo: Sendable {
+package struct EventInfo: Sendable, Equatable {
     /// What the dictionary starts from.
     private enum Base: Sendable {
         case fields([String: JSONValue])
@@ -78,6 +78,9 @@ package struct EventInfo: Sendable {
         info.publisher = sender
         return info
     }
+
+    /// Equal when the dictionaries are.
+    package static func == (lhs: EventInfo, rhs: EventInfo) -> Bool { lhs.dictionary == rhs.dictionary }
 
     /// The info as the dictionary ``CallStateChange/eventInfo`` holds.
     package var dictionary: [String: JSONValue] {
