@@ -8,25 +8,25 @@ package struct EventInfo: Sendable, Equatable {
     /// What the dictionary starts from.
     private enum Base: Sendable {
         case fields([String: JSONValue])
-        case message(MessageFields)
+        case source(FieldsSource)
     }
 
     /// What the fields are made from, kept by reference: the object read from a received text is large, and an
     /// action carrying it is copied into the shell's buffer.
-    private final class MessageFields: Sendable {
-        enum Source: Sendable {
+    private final class FieldsSource: Sendable {
+        enum Kind: Sendable {
             case sent(CallMessage)
             case received(CallMessageObject)
             /// The call `callId` in `room` between this endpoint's `user` and `peer` connected.
             case connected(room: String, peer: UInt, user: UInt, callId: String, costs: CostMap)
         }
 
-        let source: Source
+        let kind: Kind
 
-        init(_ source: Source) { self.source = source }
+        init(_ kind: Kind) { self.kind = kind }
 
         var fields: [String: JSONValue] {
-            switch source {
+            switch kind {
             case .sent(let message): message.fields
             case .received(let object): object.fields
             case .connected(let room, let peer, let user, let callId, let costs):
@@ -50,18 +50,18 @@ package struct EventInfo: Sendable, Equatable {
 
     /// The fields of a message this endpoint sends.
     init(sent message: CallMessage) {
-        base = .message(MessageFields(.sent(message)))
+        base = .source(FieldsSource(.sent(message)))
     }
 
     /// The connected state's: `call` (now connected) as this endpoint's `user` sees it.
     init(connected call: Call, user: UInt) {
-        base = .message(
-            MessageFields(.connected(room: call.room, peer: call.peer, user: user, callId: call.id, costs: call.costs)))
+        base = .source(
+            FieldsSource(.connected(room: call.room, peer: call.peer, user: user, callId: call.id, costs: call.costs)))
     }
 
     /// The fields of a received message, under their keys as received (unknown ones included).
     init(received object: CallMessageObject) {
-        base = .message(MessageFields(.received(object)))
+        base = .source(FieldsSource(.received(object)))
     }
 
     /// This info with `kPublisher` set to `user`.
@@ -87,7 +87,7 @@ package struct EventInfo: Sendable, Equatable {
         var result: [String: JSONValue]
         switch base {
         case .fields(let fields): result = fields
-        case .message(let message): result = message.fields
+        case .source(let source): result = source.fields
         }
         if let fromUserId { result[kFromUserId] = .int(Int(fromUserId)) }
         if let publisher { result[kPublisher] = .int(Int(publisher)) }
