@@ -55,7 +55,9 @@ public struct MachineBench: Sendable {
 struct MachinePair {
     static let users: [UInt] = [1, 2]
     var machines = [CallStateMachine(), CallStateMachine()]
-    var channels: [String: Set<Int>] = [:]
+    /// The media plane: each channel with the sides in it, a bit per side. A short list scanned in place: a
+    /// dictionary of sets allocated its tables on every call.
+    var channels: [(name: String, sides: UInt8)] = []
     var queue: [(side: Int, input: CallInput)] = []
     /// One buffer for every input's actions, as a shell that handles many inputs keeps one.
     var actions: [CallAction] = []
@@ -112,8 +114,15 @@ struct MachinePair {
             queue.append((side, .sendFinished(message, to: Self.users[other], error: nil)))
         case .joinRTC(let join):
             queue.append((side, .rtc(.localJoined(channel: join.channel, uid: join.uid))))
-            channels[join.channel, default: []].insert(side)
-            if channels[join.channel, default: []].contains(other) {
+            let index: Int
+            if let found = channels.firstIndex(where: { $0.name == join.channel }) {
+                index = found
+            } else {
+                channels.append((join.channel, 0))
+                index = channels.count - 1
+            }
+            channels[index].sides |= 1 << side
+            if channels[index].sides & (1 << other) != 0 {
                 for (me, peer) in [(side, other), (other, side)] {
                     queue.append((me, .rtc(.remoteJoined(channel: join.channel, uid: Self.users[peer]))))
                     queue.append(
@@ -121,8 +130,8 @@ struct MachinePair {
                 }
             }
         case .leaveRTC:
-            // In place: iterating `keys` while assigning through the subscript copied the table each time.
-            for index in channels.indices { channels.values[index].remove(side) }
+            for index in channels.indices { channels[index].sides &= ~(1 << side) }
+            channels.removeAll { $0.sides == 0 }
         case .askCanJoinOnCalling(let callId, _):
             queue.append((side, .earlyJoinDecided(callId: callId, allowed: true)))
         default:

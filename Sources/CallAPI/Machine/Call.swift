@@ -19,7 +19,15 @@ package struct Call: Sendable, Equatable {
     /// this user's devices which one answered (its settled notice) and they wait for its word.
     package let callerSendsNotice: Bool
     /// The callee, once accepted: its accept, repeated to its user's other devices.
-    package var ownDeviceNotice: OwnDeviceNotice?
+    package var ownDeviceNotice: OwnDeviceNotice? {
+        get { ownDeviceNoticeBox?.notice }
+        set { ownDeviceNoticeBox = newValue.map(OwnDeviceNoticeBox.init) }
+    }
+    /// The notice, rarely set (multi-device callees), behind a reference: it holds a whole message, which
+    /// would otherwise be copied with the call on every input.
+    private var ownDeviceNoticeBox: OwnDeviceNoticeBox?
+    /// Whether ``ownDeviceNotice`` is set, without copying it out.
+    var hasOwnDeviceNotice: Bool { ownDeviceNoticeBox != nil }
     /// The call's liveness timers that are running (the ring timer is stopped by id wherever it may run).
     var armed = LivenessTimers()
 
@@ -93,4 +101,13 @@ package struct Call: Sendable, Equatable {
     mutating func recordCost(_ stage: CostMap.Stage, now: Int64) {
         costs.record(stage, startedAt: startedAt, now: now)
     }
+}
+
+/// An ``OwnDeviceNotice`` kept by reference in a ``Call``; immutable, so a changed notice is a new box.
+private final class OwnDeviceNoticeBox: Sendable, Equatable {
+    let notice: OwnDeviceNotice
+
+    init(_ notice: OwnDeviceNotice) { self.notice = notice }
+
+    static func == (lhs: OwnDeviceNoticeBox, rhs: OwnDeviceNoticeBox) -> Bool { lhs.notice == rhs.notice }
 }

@@ -25,7 +25,7 @@ package enum CallAction: Sendable, Equatable {
     case startTimer(CallTimerID, millis: Int64)
     case stopTimer(CallTimerID)
     /// Ask the listeners `canJoinRtcOnCalling` and answer with ``CallInput/earlyJoinDecided(callId:allowed:)``.
-    case askCanJoinOnCalling(callId: String, eventInfo: [String: JSONValue])
+    case askCanJoinOnCalling(callId: String, eventInfo: EventInfo)
     case notifyState(CallStateChange)
     case notifyEvent(CallEvent, reason: String?)
     case notifyError(CallErrorEvent, CallErrorCodeType, code: Int, message: String)
@@ -40,9 +40,9 @@ package enum CallAction: Sendable, Equatable {
 extension CallAction {
     /// `notifyState` of a new state.
     static func stateChanged(
-        _ state: CallStateType, _ reason: CallStateReason, eventReason: String = "", info: [String: JSONValue] = [:]
+        _ state: CallStateType, _ reason: CallStateReason, eventReason: String = "", info: EventInfo = EventInfo()
     ) -> CallAction {
-        .notifyState(CallStateChange(state: state, reason: reason, eventReason: eventReason, eventInfo: info))
+        .notifyState(CallStateChange(state: state, reason: reason, eventReason: eventReason, info: info))
     }
 }
 

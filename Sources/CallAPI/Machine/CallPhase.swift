@@ -16,8 +16,32 @@ extension CallStateMachine {
     }
 
     /// A prepared endpoint: its user and the prepare config.
+    ///
+    /// A value, kept in one shared box: the phase is copied on every input that reads it, and a copy of the
+    /// config (strings, views, a closure, the user extension) was most of that cost. Changing the config
+    /// (a token renewal) copies the box first when it is shared.
     package struct Endpoint: Sendable {
-        package let userId: UInt
-        package var config: PrepareConfig
+        private final class Storage: Sendable {
+            let userId: UInt
+            let config: PrepareConfig
+
+            init(userId: UInt, config: PrepareConfig) {
+                self.userId = userId
+                self.config = config
+            }
+        }
+
+        private var storage: Storage
+
+        package init(userId: UInt, config: PrepareConfig) {
+            storage = Storage(userId: userId, config: config)
+        }
+
+        package var userId: UInt { storage.userId }
+
+        package var config: PrepareConfig {
+            get { storage.config }
+            set { storage = Storage(userId: storage.userId, config: newValue) }
+        }
     }
 }

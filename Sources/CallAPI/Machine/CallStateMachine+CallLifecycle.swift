@@ -71,13 +71,7 @@ extension CallStateMachine {
         call.stage = .connected(since: now)
         phase = .inCall(endpoint, call)
         let userId = endpoint.userId
-        var info = [String: JSONValue](minimumCapacity: 6)
-        info[kFromRoomId] = .string(call.room)
-        info[kFromUserId] = .int(Int(call.peer))
-        info[kRemoteUserId] = .int(Int(userId))
-        info[kCallId] = .string(call.id)
-        info[kCostTimeMap] = call.costs.json
-        info[kPublisher] = .int(Int(reason == .localAccepted ? userId : call.peer))
+        let info = EventInfo(connected: call, user: userId).publishedBy(reason == .localAccepted ? userId : call.peer)
         actions.append(.stopTimer(.ring(callId: call.id)))
         actions.append(.setRemoteVolume(uid: call.peer, volume: 100))
         actions.append(.stateChanged(.connected, reason, info: info))
@@ -102,16 +96,15 @@ extension CallStateMachine {
     /// and event, and `onCallDisconnected` when the call had connected.
     mutating func endCall(
         _ newState: CallStateType, _ reason: CallStateReason, event: CallEvent?, endedBy: UInt,
-        eventReason: String = "", info: consuming [String: JSONValue] = [:], now: Int64,
+        eventReason: String = "", info: EventInfo = EventInfo(), now: Int64,
         into actions: inout [CallAction]
     ) {
         guard case .inCall(let endpoint, let ending) = phase else { return }
         phase = newState == .failed ? .failed(endpoint) : .prepared(endpoint, preJoined: nil)
-        // `info` is owned here, so adding the publisher does not copy a table the caller still holds.
-        info[kPublisher] = .int(Int(endedBy))
+        let info = info.publishedBy(endedBy)
         actions.append(.stopTimer(.ring(callId: ending.id)))
         ending.armed.appendStops(of: ending.id, to: &actions)
-        if ending.ownDeviceNotice != nil { actions.append(.stopTimer(.ownDeviceNotice(callId: ending.id))) }
+        if ending.hasOwnDeviceNotice { actions.append(.stopTimer(.ownDeviceNotice(callId: ending.id))) }
         actions.append(.leaveRTC(remoteUid: ending.peer))
         if ending.media.isJoining { actions.append(.notifyEvent(.localLeft, reason: nil)) }
         actions.append(.stateChanged(newState, reason, eventReason: eventReason, info: info))

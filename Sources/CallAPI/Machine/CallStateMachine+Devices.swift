@@ -83,7 +83,7 @@ extension CallStateMachine {
     /// its own reason and leaves RTC, telling the caller nothing; the named device itself ignores it.
     /// Returns false, appending nothing, for any other message.
     mutating func settledByCaller(
-        _ message: CallMessage, info: [String: JSONValue], now: Int64, into actions: inout [CallAction]
+        _ message: CallMessage, info: EventInfo, now: Int64, into actions: inout [CallAction]
     ) -> Bool {
         guard message.action == .cancelCall, case .inCall(let endpoint, let call) = phase, call.role == .callee
         else { return false }
@@ -91,7 +91,7 @@ extension CallStateMachine {
         guard let device = message.answeredByDevice ?? message.rejectedByDevice else { return false }
         if device == deviceId {
             // The caller has settled the call on this device: the other devices hear it from the caller too.
-            guard call.ownDeviceNotice != nil else {
+            guard call.hasOwnDeviceNotice else {
                 actions.append(.log(.normal, "call \(call.id): the caller's notice names this device; nothing to do"))
                 return true
             }
@@ -164,7 +164,7 @@ extension CallStateMachine {
     /// The channel could not deliver the own-device notice (no other device of this user is online, or the
     /// channel takes no message to the sender's own user): stop repeating it. Not the app's concern.
     mutating func ownDeviceNoticeFailed(_ message: CallMessage, error: SendFailure, into actions: inout [CallAction]) {
-        guard case .inCall(let endpoint, var call) = phase, call.id == message.callId, call.ownDeviceNotice != nil
+        guard case .inCall(let endpoint, var call) = phase, call.id == message.callId, call.hasOwnDeviceNotice
         else {
             return actions.append(
                 .log(.normal, "own-device notice of call \(message.callId) not sent: \(error.message)"))

@@ -33,7 +33,7 @@ extension CallStateMachine {
             leave(endpoint, call, reason: nil, completesRequest: false, now: now, into: &actions)
         }
         phase = .uninitialized
-        actions.append(.stateChanged(.idle, .none, info: [kPublisher: .int(Int(userId))]))
+        actions.append(.stateChanged(.idle, .none, info: EventInfo().publishedBy(userId)))
         actions.append(.notifyEvent(.deinitialize, reason: nil))
         actions.append(.completeRequest(nil))
         actions.append(.detach)
@@ -91,8 +91,7 @@ extension CallStateMachine {
         if let ext {
             message.fromUserExtension = (message.fromUserExtension ?? [:]).merging(ext) { _, call in call }
         }
-        var info = message.fields
-        info[kPublisher] = .int(Int(endpoint.userId))
+        let info = EventInfo(sent: message).publishedBy(endpoint.userId)
         let call = Call(id: callId, peer: remoteUserId, room: room, type: type, role: .caller, startedAt: now)
         phase = .inCall(endpoint, call)
         send(message, to: remoteUserId, completesRequest: true, now: now, into: &actions)
@@ -133,8 +132,7 @@ extension CallStateMachine {
         call.stage = .connecting
         call.recordCost(.acceptCall, now: now)
         let message = message(.accept, callId: call.id, from: endpoint, now: now)
-        var info = message.fields
-        info[kPublisher] = .int(Int(endpoint.userId))
+        let info = EventInfo(sent: message).publishedBy(endpoint.userId)
         send(message, to: call.peer, completesRequest: completesRequest, now: now, into: &actions)
         startOwnDeviceNotice(&call, accept: message, endpoint, into: &actions)
         phase = .inCall(endpoint, call)
@@ -184,7 +182,7 @@ extension CallStateMachine {
         send(message, to: call.peer, completesRequest: completesRequest, now: now, into: &actions)
         endCall(
             .prepared, ending.reason, event: ending.event, endedBy: endpoint.userId,
-            eventReason: ending.eventReason, info: message.fields, now: now, into: &actions)
+            eventReason: ending.eventReason, info: EventInfo(sent: message), now: now, into: &actions)
     }
 
     mutating func renewToken(_ token: String, into actions: inout [CallAction]) {

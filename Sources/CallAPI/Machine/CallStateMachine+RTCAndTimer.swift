@@ -99,7 +99,8 @@ extension CallStateMachine {
         let message = message(.cancelCall, callId: callId, from: endpoint, now: now) { $0.cancelCallByInternal = true }
         send(message, to: call.peer, now: now, into: &actions)
         endCall(
-            .prepared, .callingTimeout, event: .callingTimeout, endedBy: endpoint.userId, info: message.fields,
+            .prepared, .callingTimeout, event: .callingTimeout, endedBy: endpoint.userId,
+            info: EventInfo(sent: message),
             now: now, into: &actions)
     }
 

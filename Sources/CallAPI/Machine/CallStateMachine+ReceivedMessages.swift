@@ -3,9 +3,9 @@ extension CallStateMachine {
     mutating func receive(_ text: String, sender vouched: SignalSender?, now: Int64, into actions: inout [CallAction]) {
         guard let endpoint else { return actions.append(.log(.normal, "message ignored: not initialized")) }
         let decoded: CallMessage
-        var fields: [String: JSONValue]
+        let object: CallMessageObject
         do {
-            (decoded, fields) = try CallMessage.decode(text)
+            (decoded, object) = try CallMessage.decodeObject(text)
         } catch {
             return actions.append(.log(.normal, "message dropped: \(error)"))
         }
@@ -44,9 +44,10 @@ extension CallStateMachine {
             actions.append(.log(.normal, "repeated \(message.action) \(id) of call \(message.callId) ignored"))
             acknowledgement(of: message, from: sender, now: now, into: &actions)
         } else {
-            // The fields become the event info: handed over, not copied.
+            // The fields become the event info, made only here: acks and repeats never need them.
             handle(
-                message, sender: sender, info: consume fields, receivedAt: vouched?.receivedAtMillis, now: now,
+                message, sender: sender, info: EventInfo(received: object), receivedAt: vouched?.receivedAtMillis,
+                now: now,
                 into: &actions)
             acknowledgement(of: message, from: sender, now: now, into: &actions)
         }
@@ -71,11 +72,10 @@ extension CallStateMachine {
     }
 
     private mutating func handle(
-        _ message: CallMessage, sender: UInt, info: consuming [String: JSONValue], receivedAt: Int64?, now: Int64,
+        _ message: CallMessage, sender: UInt, info received: EventInfo, receivedAt: Int64?, now: Int64,
         into actions: inout [CallAction]
     ) {
-        info[kFromUserId] = .int(Int(sender))
-        info[kPublisher] = .int(Int(sender))
+        let info = received.sentBy(sender)
 
         if message.action.isCall {
             return receiveCall(message, sender: sender, info: info, receivedAt: receivedAt, now: now, into: &actions)
@@ -124,7 +124,7 @@ extension CallStateMachine {
     }
 
     private mutating func receiveCall(
-        _ message: CallMessage, sender: UInt, info: [String: JSONValue], receivedAt: Int64?, now: Int64,
+        _ message: CallMessage, sender: UInt, info: EventInfo, receivedAt: Int64?, now: Int64,
         into actions: inout [CallAction]
     ) {
         guard message.remoteUserId == userId else {
@@ -189,7 +189,7 @@ extension CallStateMachine {
 
     /// A new call rings here: report it, start its ring timer and ask the listeners whether to join now.
     private mutating func ring(
-        _ message: CallMessage, sender: UInt, info: [String: JSONValue], _ endpoint: Endpoint,
+        _ message: CallMessage, sender: UInt, info: EventInfo, _ endpoint: Endpoint,
         leaving preJoined: PreJoinedRoom? = nil, now: Int64, into actions: inout [CallAction]
     ) {
         startRinging(message, sender: sender, info: info, endpoint, leaving: preJoined, now: now, into: &actions)
@@ -197,7 +197,7 @@ extension CallStateMachine {
     }
 
     private mutating func startRinging(
-        _ message: CallMessage, sender: UInt, info: [String: JSONValue], _ endpoint: Endpoint,
+        _ message: CallMessage, sender: UInt, info: EventInfo, _ endpoint: Endpoint,
         leaving preJoined: PreJoinedRoom? = nil, now: Int64, into actions: inout [CallAction]
     ) {
         guard let type = message.action.callType, let room = message.fromRoomId else { return }
@@ -226,7 +226,7 @@ extension CallStateMachine {
     /// Both users called each other at once (shortfall 5). Both sides apply the same rule: the lower callId
     /// wins. The loser drops its own call, takes the winner's and accepts it; the winner waits for that accept.
     private mutating func glare(
-        theirs message: CallMessage, sender: UInt, info: [String: JSONValue], _ endpoint: Endpoint, ours: Call,
+        theirs message: CallMessage, sender: UInt, info: EventInfo, _ endpoint: Endpoint, ours: Call,
         now: Int64, into actions: inout [CallAction]
     ) {
         guard message.callId < ours.id else {

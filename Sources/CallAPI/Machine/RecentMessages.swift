@@ -2,13 +2,41 @@
 /// Bounded: the oldest keys are forgotten first.
 struct RecentMessages: Sendable, Equatable {
     struct Key: Hashable, Sendable {
-        var sender: UInt
-        var callId: String
-        var messageId: Int?
-        var action: Int?
+        let sender: UInt
+        let callId: String
+        let messageId: Int?
+        let action: Int?
         /// The caller's settled notice (a cancel naming a device) is not the call's real cancel: a later cancel
         /// of the same call (the caller's ring timeout) must not be taken for a repeat of it.
-        var settlesOnDevice = false
+        let settlesOnDevice: Bool
+        /// A digest of the fields above, computed once: each key is hashed up to three times (the check, the
+        /// insert, its eviction), and hashing the callId's text each time was most of a received message's
+        /// bookkeeping. The set still hashes this digest with its seeded hasher, and compares keys in full.
+        private let digest: Int
+
+        init(sender: UInt, callId: String, messageId: Int?, action: Int?, settlesOnDevice: Bool = false) {
+            self.sender = sender
+            self.callId = callId
+            self.messageId = messageId
+            self.action = action
+            self.settlesOnDevice = settlesOnDevice
+            // FNV-1a over the call id's bytes and the other fields.
+            var digest: UInt64 = 0xcbf2_9ce4_8422_2325
+            func mix(_ byte: UInt64) { digest = (digest ^ byte) &* 0x100_0000_01b3 }
+            for byte in callId.utf8 { mix(UInt64(byte)) }
+            mix(UInt64(sender))
+            mix(messageId.map { UInt64(bitPattern: Int64($0)) &+ 1 } ?? 0)
+            mix(action.map { UInt64(bitPattern: Int64($0)) &+ 1 } ?? 0)
+            mix(settlesOnDevice ? 1 : 0)
+            self.digest = Int(truncatingIfNeeded: digest)
+        }
+
+        static func == (lhs: Key, rhs: Key) -> Bool {
+            lhs.digest == rhs.digest && lhs.sender == rhs.sender && lhs.messageId == rhs.messageId
+                && lhs.action == rhs.action && lhs.settlesOnDevice == rhs.settlesOnDevice && lhs.callId == rhs.callId
+        }
+
+        func hash(into hasher: inout Hasher) { hasher.combine(digest) }
     }
 
     let capacity: Int

@@ -275,15 +275,21 @@ public final class CallApiImpl: CallApiProtocol, ISignalClientListener {
         case .stopTimer(let id):
             core.withLock { $0.timers.removeValue(forKey: id) }?.cancel()
         case .askCanJoinOnCalling(let callId, let info):
-            let anyInfo = info.eventInfoForListeners
-            let allowed =
-                step.listeners.isEmpty || step.listeners.contains { $0.canJoinRtcOnCalling(eventInfo: anyInfo) }
+            var allowed = true
+            if !step.listeners.isEmpty {
+                let anyInfo = info.dictionary.eventInfoForListeners
+                allowed = step.listeners.contains { $0.canJoinRtcOnCalling(eventInfo: anyInfo) }
+            }
             submit(.earlyJoinDecided(callId: callId, allowed: allowed))
         case .notifyState(let change):
-            let info = change.eventInfo.eventInfoForListeners
-            for listener in step.listeners {
-                listener.onCallStateChanged(
-                    with: change.state, stateReason: change.reason, eventReason: change.eventReason, eventInfo: info)
+            // The info is built here, once, and only when someone listens (streams build it when they read it).
+            if !step.listeners.isEmpty {
+                let info = change.eventInfo.eventInfoForListeners
+                for listener in step.listeners {
+                    listener.onCallStateChanged(
+                        with: change.state, stateReason: change.reason, eventReason: change.eventReason, eventInfo: info
+                    )
+                }
             }
             for stream in step.streams { stream.yield(change) }
         case .notifyEvent(let event, let reason):

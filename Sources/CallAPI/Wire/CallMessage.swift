@@ -5,38 +5,62 @@
 public struct CallMessage: Sendable, Equatable {
     public static let version = "1.0"
 
-    public var action: MessageAction
-    public var timestamp: Int64
+    // The stored properties are declared in this order so that the one-byte fields fill the padding after
+    // the optional integers: messages are copied into actions and inputs, and their size is most of that cost.
+
     /// The sender's message counter; `nil` when the sender sent none (the Web client never does).
     public var messageId: Int?
+    public var action: MessageAction
+    public var timestamp: Int64
     public var fromUserId: UInt
     public var callId: String
     public var fromUserExtension: [String: JSONValue]?
     /// Call messages: the callee.
     public var remoteUserId: UInt?
-    /// Call messages: the RTC channel both sides join.
-    public var fromRoomId: String?
     /// Cancel: the caller's ring timer ran out.
     public var cancelCallByInternal: Bool
     /// Reject: the callee's client rejected by itself (busy).
     public var rejectByInternal: Bool
-    public var rejectReason: String?
-    public var hangupReason: String?
     /// Ours: the sender acknowledges messages and sends keep-alives (key `reliability`, value 1).
     public var reliable: Bool
-    /// Ack: the `messageId` acknowledged.
-    public var ackMessageId: Int?
     /// Ack: whether the acknowledging endpoint is in a call with the receiver of the ack.
     public var inCall: Bool?
+    /// Call messages: the RTC channel both sides join.
+    public var fromRoomId: String?
+    /// Ack: the `messageId` acknowledged.
+    public var ackMessageId: Int?
     /// Ours: the sending device, one of possibly several logged in as `fromUserId` (key `deviceId`).
     /// Absent from the existing clients' messages.
     public var deviceId: String?
+    /// The fields most messages lack, kept by reference (nil when all are absent).
+    private var rareBox: RareFieldsBox?
+
+    public var rejectReason: String? {
+        get { rareBox?.fields.rejectReason }
+        set { rare.rejectReason = newValue }
+    }
+    public var hangupReason: String? {
+        get { rareBox?.fields.hangupReason }
+        set { rare.hangupReason = newValue }
+    }
     /// Ours, cancel: the call was accepted on this device of the callee user; its other devices stop ringing
     /// (key `answeredByDevice`).
-    public var answeredByDevice: String?
+    public var answeredByDevice: String? {
+        get { rareBox?.fields.answeredByDevice }
+        set { rare.answeredByDevice = newValue }
+    }
     /// Ours, cancel: the call was rejected on this device of the callee user, which rejects it for all of
     /// them (key `rejectedByDevice`).
-    public var rejectedByDevice: String?
+    public var rejectedByDevice: String? {
+        get { rareBox?.fields.rejectedByDevice }
+        set { rare.rejectedByDevice = newValue }
+    }
+
+    private var rare: RareFields {
+        get { rareBox?.fields ?? RareFields() }
+        // No box for no fields, so that equal messages have equal boxes (nil, or boxes of equal fields).
+        set { rareBox = newValue == RareFields() ? nil : RareFieldsBox(newValue) }
+    }
 
     /// The longest device id read or written.
     public static let maxDeviceIdLength = 64
@@ -57,11 +81,13 @@ public struct CallMessage: Sendable, Equatable {
         self.fromRoomId = fromRoomId
         self.cancelCallByInternal = cancelCallByInternal
         self.rejectByInternal = rejectByInternal
-        self.rejectReason = rejectReason
-        self.hangupReason = hangupReason
         self.reliable = reliable
         self.ackMessageId = ackMessageId
         self.inCall = inCall
+        // The rare fields go in one box, made only when one of them is given.
+        if rejectReason != nil || hangupReason != nil {
+            rareBox = RareFieldsBox(RareFields(rejectReason: rejectReason, hangupReason: hangupReason))
+        }
     }
 
     /// The message as a JSON object, keys as on the wire.
@@ -107,44 +133,52 @@ public struct CallMessage: Sendable, Equatable {
     /// Parses a message received from the signaling channel.
     /// - Throws: ``WireError`` saying what is wrong with it.
     public static func decode(_ text: String) throws(WireError) -> (message: CallMessage, fields: [String: JSONValue]) {
-        let value: JSONValue
+        let (message, object) = try decodeObject(text)
+        return (message, object.fields)
+    }
+
+    /// Parses a received message, keeping its object's members in slots rather than a dictionary: the
+    /// machine makes the dictionary (``CallMessageObject/fields``) only for the event info that needs it.
+    static func decodeObject(_ text: String) throws(WireError) -> (message: CallMessage, object: CallMessageObject) {
+        var object = CallMessageObject()
+        let isObject: Bool
         do {
-            value = try JSONParser.parse(text)
+            isObject = try JSONParser.parseCallObject(text, into: &object)
         } catch {
             throw .notJSON
         }
-        guard case .object(let object) = value else { throw .notAnObject }
-        guard let version = object["message_version"]?.stringValue else { throw .missingField("message_version") }
+        guard isObject else { throw .notAnObject }
+        guard let version = object[.messageVersion]?.stringValue else { throw .missingField("message_version") }
         guard version == Self.version else { throw .unsupportedVersion(version) }
-        guard let rawAction = object["message_action"]?.intValue else { throw .missingField("message_action") }
+        guard let rawAction = object[.messageAction]?.intValue else { throw .missingField("message_action") }
         guard let action = MessageAction(rawValue: rawAction) else { throw .unknownAction(rawAction) }
-        let callId = try field("callId", in: object) { $0.stringValue.flatMap { $0.isEmpty ? nil : $0 } }
-        let fromUserId = try field("fromUserId", in: object, UserID.wire)
-        let messageId = try optionalField("messageId", in: object) { $0.intValue }
-        let timestamp = try field("message_timestamp", in: object) { $0.intValue.map(Int64.init) }
+        let callId = try field(.callId, in: object) { $0.stringValue.flatMap { $0.isEmpty ? nil : $0 } }
+        let fromUserId = try field(.fromUserId, in: object, UserID.wire)
+        let messageId = try optionalField(.messageId, in: object) { $0.intValue }
+        let timestamp = try field(.messageTimestamp, in: object) { $0.intValue.map(Int64.init) }
         var message = CallMessage(
             action: action, timestamp: timestamp, messageId: messageId, fromUserId: fromUserId, callId: callId)
-        message.fromUserExtension = try optionalField("fromUserExtension", in: object) { $0.objectValue }
-        message.reliable = try optionalField("reliability", in: object) { $0.intValue }.map { $0 >= 1 } ?? false
-        message.deviceId = try optionalField("deviceId", in: object, deviceId)
+        message.fromUserExtension = try optionalField(.fromUserExtension, in: object) { $0.objectValue }
+        message.reliable = try optionalField(.reliability, in: object) { $0.intValue }.map { $0 >= 1 } ?? false
+        message.deviceId = try optionalField(.deviceId, in: object, deviceId)
         switch action {
         case .videoCall, .audioCall:
-            message.remoteUserId = try field("remoteUserId", in: object, UserID.wire)
-            message.fromRoomId = try field("fromRoomId", in: object) {
+            message.remoteUserId = try field(.remoteUserId, in: object, UserID.wire)
+            message.fromRoomId = try field(.fromRoomId, in: object) {
                 $0.stringValue.flatMap { $0.isEmpty ? nil : $0 }
             }
         case .cancelCall:
-            message.cancelCallByInternal = try optionalField("cancelCallByInternal", in: object) { $0.intValue } == 1
-            message.answeredByDevice = try optionalField("answeredByDevice", in: object, deviceId)
-            message.rejectedByDevice = try optionalField("rejectedByDevice", in: object, deviceId)
+            message.cancelCallByInternal = try optionalField(.cancelCallByInternal, in: object) { $0.intValue } == 1
+            message.answeredByDevice = try optionalField(.answeredByDevice, in: object, deviceId)
+            message.rejectedByDevice = try optionalField(.rejectedByDevice, in: object, deviceId)
         case .reject:
-            message.rejectByInternal = try optionalField("rejectByInternal", in: object) { $0.intValue } == 1
-            message.rejectReason = try optionalField("rejectReason", in: object) { $0.stringValue }
+            message.rejectByInternal = try optionalField(.rejectByInternal, in: object) { $0.intValue } == 1
+            message.rejectReason = try optionalField(.rejectReason, in: object) { $0.stringValue }
         case .hangup:
-            message.hangupReason = try optionalField("hangupReason", in: object) { $0.stringValue }
+            message.hangupReason = try optionalField(.hangupReason, in: object) { $0.stringValue }
         case .ack:
-            message.ackMessageId = try field("ackMessageId", in: object) { $0.intValue }
-            message.inCall = try optionalField("inCall", in: object) { $0.intValue }.map { $0 == 1 }
+            message.ackMessageId = try field(.ackMessageId, in: object) { $0.intValue }
+            message.inCall = try optionalField(.inCall, in: object) { $0.intValue }.map { $0 == 1 }
         case .accept, .keepAlive:
             break
         }
@@ -157,18 +191,35 @@ public struct CallMessage: Sendable, Equatable {
     }
 
     private static func field<T>(
-        _ key: String, in object: [String: JSONValue], _ read: (JSONValue) -> T?
+        _ key: CallMessageObject.Key, in object: CallMessageObject, _ read: (JSONValue) -> T?
     ) throws(WireError) -> T {
-        guard let value = object[key] else { throw .missingField(key) }
-        guard let typed = read(value) else { throw .invalidField(key) }
+        guard let value = object[key] else { throw .missingField(key.name) }
+        guard let typed = read(value) else { throw .invalidField(key.name) }
         return typed
     }
 
     private static func optionalField<T>(
-        _ key: String, in object: [String: JSONValue], _ read: (JSONValue) -> T?
+        _ key: CallMessageObject.Key, in object: CallMessageObject, _ read: (JSONValue) -> T?
     ) throws(WireError) -> T? {
         guard let value = object[key], value != .null else { return nil }
-        guard let typed = read(value) else { throw .invalidField(key) }
+        guard let typed = read(value) else { throw .invalidField(key.name) }
         return typed
     }
+}
+
+/// The reasons and device names only some cancels, rejects and hangups carry.
+private struct RareFields: Sendable, Equatable {
+    var rejectReason: String?
+    var hangupReason: String?
+    var answeredByDevice: String?
+    var rejectedByDevice: String?
+}
+
+/// ``RareFields`` behind a reference; immutable, so a change is a new box.
+private final class RareFieldsBox: Sendable, Equatable {
+    let fields: RareFields
+
+    init(_ fields: RareFields) { self.fields = fields }
+
+    static func == (lhs: RareFieldsBox, rhs: RareFieldsBox) -> Bool { lhs.fields == rhs.fields }
 }

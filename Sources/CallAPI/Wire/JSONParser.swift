@@ -34,6 +34,93 @@ struct JSONParser {
         return try result.get()
     }
 
+    /// Parses `text`, which must be one JSON value, as ``parse(_:)`` does, but reads a top-level object's
+    /// members into `object`'s slots instead of a dictionary; false when the text is JSON but not an object.
+    /// It fails on the same texts as `parse`.
+    static func parseCallObject(_ text: String, into object: inout CallMessageObject) throws(Failure) -> Bool {
+        var text = text
+        // Filled in place: the object is large, and returning it through a result copied it each time.
+        let result: Result<Bool, Failure> = text.withUTF8 { bytes in
+            var parser = JSONParser(bytes)
+            do throws(Failure) {
+                parser.skipWhitespace()
+                let isObject: Bool
+                if parser.index < parser.bytes.count, parser.bytes[parser.index] == UInt8(ascii: "{") {
+                    try parser.callObject(into: &object)
+                    isObject = true
+                } else {
+                    _ = try parser.value()
+                    isObject = false
+                }
+                parser.skipWhitespace()
+                guard parser.index == parser.bytes.count else { throw Failure() }
+                return .success(isObject)
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
+
+    /// The members of the object at `index`, as ``object()`` reads them, each under its slot.
+    private mutating func callObject(into result: inout CallMessageObject) throws(Failure) {
+        try enter()
+        defer { depth -= 1 }
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
+            index += 1
+            return
+        }
+        while true {
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw Failure() }
+            let key = try memberKey()
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw Failure() }
+            index += 1
+            let member = try value()
+            switch key {
+            case .known(let known): result[known] = member
+            case .other(let name): result.setOther(name, member)
+            }
+            skipWhitespace()
+            guard index < bytes.count else { throw Failure() }
+            if bytes[index] == UInt8(ascii: ",") {
+                index += 1
+            } else if bytes[index] == UInt8(ascii: "}") {
+                index += 1
+                return
+            } else {
+                throw Failure()
+            }
+        }
+    }
+
+    private enum MemberKey {
+        case known(CallMessageObject.Key)
+        case other(String)
+    }
+
+    /// The key at `index` (its opening quote): a key the format knows is matched on its bytes in place, without
+    /// making a `String`; one with escapes is read by ``string()`` and matched on its text.
+    private mutating func memberKey() throws(Failure) -> MemberKey {
+        var end = index + 1
+        while end < bytes.count {
+            let byte = bytes[end]
+            if byte == UInt8(ascii: "\"") {
+                let raw = bytes[(index + 1)..<end]
+                guard let key = CallMessageObject.Key(bytes: raw) else { break }
+                index = end + 1
+                return .known(key)
+            }
+            if byte == UInt8(ascii: "\\") || byte < 0x20 { break }
+            end += 1
+        }
+        // Not a known key without escapes (or not a string at all: `string()` says so).
+        let name = try string()
+        return CallMessageObject.Key(name: name).map(MemberKey.known) ?? .other(name)
+    }
+
     private mutating func skipWhitespace() {
         while index < bytes.count {
             switch bytes[index] {
