@@ -6,6 +6,12 @@
 /// `Int64`, duplicate keys, lone surrogates, or anything that is not valid JSON) gives `nil`, and the caller
 /// decodes the text the general way, which also explains what is wrong with it.
 package struct FlatJSONObject: Equatable {
+    /// A member: its key and value.
+    package struct Member: Equatable {
+        package var key: String
+        package var value: Value
+    }
+
     /// A member's value.
     package enum Value: Equatable {
         case string(String)
@@ -17,7 +23,7 @@ package struct FlatJSONObject: Equatable {
     }
 
     /// The members, in the order of the text.
-    package private(set) var members: [(key: String, value: Value)] = []
+    package private(set) var members: [Member] = []
 
     /// Reads `text`, or returns nil when it is not a flat object this reader is sure of.
     package init?(_ text: String) {
@@ -26,13 +32,8 @@ package struct FlatJSONObject: Equatable {
         self.members = members
     }
 
-    private init(members: [(key: String, value: Value)]) {
+    private init(members: [Member]) {
         self.members = members
-    }
-
-    package static func == (lhs: FlatJSONObject, rhs: FlatJSONObject) -> Bool {
-        lhs.members.count == rhs.members.count
-            && zip(lhs.members, rhs.members).allSatisfy { $0.key == $1.key && $0.value == $1.value }
     }
 
     /// The value of `key`, or nil when absent.
@@ -89,7 +90,7 @@ package struct FlatJSONObject: Equatable {
         if case .int(let value) = self[key] { value } else { nil }
     }
 
-    private static func read(_ bytes: UnsafeBufferPointer<UInt8>) -> [(key: String, value: Value)]? {
+    private static func read(_ bytes: UnsafeBufferPointer<UInt8>) -> [Member]? {
         var reader = Reader(bytes: bytes)
         reader.skipSpace()
         guard let members = reader.object(nesting: true) else { return nil }
@@ -128,9 +129,9 @@ package struct FlatJSONObject: Equatable {
         }
 
         /// An object's members; `nesting`: whether its values may be objects themselves.
-        mutating func object(nesting: Bool) -> [(key: String, value: Value)]? {
+        mutating func object(nesting: Bool) -> [Member]? {
             guard take(UInt8(ascii: "{")) else { return nil }
-            var members: [(key: String, value: Value)] = []
+            var members: [Member] = []
             members.reserveCapacity(8)
             skipSpace()
             if take(UInt8(ascii: "}")) { return members }
@@ -143,7 +144,7 @@ package struct FlatJSONObject: Equatable {
                 guard take(UInt8(ascii: ":")) else { return nil }
                 skipSpace()
                 guard let value = value(nesting: nesting) else { return nil }
-                members.append((key, value))
+                members.append(Member(key: key, value: value))
                 skipSpace()
                 if take(UInt8(ascii: ",")) { continue }
                 return take(UInt8(ascii: "}")) ? members : nil
