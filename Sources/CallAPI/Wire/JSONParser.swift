@@ -19,11 +19,18 @@ struct JSONParser {
 
     /// Parses one JSON value that makes up the whole of `text`.
     static func parse(_ text: String) throws(Failure) -> JSONValue {
+        try whole(text) { parser throws(Failure) in try parser.value() }
+    }
+
+    /// Runs `read` over `text`'s bytes and requires that it used them all (but for trailing whitespace).
+    private static func whole<Value>(
+        _ text: String, _ read: (inout JSONParser) throws(Failure) -> Value
+    ) throws(Failure) -> Value {
         var text = text
-        let result: Result<JSONValue, Failure> = text.withUTF8 { bytes in
+        let result: Result<Value, Failure> = text.withUTF8 { bytes in
             var parser = JSONParser(bytes)
             do throws(Failure) {
-                let value = try parser.value()
+                let value = try read(&parser)
                 parser.skipWhitespace()
                 guard parser.index == parser.bytes.count else { throw Failure() }
                 return .success(value)
@@ -38,28 +45,16 @@ struct JSONParser {
     /// members into `object`'s slots instead of a dictionary; false when the text is JSON but not an object.
     /// It fails on the same texts as `parse`.
     static func parseCallObject(_ text: String, into object: inout CallMessageObject) throws(Failure) -> Bool {
-        var text = text
         // Filled in place: the object is large, and returning it through a result copied it each time.
-        let result: Result<Bool, Failure> = text.withUTF8 { bytes in
-            var parser = JSONParser(bytes)
-            do throws(Failure) {
-                parser.skipWhitespace()
-                let isObject: Bool
-                if parser.index < parser.bytes.count, parser.bytes[parser.index] == UInt8(ascii: "{") {
-                    try parser.callObject(into: &object)
-                    isObject = true
-                } else {
-                    _ = try parser.value()
-                    isObject = false
-                }
-                parser.skipWhitespace()
-                guard parser.index == parser.bytes.count else { throw Failure() }
-                return .success(isObject)
-            } catch {
-                return .failure(error)
+        try whole(text) { parser throws(Failure) in
+            parser.skipWhitespace()
+            guard parser.index < parser.bytes.count, parser.bytes[parser.index] == UInt8(ascii: "{") else {
+                _ = try parser.value()
+                return false
             }
+            try parser.callObject(into: &object)
+            return true
         }
-        return try result.get()
     }
 
     /// The members of the object at `index`, as ``object()`` reads them, each under its slot.
