@@ -129,6 +129,18 @@ public enum FrameCoding {
         }
     }
 
+    /// The JSON text of a client frame as UTF-8 (what a socket writes).
+    package static func encodeUTF8(_ frame: ClientFrame) -> [UInt8] {
+        if let bytes = FrameFastPath.encodeUTF8(frame) { return bytes }
+        return Array(encodeGenerally(frame).utf8)
+    }
+
+    /// The JSON text of a server frame as UTF-8 (what a socket writes).
+    package static func encodeUTF8(_ frame: ServerFrame) -> [UInt8] {
+        if let bytes = FrameFastPath.encodeUTF8(frame) { return bytes }
+        return Array(encodeGenerally(frame).utf8)
+    }
+
     /// The JSON text of a server frame.
     public static func encode(_ frame: ServerFrame) -> String {
         if let text = FrameFastPath.encode(frame) { return text }

@@ -68,6 +68,11 @@ enum FrameFastPath {
 
     /// The text of `frame` when it is one of the fast frames, keys sorted as the general encoder sorts them.
     static func encode(_ frame: ClientFrame) -> String? {
+        encodeUTF8(frame).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// ``encode(_:)-(ClientFrame)`` as UTF-8 bytes.
+    static func encodeUTF8(_ frame: ClientFrame) -> [UInt8]? {
         switch frame {
         case .send(let send):
             var writer = FrameJSONWriter(capacity: send.body.utf8.count + send.to.utf8.count + 48)
@@ -86,12 +91,12 @@ enum FrameFastPath {
             writer.member("to", send.to)
             writer.member("ttl", send.ttl)
             writer.member("type", "send")
-            return writer.finish()
+            return writer.finishUTF8()
         case .ping(let request):
             var writer = FrameJSONWriter()
             writer.member("id", request.id)
             writer.member("type", "ping")
-            return writer.finish()
+            return writer.finishUTF8()
         default:
             return nil
         }
@@ -99,6 +104,11 @@ enum FrameFastPath {
 
     /// The text of `frame` when it is one of the fast frames, keys sorted as the general encoder sorts them.
     static func encode(_ frame: ServerFrame) -> String? {
+        encodeUTF8(frame).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// ``encode(_:)-(ServerFrame)`` as UTF-8 bytes.
+    static func encodeUTF8(_ frame: ServerFrame) -> [UInt8]? {
         switch frame {
         case .message(let message):
             var writer = FrameJSONWriter(
@@ -110,7 +120,7 @@ enum FrameFastPath {
             writer.member("sentAt", message.sentAt)
             writer.member("to", message.to)
             writer.member("type", "message")
-            return writer.finish()
+            return writer.finishUTF8()
         case .answer(let answer):
             var writer = FrameJSONWriter(capacity: 96 + (answer.message?.utf8.count ?? 0))
             writer.member("id", answer.id)
@@ -121,13 +131,13 @@ enum FrameFastPath {
             writer.member("sessions", answer.sessions)
             writer.member("ttl", answer.ttl)
             writer.member("type", "answer")
-            return writer.finish()
+            return writer.finishUTF8()
         case .pong(let pong):
             var writer = FrameJSONWriter()
             writer.member("id", pong.id)
             writer.member("serverTime", pong.serverTime)
             writer.member("type", "pong")
-            return writer.finish()
+            return writer.finishUTF8()
         default:
             return nil
         }

@@ -3,23 +3,31 @@
 /// with `.withoutEscapingSlashes` does (`\"`, `\\`, `\b`, `\f`, `\n`, `\r`, `\t`, other controls as `\u00xx`),
 /// so the text is byte for byte what the general encoder writes.
 package struct FrameJSONWriter {
-    private(set) var text: String
+    /// The UTF-8 text so far. Bytes, not a `String`: appending to an array costs a fraction of appending to a
+    /// string, and the server writes the bytes straight into the socket's buffer.
+    private var bytes: [UInt8]
     private var empty = true
 
     package init(capacity: Int = 64) {
-        text = "{"
-        text.reserveCapacity(capacity)
+        bytes = []
+        bytes.reserveCapacity(capacity)
+        bytes.append(UInt8(ascii: "{"))
     }
 
     /// The object's text, closed.
     package mutating func finish() -> String {
-        text.append("}")
-        return text
+        String(decoding: finishUTF8(), as: UTF8.self)
+    }
+
+    /// The object's text as UTF-8, closed.
+    package mutating func finishUTF8() -> [UInt8] {
+        bytes.append(UInt8(ascii: "}"))
+        return bytes
     }
 
     package mutating func member(_ key: StaticString, _ value: String) {
         open(key)
-        Self.appendString(value, to: &text)
+        Self.appendString(value, to: &bytes)
     }
 
     package mutating func member(_ key: StaticString, _ value: String?) {
@@ -28,12 +36,11 @@ package struct FrameJSONWriter {
 
     package mutating func member(_ key: StaticString, _ value: Int64) {
         open(key)
-        text.append(String(value))
+        Self.appendInteger(value, to: &bytes)
     }
 
     package mutating func member(_ key: StaticString, _ value: Int) {
-        open(key)
-        text.append(String(value))
+        member(key, Int64(value))
     }
 
     package mutating func member(_ key: StaticString, _ value: Int?) {
@@ -43,50 +50,74 @@ package struct FrameJSONWriter {
     package mutating func member(_ key: StaticString, _ value: Bool?) {
         guard let value else { return }
         open(key)
-        text.append(value ? "true" : "false")
+        bytes.append(contentsOf: value ? Self.trueText : Self.falseText)
     }
 
     /// A nested object, written by its own writer (closed here).
     package mutating func member(_ key: StaticString, object: inout FrameJSONWriter) {
         open(key)
-        text.append(object.finish())
+        bytes.append(contentsOf: object.finishUTF8())
     }
+
+    private static let trueText = Array("true".utf8)
+    private static let falseText = Array("false".utf8)
 
     private mutating func open(_ key: StaticString) {
-        if !empty { text.append(",") }
+        if !empty { bytes.append(UInt8(ascii: ",")) }
         empty = false
-        text.append("\"")
-        key.withUTF8Buffer { text.append(String(decoding: $0, as: UTF8.self)) }
-        text.append("\":")
+        bytes.append(UInt8(ascii: "\""))
+        key.withUTF8Buffer { bytes.append(contentsOf: $0) }
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(UInt8(ascii: ":"))
     }
 
-    /// Appends `string` quoted and escaped.
-    static func appendString(_ string: String, to text: inout String) {
-        text.append("\"")
-        // Most strings need no escaping: append them whole rather than scalar by scalar.
-        guard string.utf8.contains(where: { $0 == 0x22 || $0 == 0x5C || $0 < 0x20 }) else {
-            text.append(string)
-            text.append("\"")
-            return
+    /// Appends `value` in decimal, as `String(value)` writes it.
+    static func appendInteger(_ value: Int64, to bytes: inout [UInt8]) {
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        var digits = 1
+        var rest = magnitude
+        while rest >= 10 {
+            rest /= 10
+            digits += 1
         }
-        // Byte by byte: every byte that needs escaping is ASCII, and the bytes of other characters (all 0x80 and
-        // above) are copied as they are, so the text stays valid UTF-8.
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(string.utf8.count + 16)
-        for byte in string.utf8 {
-            if let letter = shortEscape(byte) {
+        let start = bytes.count
+        bytes.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: digits))
+        var index = start + digits - 1
+        repeat {
+            bytes[index] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+            magnitude /= 10
+            index -= 1
+        } while magnitude > 0
+    }
+
+    /// Appends `string` quoted and escaped: the runs between bytes that need escaping are copied whole. Every
+    /// byte that needs escaping is ASCII, and the bytes of other characters (all 0x80 and above) are copied as
+    /// they are, so the text stays valid UTF-8.
+    static func appendString(_ string: String, to bytes: inout [UInt8]) {
+        bytes.append(UInt8(ascii: "\""))
+        var string = string
+        string.withUTF8 { utf8 in
+            var runStart = 0
+            for index in utf8.indices {
+                let byte = utf8[index]
+                guard byte == 0x22 || byte == 0x5C || byte < 0x20 else { continue }
+                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
+                runStart = index + 1
                 bytes.append(UInt8(ascii: "\\"))
-                bytes.append(letter)
-            } else if byte < 0x20 {
-                bytes.append(contentsOf: "\\u00".utf8)
-                bytes.append(hexDigit(byte >> 4))
-                bytes.append(hexDigit(byte & 0x0F))
-            } else {
-                bytes.append(byte)
+                if let letter = shortEscape(byte) {
+                    bytes.append(letter)
+                } else {
+                    bytes.append(UInt8(ascii: "u"))
+                    bytes.append(UInt8(ascii: "0"))
+                    bytes.append(UInt8(ascii: "0"))
+                    bytes.append(hexDigit(byte >> 4))
+                    bytes.append(hexDigit(byte & 0x0F))
+                }
             }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...]))
         }
-        text.append(String(decoding: bytes, as: UTF8.self))
-        text.append("\"")
+        bytes.append(UInt8(ascii: "\""))
     }
 
     /// The letter after the backslash for the bytes with a two-character escape.

@@ -47,6 +47,7 @@ import Testing
         for frame in Self.serverFrames {
             let fast = try #require(FrameFastPath.encode(frame))
             #expect(fast == FrameCoding.encodeGenerally(frame))
+            #expect(FrameCoding.encodeUTF8(frame) == Array(fast.utf8))
             #expect(FrameFastPath.decodeServerFrame(fast) == frame)
             #expect(try FrameCoding.decodeServerFrameGenerally(fast).get() == frame)
         }
@@ -56,8 +57,28 @@ import Testing
         for frame in Self.clientFrames {
             let fast = try #require(FrameFastPath.encode(frame))
             #expect(fast == FrameCoding.encodeGenerally(frame))
+            #expect(FrameCoding.encodeUTF8(frame) == Array(fast.utf8))
             #expect(FrameFastPath.decodeClientFrame(fast) == frame)
             #expect(try FrameCoding.decodeClientFrameGenerally(fast).get() == frame)
+        }
+    }
+
+    @Test(arguments: [
+        0, 1, -1, 9, 10, -10, 99, 100, 12_345, -98_765, 1_763_927_000_123, Int64(Int32.max), Int64.max, Int64.min,
+        Int64.max - 1, Int64.min + 1,
+    ])
+    func integersAreWrittenAsStringWritesThem(value: Int64) {
+        var bytes: [UInt8] = [UInt8(ascii: "x")]
+        FrameJSONWriter.appendInteger(value, to: &bytes)
+        #expect(bytes == Array("x\(value)".utf8))
+    }
+
+    @Test func generalFramesAreWrittenAsUTF8OfTheirText() {
+        let frames: [ServerFrame] = [
+            .presenceChanged(.init(userId: "é\"1", online: true)), .error(.init(code: .invalidFrame, message: "a\nb")),
+        ]
+        for frame in frames {
+            #expect(FrameCoding.encodeUTF8(frame) == Array(FrameCoding.encode(frame).utf8))
         }
     }
 

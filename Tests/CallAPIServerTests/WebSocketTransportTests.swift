@@ -11,7 +11,9 @@
         @Test(arguments: [0, 125, 126, 65_535, 65_536])
         func textFramesCarryTheirLengthInTheShortestForm(length: Int) {
             var buffer = ByteBuffer()
-            WebSocketServerFrame.writeText(String(repeating: "a", count: length), into: &buffer)
+            Array(repeating: UInt8(ascii: "a"), count: length).withUnsafeBytes {
+                WebSocketServerFrame.writeText(utf8: $0, into: &buffer)
+            }
             let bytes = Array(buffer.readableBytesView)
             let expectedHeader: [UInt8] =
                 switch length {

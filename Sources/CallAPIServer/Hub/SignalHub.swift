@@ -265,7 +265,7 @@ final class SignalHub: SessionEndpoint {
                 startedAt = relayStartedAt
                 metrics.messageRelayed()
             }
-            connection.send(text: FrameCoding.encode(frame), relayStartedAt: startedAt)
+            connection.send(utf8: FrameCoding.encodeUTF8(frame), relayStartedAt: startedAt)
         case .close(let id, let code, let reason):
             metrics.closed(reason)
             logger.info(

@@ -47,10 +47,20 @@ final class WebSocketConnection: Sendable {
 
     /// Queues a text frame; `relayStartedAt` when it relays a message that arrived then.
     func send(text: String, relayStartedAt: ContinuousClock.Instant? = nil) {
+        var text = text
+        text.withUTF8 { send(utf8: UnsafeRawBufferPointer($0), relayStartedAt: relayStartedAt) }
+    }
+
+    /// Queues a text frame of UTF-8 text; `relayStartedAt` when it relays a message that arrived then.
+    func send(utf8: [UInt8], relayStartedAt: ContinuousClock.Instant? = nil) {
+        utf8.withUnsafeBytes { send(utf8: $0, relayStartedAt: relayStartedAt) }
+    }
+
+    private func send(utf8: UnsafeRawBufferPointer, relayStartedAt: ContinuousClock.Instant?) {
         let schedule = pending.withLockedValue { pending -> Bool in
             guard !pending.closing else { return false }
-            var buffer = pending.buffer ?? channel.allocator.buffer(capacity: text.utf8.count + 10)
-            WebSocketServerFrame.writeText(text, into: &buffer)
+            var buffer = pending.buffer ?? channel.allocator.buffer(capacity: utf8.count + 10)
+            WebSocketServerFrame.writeText(utf8: utf8, into: &buffer)
             pending.buffer = buffer
             pending.frames += 1
             if let relayStartedAt {

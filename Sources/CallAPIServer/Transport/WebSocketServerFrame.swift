@@ -7,13 +7,10 @@ enum WebSocketServerFrame {
     static let pingOpcode: UInt8 = 0x9
     static let pongOpcode: UInt8 = 0xA
 
-    /// Appends a text frame holding `text`.
-    static func writeText(_ text: String, into buffer: inout ByteBuffer) {
-        var text = text
-        text.withUTF8 { bytes in
-            writeHeader(opcode: textOpcode, length: bytes.count, into: &buffer)
-            buffer.writeBytes(bytes)
-        }
+    /// Appends a text frame holding `utf8` (valid UTF-8: the caller's encoder wrote it).
+    static func writeText(utf8: UnsafeRawBufferPointer, into buffer: inout ByteBuffer) {
+        writeHeader(opcode: textOpcode, length: utf8.count, into: &buffer)
+        buffer.writeBytes(utf8)
     }
 
     /// Appends a close frame with `code` and an optional reason (cut to fit a control frame's 125 bytes).

@@ -272,7 +272,7 @@ final class ClientCore: ClientSocketDelegate {
         case .closeSocket(let id):
             sockets.removeValue(forKey: id)?.close()
         case .write(let id, let frame):
-            sockets[id]?.write(FrameCoding.encode(frame))
+            sockets[id]?.write(utf8: FrameCoding.encodeUTF8(frame))
         case .completeSend(let ticket, let result):
             sendCompletions.removeValue(forKey: ticket)?(result)
         case .completeRenew(let ticket, let result):

@@ -101,12 +101,23 @@ final class ClientSocket {
 
     /// Writes one text message (masked, as every client frame must be).
     func write(_ text: String) {
+        guard let channel = openChannel() else { return }
+        channel.writeAndFlush(Self.frame(.text, channel.allocator.buffer(string: text)), promise: nil)
+    }
+
+    /// Writes one text message given as UTF-8 (what the frame encoder writes).
+    func write(utf8: [UInt8]) {
+        guard let channel = openChannel() else { return }
+        channel.writeAndFlush(Self.frame(.text, channel.allocator.buffer(bytes: utf8)), promise: nil)
+    }
+
+    private func openChannel() -> (any Channel)? {
         guard case .open(let channel) = phase else {
             // The machines write only after `socketOpened` and before `closeSocket`; a write outside that is a bug.
             logger.warning("a frame written to a socket that is not open was not sent", metadata: ["socket": "\(id)"])
-            return
+            return nil
         }
-        channel.writeAndFlush(Self.frame(.text, ByteBuffer(string: text)), promise: nil)
+        return channel
     }
 
     /// Closes politely, and forcibly if the server does not answer within a second.

@@ -46,3 +46,4 @@ measure("read the JSON body and look up the ledger's 10 fields") {
     guard let object = FlatJSONObject(jsonBody) else { return 0 }
     return ledgerKeys.reduce(0) { $0 + (object[$1] == nil ? 0 : 1) }
 }
+measure("encode the message with the JSON body, as bytes") { FrameFastPath.encodeUTF8(message)!.count }
