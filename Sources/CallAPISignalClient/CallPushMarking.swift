@@ -26,6 +26,11 @@ enum CallPushMarking {
         }
     }
 
+    /// The members of `Message`, in the order ``mark(forCallAPIMessage:)`` reads their values.
+    private static let messageKeys: [StaticString] = [
+        "message_action", "callId", "cancelCallByInternal", "fromUserExtension",
+    ]
+
     /// The caller-name key of the user extension (`SystemCallPush.callerNameExtensionKey`).
     static let callerNameKey = "displayName"
 
@@ -34,13 +39,27 @@ enum CallPushMarking {
     /// Every message a user sends passes here, so it is read in one pass without Foundation; only what that reader
     /// is not sure of (arrays, deeper nesting, fractions…) takes `JSONDecoder`.
     static func mark(forCallAPIMessage message: String) -> PushMark? {
-        guard let object = FlatJSONObject(message) else { return markDecoding(forCallAPIMessage: message) }
+        guard let values = FlatJSONObject.pick(messageKeys, from: message) else {
+            return markDecoding(forCallAPIMessage: message)
+        }
         // Read as `JSONDecoder` reads `Message`: a member of the wrong type makes the whole message unreadable.
-        guard case .int(let wide)? = object["message_action"], let action = Int(exactly: wide),
-            let callId = object.optionalString("callId"), let cancelByTimer = object.optionalInt("cancelCallByInternal")
-        else { return nil }
+        guard case .int(let wide)? = values[0], let action = Int(exactly: wide) else { return nil }
+        let callId: String?
+        switch values[1] {
+        case nil, .null?: callId = nil
+        case .string(let text)?: callId = text
+        default: return nil
+        }
+        let cancelByTimer: Int?
+        switch values[2] {
+        case nil, .null?: cancelByTimer = nil
+        case .int(let wide)?:
+            guard let value = Int(exactly: wide) else { return nil }
+            cancelByTimer = value
+        default: return nil
+        }
         var callerName: String?
-        switch object["fromUserExtension"] {
+        switch values[3] {
         case nil, .null?: break
         case .object(let extensions)?:
             if case .string(let name)? = extensions[callerNameKey] { callerName = name }

@@ -90,6 +90,22 @@ package struct FlatJSONObject: Equatable {
         if case .int(let value) = self[key] { value } else { nil }
     }
 
+    /// Reads `text` keeping only the values of `keys` (at most 64), in their order: nil where a key is absent.
+    /// The other members are checked as ``init(_:)`` checks them but never built, so a reader that needs a few
+    /// fields of a large object allocates only for those. Nil for any text ``init(_:)`` refuses, except that a
+    /// key outside `keys` may repeat (the general decoder ignores those members too).
+    package static func pick(_ keys: [StaticString], from text: String) -> [Value?]? {
+        precondition(keys.count <= 64, "pick reads at most 64 keys")
+        var text = text
+        return text.withUTF8 { bytes -> [Value?]? in
+            var reader = Reader(bytes: bytes)
+            reader.skipSpace()
+            guard let values = reader.pickedObject(keys) else { return nil }
+            reader.skipSpace()
+            return reader.atEnd ? values : nil
+        }
+    }
+
     private static func read(_ bytes: UnsafeBufferPointer<UInt8>) -> [Member]? {
         var reader = Reader(bytes: bytes)
         reader.skipSpace()
@@ -149,6 +165,86 @@ package struct FlatJSONObject: Equatable {
                 if take(UInt8(ascii: ",")) { continue }
                 return take(UInt8(ascii: "}")) ? members : nil
             }
+        }
+
+        /// An object's values for `keys` (see ``FlatJSONObject/pick(_:from:)``).
+        mutating func pickedObject(_ keys: [StaticString]) -> [Value?]? {
+            guard take(UInt8(ascii: "{")) else { return nil }
+            var values = [Value?](repeating: nil, count: keys.count)
+            var seen: UInt64 = 0
+            skipSpace()
+            if take(UInt8(ascii: "}")) { return values }
+            while true {
+                skipSpace()
+                guard let slot = keySlot(in: keys) else { return nil }
+                skipSpace()
+                guard take(UInt8(ascii: ":")) else { return nil }
+                skipSpace()
+                if let slot {
+                    guard seen & (1 << slot) == 0, let value = value(nesting: true) else { return nil }
+                    seen |= 1 << slot
+                    values[slot] = value
+                } else {
+                    guard skipValue() else { return nil }
+                }
+                skipSpace()
+                if take(UInt8(ascii: ",")) { continue }
+                return take(UInt8(ascii: "}")) ? values : nil
+            }
+        }
+
+        /// Reads a key: `.some(index)` of it in `keys`, `.some(nil)` for another key, nil when it is not a string.
+        /// A key without escapes is compared as its bytes, without building a `String`.
+        private mutating func keySlot(in keys: [StaticString]) -> Int?? {
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { return nil }
+            let start = index + 1
+            var end = start
+            while end < bytes.count, bytes[end] != UInt8(ascii: "\""), bytes[end] != UInt8(ascii: "\\"),
+                bytes[end] >= 0x20
+            {
+                end += 1
+            }
+            if end < bytes.count, bytes[end] == UInt8(ascii: "\"") {
+                index = end + 1
+                let raw = UnsafeBufferPointer(rebasing: bytes[start..<end])
+                for (slot, key) in keys.enumerated() where key.utf8CodeUnitCount == raw.count {
+                    if raw.indices.allSatisfy({ key.utf8Start[$0] == raw[$0] }) { return .some(slot) }
+                }
+                return .some(nil)
+            }
+            guard let key = string() else { return nil }
+            for (slot, wanted) in keys.enumerated() where wanted.description == key { return .some(slot) }
+            return .some(nil)
+        }
+
+        /// Checks a value as ``value(nesting:)`` reads it, building nothing for strings and numbers.
+        private mutating func skipValue() -> Bool {
+            guard index < bytes.count else { return false }
+            switch bytes[index] {
+            case UInt8(ascii: "\""): return skipString()
+            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return integer() != nil
+            default: return value(nesting: true) != nil
+            }
+        }
+
+        /// Checks a string as ``string()`` reads it, without building it.
+        private mutating func skipString() -> Bool {
+            guard take(UInt8(ascii: "\"")) else { return false }
+            while index < bytes.count {
+                switch bytes[index] {
+                case UInt8(ascii: "\""):
+                    index += 1
+                    return true
+                case UInt8(ascii: "\\"):
+                    index += 1
+                    guard escape() != nil else { return false }
+                case 0..<0x20:
+                    return false
+                default:
+                    index += 1
+                }
+            }
+            return false
         }
 
         mutating func value(nesting: Bool) -> Value? {

@@ -166,6 +166,23 @@ import Testing
         #expect(FrameCoding.decodeServerFrame(text) == FrameCoding.decodeServerFrameGenerally(text))
     }
 
+    @Test(arguments: [
+        #"{"a":"x","b":1,"c":true,"d":null,"e":{"f":"g"}}"#, #"{"b":2}"#, "{}", #" { "z" : "\"" , "a" : "\u00e9" } "#,
+        #"{"a\u0062":1,"b":-3}"#, #"{"z":1,"z":2,"a":"kept"}"#, #"{"a":1,"a":2}"#, #"{"a":[1]}"#, #"{"z":[1]}"#,
+        #"{"z":"\ud800","a":1}"#, #"{"z":1.5}"#, #"{"a":1"#, #"{"a":1}x"#, "[]", "",
+    ])
+    func pickingKeysReadsWhatTheWholeObjectHolds(text: String) {
+        let keys: [StaticString] = ["a", "b", "c", "d", "e", "ab"]
+        let picked = FlatJSONObject.pick(keys, from: text)
+        if let whole = FlatJSONObject(text) {
+            #expect(picked == keys.map { whole[$0.description] })
+        } else if let picked {
+            // Only a repeated key that is not picked is read by `pick` and refused by the whole object.
+            let rest = try? #require(FlatJSONObject(text.replacing(#""z":1,"z":2,"#, with: "")))
+            #expect(picked == keys.map { rest?[$0.description] })
+        }
+    }
+
     @Test func flatObjectsReadIntegersAtTheirLimits() throws {
         let object = try #require(
             FlatJSONObject(#"{"a":9223372036854775807,"b":-9223372036854775808,"c":-0,"d":true,"e":false,"f":null}"#))

@@ -35,8 +35,8 @@ struct CallMessageFields: Sendable, Equatable {
     /// pass without Foundation; only other shapes (nested values, fractions, duplicate keys…) take `JSONDecoder`.
     static func parse(_ body: String) -> CallMessageFields? {
         guard body.utf8.first == UInt8(ascii: "{") else { return nil }
-        if let object = FlatJSONObject(body) {
-            return object["callId"] == nil ? nil : fields(Raw(object))
+        if let values = FlatJSONObject.pick(Raw.keys, from: body) {
+            return values[Raw.callIdSlot] == nil ? nil : fields(Raw(values))
         }
         return parseDecoding(body)
     }
@@ -99,28 +99,35 @@ struct CallMessageFields: Sendable, Equatable {
         var answeredByDevice: String?
         var rejectedByDevice: String?
 
-        /// The same reading as the decoder's below, from a flat object.
-        init(_ object: FlatJSONObject) {
-            func int(_ key: String) -> Int? {
-                switch object[key] {
+        /// The keys read, in the order of ``init(_:)``'s values.
+        static let keys: [StaticString] = [
+            "message_action", "message_version", "callId", "fromRoomId", "cancelCallByInternal", "rejectByInternal",
+            "hangupReason", "deviceId", "answeredByDevice", "rejectedByDevice",
+        ]
+        static let callIdSlot = 2
+
+        /// The same reading as the decoder's below, from the values of ``keys`` in a flat object.
+        init(_ values: [FlatJSONObject.Value?]) {
+            func int(_ slot: Int) -> Int? {
+                switch values[slot] {
                 case .int(let value): Int(exactly: value)
                 case .string(let text): Int(text)
                 default: nil
                 }
             }
-            func string(_ key: String) -> String? {
-                if case .string(let value) = object[key] { value } else { nil }
+            func string(_ slot: Int) -> String? {
+                if case .string(let value) = values[slot] { value } else { nil }
             }
-            message_action = int("message_action")
-            message_version = string("message_version")
-            callId = string("callId")
-            fromRoomId = string("fromRoomId")
-            cancelCallByInternal = int("cancelCallByInternal")
-            rejectByInternal = int("rejectByInternal")
-            hangupReason = string("hangupReason")
-            deviceId = string("deviceId")
-            answeredByDevice = string("answeredByDevice")
-            rejectedByDevice = string("rejectedByDevice")
+            message_action = int(0)
+            message_version = string(1)
+            callId = string(Self.callIdSlot)
+            fromRoomId = string(3)
+            cancelCallByInternal = int(4)
+            rejectByInternal = int(5)
+            hangupReason = string(6)
+            deviceId = string(7)
+            answeredByDevice = string(8)
+            rejectedByDevice = string(9)
         }
 
         init(from decoder: any Decoder) throws {

@@ -30,6 +30,9 @@ import Testing
         #"{"message_action":0}"#,
         #"{"message_action":0,"callId":"\#(String(repeating: "c", count: 200))"}"#,
         #"{"message_action":0,"callId":"c-1","callId":"c-2"}"#,
+        #"{"message_action":0,"callId":"c-1","fromRoomId":"a","fromRoomId":"b"}"#,
+        #"{"message_action":1,"c\u0061llId":"c-1","cancelCallByInternal":9223372036854775807}"#,
+        #"{"message_action":0,"callId":"c-1","skipped":[1]}"#,
         #"{"callId":"c-1"}"#,
         "hello", "", "[1,2]",
     ]
