@@ -178,7 +178,7 @@ import Testing
             #expect(picked == keys.map { whole[$0.description] })
         } else if let picked {
             // Only a repeated key that is not picked is read by `pick` and refused by the whole object.
-            let rest = try? #require(FlatJSONObject(text.replacing(#""z":1,"z":2,"#, with: "")))
+            let rest = FlatJSONObject(text.replacing(#""z":1,"z":2,"#, with: ""))
             #expect(picked == keys.map { rest?[$0.description] })
         }
     }
