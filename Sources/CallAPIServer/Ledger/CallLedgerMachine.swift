@@ -84,31 +84,35 @@ package struct CallLedgerMachine: Sendable {
                 calls[fields.callId].map { _ in fields.callId }
                 ?? calls.values.filter { $0.caller == send.to && $0.callee == send.from && !$0.isAccepted }
                 .map(\.callId).min()
-            guard let callId, var call = participantsCall(callId, send) else { return [] }
+            guard let callId, var call = takeParticipantsCall(callId, send) else { return [] }
             call.heard(from: send.fromSession, user: send.from, deviceId: fields.deviceId, now: now)
             return end(call, outcome: .busy, by: send.from, reason: "calleeBusy", now: now)
         default:
-            guard var call = participantsCall(fields.callId, send) else { return [] }
+            guard var call = takeParticipantsCall(fields.callId, send) else { return [] }
             index(send.fromSession, call.callId)
             call.heard(from: send.fromSession, user: send.from, deviceId: fields.deviceId, now: now)
             return advance(call, send, fields, now: now)
         }
     }
 
-    /// The call `callId` if the sender is its caller or callee and the receiver the other one.
-    private func participantsCall(_ callId: String, _ send: RelayedSend) -> LiveCall? {
+    /// Takes the call `callId` out of `calls` if the sender is its caller or callee and the receiver the other
+    /// one; the caller puts it back or ends it. Taken out, not copied: a copy would share the call's session set
+    /// and device list with the stored one, and the first change to either would copy them whole.
+    private mutating func takeParticipantsCall(_ callId: String, _ send: RelayedSend) -> LiveCall? {
         guard let call = calls[callId],
             (send.from == call.caller && send.to == call.callee) || (send.from == call.callee && send.to == call.caller)
         else { return nil }
-        return call
+        return calls.removeValue(forKey: callId)
     }
 
     private mutating func called(
         _ send: RelayedSend, _ fields: CallMessageFields, media: CallMedia, roomId: String?, now: Int64
     ) -> [LedgerAction] {
-        if var call = calls[fields.callId] {
+        if let existing = calls[fields.callId] {
             // A repeat (a retry, or the same caller updating its room): only new sessions are news.
-            guard call.caller == send.from, call.callee == send.to else { return [] }
+            guard existing.caller == send.from, existing.callee == send.to,
+                var call = calls.removeValue(forKey: fields.callId)
+            else { return [] }
             call.heard(from: send.fromSession, user: send.from, deviceId: fields.deviceId, now: now)
             if case .delivered(let sessions) = send.result {
                 for session in sessions { call.rang(session, user: send.to) }
@@ -153,17 +157,14 @@ package struct CallLedgerMachine: Sendable {
         return end(oldest, outcome: .failed, by: nil, reason: "ledgerFull", now: now)
     }
 
+    /// Applies a message to `call`, taken out of `calls`: puts it back, or ends it.
     private mutating func advance(
-        _ call: LiveCall, _ send: RelayedSend, _ fields: CallMessageFields, now: Int64
+        _ call: consuming LiveCall, _ send: RelayedSend, _ fields: CallMessageFields, now: Int64
     ) -> [LedgerAction] {
-        var call = call
         let fromCaller = send.from == call.caller
         switch (fields.action, call.phase) {
-        case (.call, _), (.reject(busy: true), _):
-            return []  // handled in `relayed`
-        case (.alive, _), (.settledNotice, _):
-            calls[call.callId] = call
-            return []
+        case (.call, _), (.reject(busy: true), _), (.alive, _), (.settledNotice, _):
+            break  // calls and busy rejects are handled in `relayed`; the rest only show the call is alive
         case (.accept, .ringing(let rangAt)):
             guard !fromCaller else { break }
             call.phase = .accepted(rangAt: rangAt, at: now, session: send.fromSession)
@@ -206,8 +207,7 @@ package struct CallLedgerMachine: Sendable {
     }
 
     /// The callee refused on one device: the others end as rejected elsewhere.
-    private mutating func refused(_ call: LiveCall, _ send: RelayedSend, now: Int64) -> [LedgerAction] {
-        var call = call
+    private mutating func refused(_ call: consuming LiveCall, _ send: RelayedSend, now: Int64) -> [LedgerAction] {
         call.setEnding(of: send.fromSession, "rejected")
         call.setEndingOfOthers(user: call.callee, except: send.fromSession, "rejectedElsewhere")
         return end(call, outcome: .rejected, by: send.from, reason: "calleeRejected", now: now)
@@ -312,13 +312,12 @@ extension CallLedgerMachine.LiveCall {
         sessions.insert(session)
         goneSince = nil
         lastHeard = now
-        if !devices.contains(where: { $0.session == session.description }) {
+        let name = session.description
+        if let index = devices.firstIndex(where: { $0.session == name }) {
+            if let deviceId, devices[index].deviceId == nil { devices[index].deviceId = deviceId }
+        } else {
             let ending = user == caller ? "called" : "rang"
-            devices.append(CallDevice(userId: user, session: session.description, deviceId: deviceId, ending: ending))
-        } else if let deviceId, let index = devices.firstIndex(where: { $0.session == session.description }),
-            devices[index].deviceId == nil
-        {
-            devices[index].deviceId = deviceId
+            devices.append(CallDevice(userId: user, session: name, deviceId: deviceId, ending: ending))
         }
     }
 
@@ -326,19 +325,21 @@ extension CallLedgerMachine.LiveCall {
     mutating func rang(_ session: SessionID, user: String) {
         sessions.insert(session)
         goneSince = nil
-        guard !devices.contains(where: { $0.session == session.description }) else { return }
-        devices.append(CallDevice(userId: user, session: session.description, deviceId: nil, ending: "rang"))
+        let name = session.description
+        guard !devices.contains(where: { $0.session == name }) else { return }
+        devices.append(CallDevice(userId: user, session: name, deviceId: nil, ending: "rang"))
     }
 
     mutating func setEnding(of session: SessionID, _ ending: String) {
-        guard let index = devices.firstIndex(where: { $0.session == session.description }) else { return }
+        let name = session.description
+        guard let index = devices.firstIndex(where: { $0.session == name }) else { return }
         devices[index].ending = ending
     }
 
     mutating func setEndingOfOthers(user: String, except session: SessionID, _ ending: String) {
+        let name = session.description
         for index in devices.indices
-        where devices[index].userId == user && devices[index].session != session.description
-            && devices[index].ending == "rang"
+        where devices[index].userId == user && devices[index].session != name && devices[index].ending == "rang"
         {
             devices[index].ending = ending
         }
