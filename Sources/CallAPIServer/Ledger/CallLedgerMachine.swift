@@ -339,8 +339,7 @@ extension CallLedgerMachine.LiveCall {
     mutating func setEndingOfOthers(user: String, except session: SessionID, _ ending: String) {
         let name = session.description
         for index in devices.indices
-        where devices[index].userId == user && devices[index].session != name && devices[index].ending == "rang"
-        {
+        where devices[index].userId == user && devices[index].session != name && devices[index].ending == "rang" {
             devices[index].ending = ending
         }
     }
