@@ -172,11 +172,13 @@ package struct HubState: Sendable, HubFrameQueue {
     private mutating func admit(
         _ id: SessionID, now: Int64, requestId: Int?, isSend: Bool, into actions: inout [HubAction]
     ) -> Bool {
-        guard var session = sessions[id] else { return false }
-        session.lastSeen = now
-        let allowed = session.bucket.take(now: now, ratePerSecond: limits.ratePerSecond, burst: limits.burst)
-        session.refusedInARow = allowed ? 0 : session.refusedInARow + 1
-        sessions[id] = session
+        // Changed where it is stored: a copy written back costs a retain and release of everything it holds.
+        guard let index = sessions.index(forKey: id) else { return false }
+        sessions.values[index].lastSeen = now
+        let allowed = sessions.values[index].bucket.take(
+            now: now, ratePerSecond: limits.ratePerSecond, burst: limits.burst)
+        sessions.values[index].refusedInARow = allowed ? 0 : sessions.values[index].refusedInARow + 1
+        let session = sessions.values[index]
         guard allowed else {
             // Refusals are coalesced: only the first of a run is answered, so a flood that does not read its
             // socket cannot fill its own outbox with them; a run past the limit closes the session.
