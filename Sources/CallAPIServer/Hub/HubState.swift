@@ -178,15 +178,15 @@ package struct HubState: Sendable, HubFrameQueue {
         let allowed = sessions.values[index].bucket.take(
             now: now, ratePerSecond: limits.ratePerSecond, burst: limits.burst)
         sessions.values[index].refusedInARow = allowed ? 0 : sessions.values[index].refusedInARow + 1
-        let session = sessions.values[index]
+        let refusedInARow = sessions.values[index].refusedInARow
         guard allowed else {
             // Refusals are coalesced: only the first of a run is answered, so a flood that does not read its
             // socket cannot fill its own outbox with them; a run past the limit closes the session.
-            if session.refusedInARow > limits.maxRefusalsInARow {
+            if refusedInARow > limits.maxRefusalsInARow {
                 close(
-                    id, .rateLimited, "\(session.refusedInARow) frames in a row over the rate limit; closing", now: now,
+                    id, .rateLimited, "\(refusedInARow) frames in a row over the rate limit; closing", now: now,
                     into: &actions)
-            } else if session.refusedInARow == 1 {
+            } else if refusedInARow == 1 {
                 refuse(
                     id, requestId: requestId, isSend: isSend, .rateLimited,
                     "more than \(limits.burst) frames at once or \(formatRate(limits.ratePerSecond)) per second; "
