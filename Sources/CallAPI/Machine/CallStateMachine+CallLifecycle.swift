@@ -19,21 +19,20 @@ extension CallStateMachine {
     /// Joins the current call's room, publishing and subscribing as the call type needs, remote audio muted;
     /// with a token provider, asks it for the room's token first.
     mutating func joinCallRoom(into actions: inout [CallAction]) {
-        guard case .inCall(let endpoint, var call) = phase, call.media == .notJoined else { return }
+        guard case .inCall(let endpoint, let call) = phase, call.media == .notJoined else { return }
         if let provider = endpoint.config.rtcTokenProvider {
-            call.media = .awaitingToken(firstFrame: false)
-            phase = .inCall(endpoint, call)
             actions.append(
                 .fetchRTCToken(
                     callId: call.id, channel: call.room, uid: endpoint.userId,
                     provider: TokenProviderRef(provider: provider)))
             actions.append(.notifyEvent(.joinRTCStart, reason: nil))
+            phase.changeCall { $1.media = .awaitingToken(firstFrame: false) }
             return
         }
-        call.media = .joined(firstFrame: false)
-        phase = .inCall(endpoint, call)
         join(call, endpoint, token: endpoint.config.rtcToken, into: &actions)
         actions.append(.notifyEvent(.joinRTCStart, reason: nil))
+        // Last, once the call read above is no longer needed: changed in place, not copied.
+        phase.changeCall { $1.media = .joined(firstFrame: false) }
     }
 
     private func join(_ call: Call, _ endpoint: Endpoint, token: String, into actions: inout [CallAction]) {
@@ -65,11 +64,9 @@ extension CallStateMachine {
 
     /// In connecting: go connected once first-frame waiting is off or the remote first frame is in.
     mutating func connectedCheck(reason: CallStateReason, now: Int64, into actions: inout [CallAction]) {
-        guard case .inCall(let endpoint, var call) = phase, call.stage == .connecting else { return }
+        guard case .inCall(let endpoint, let call) = phase, call.stage == .connecting else { return }
         let waiting = !endpoint.config.firstFrameWaittingDisabled
         guard !waiting || call.media.firstFrameArrived else { return }
-        call.stage = .connected(since: now)
-        phase = .inCall(endpoint, call)
         let userId = endpoint.userId
         let info = EventInfo(connected: call, user: userId).publishedBy(reason == .localAccepted ? userId : call.peer)
         actions.append(.stopTimer(.ring(callId: call.id)))
@@ -77,6 +74,8 @@ extension CallStateMachine {
         actions.append(.stateChanged(.connected, reason, info: info))
         actions.append(
             .notifyConnected(roomId: call.room, callerId: call.isCaller ? userId : call.peer, selfId: userId))
+        // Last, once the call read above is no longer needed: changed in place, not copied.
+        phase.changeCall { $1.stage = .connected(since: now) }
     }
 
     /// The message that ends `call` on the peer's side when this side leaves it: cancel from a ringing

@@ -60,7 +60,8 @@ extension CallStateMachine {
         // A losing device that still acts on the call (or keeps it alive: it may have connected, its accept having
         // crossed the winner's) missed the caller's notice: say it again.
         if call.isCaller && message.deviceId != nil && (message.action.isCallFlow || message.action == .keepAlive) {
-            settledNotice(call, endpoint, answeredBy: bound, after: message, now: now, into: &actions)
+            settledNotice(
+                callId: call.id, peer: call.peer, endpoint, answeredBy: bound, after: message, now: now, into: &actions)
         }
         notInCallAcknowledgement(of: message, call, endpoint, now: now, into: &actions)
         return true
@@ -116,17 +117,17 @@ extension CallStateMachine {
     /// settled notice"): an existing client's accept carries no device id, and a cancel without one would end
     /// its call; with reliability off this endpoint sends exactly the 1.0 messages, so no notice either (our
     /// server's copies still stop the other devices).
+    /// Sent by the caller only: `callId` and `peer` are those of a call this endpoint placed.
     mutating func settledNotice(
-        _ call: Call, _ endpoint: Endpoint, answeredBy device: String? = nil, rejectedBy rejecter: String? = nil,
-        after trigger: CallMessage, now: Int64, into actions: inout [CallAction]
+        callId: String, peer: UInt, _ endpoint: Endpoint, answeredBy device: String? = nil,
+        rejectedBy rejecter: String? = nil, after trigger: CallMessage, now: Int64, into actions: inout [CallAction]
     ) {
-        guard call.isCaller, device != nil || rejecter != nil, delivery.settings.acknowledges, trigger.reliable
-        else { return }
-        let notice = message(.cancelCall, callId: call.id, from: endpoint, now: now) {
+        guard device != nil || rejecter != nil, delivery.settings.acknowledges, trigger.reliable else { return }
+        let notice = message(.cancelCall, callId: callId, from: endpoint, now: now) {
             $0.answeredByDevice = device
             $0.rejectedByDevice = rejecter
         }
-        send(notice, to: call.peer, now: now, into: &actions)
+        send(notice, to: peer, now: now, into: &actions)
     }
 
     // MARK: - When the caller sends no notice
@@ -136,14 +137,15 @@ extension CallStateMachine {
     /// itself. The first goes at once (a channel that copies may have lost its copy, one that does not copy
     /// made none); the repeats follow the retry layer's backoff, until the retry bound, the end of the call,
     /// or the caller's notice naming this device.
-    mutating func startOwnDeviceNotice(
-        _ call: inout Call, accept: CallMessage, _ endpoint: Endpoint, into actions: inout [CallAction]
-    ) {
-        guard deviceId != nil, delivery.settings.acknowledges else { return }
+    /// Returns the notice for the call `callId` to keep, or nil when there is none to repeat.
+    func startOwnDeviceNotice(
+        callId: String, accept: CallMessage, _ endpoint: Endpoint, into actions: inout [CallAction]
+    ) -> OwnDeviceNotice? {
+        guard deviceId != nil, delivery.settings.acknowledges else { return nil }
         let first = delivery.settings.firstRetryMillis
-        call.ownDeviceNotice = OwnDeviceNotice(accept: accept, nextDelay: first)
         actions.append(.send(accept, to: endpoint.userId, completesRequest: false))
-        actions.append(.startTimer(.ownDeviceNotice(callId: call.id), millis: first))
+        actions.append(.startTimer(.ownDeviceNotice(callId: callId), millis: first))
+        return OwnDeviceNotice(accept: accept, nextDelay: first)
     }
 
     /// The repeat timer of this device's own-device notice: send it again while the call lasts, within the retry

@@ -81,7 +81,7 @@ extension CallStateMachine {
             return receiveCall(message, sender: sender, info: info, receivedAt: receivedAt, now: now, into: &actions)
         }
         // Anything but a call acts only on the call whose callId it carries, from that call's peer (shortfall 1).
-        guard case .inCall(let endpoint, var call) = phase, call.id == message.callId, call.peer == sender else {
+        guard case .inCall(let endpoint, let call) = phase, call.id == message.callId, call.peer == sender else {
             return actions.append(
                 .log(.normal, "\(message.action) for call \(message.callId) ignored: not the current call"))
         }
@@ -97,14 +97,19 @@ extension CallStateMachine {
             guard call.stage == .ringing, call.role == .caller else {
                 return actions.append(.log(.normal, "accept ignored in \(state)"))
             }
-            call.stage = .connecting
-            call.peerDevice = message.deviceId
-            call.recordCost(.acceptCall, now: now)
-            phase = .inCall(endpoint, call)
+            let callId = call.id
+            let peer = call.peer
+            phase.changeCall { _, call in
+                call.stage = .connecting
+                call.peerDevice = message.deviceId
+                call.recordCost(.acceptCall, now: now)
+            }
             actions.append(.stateChanged(.connecting, .remoteAccepted, info: info))
             actions.append(.notifyEvent(.remoteAccepted, reason: nil))
             connectedCheck(reason: .remoteAccepted, now: now, into: &actions)
-            settledNotice(call, endpoint, answeredBy: message.deviceId, after: message, now: now, into: &actions)
+            settledNotice(
+                callId: callId, peer: peer, endpoint, answeredBy: message.deviceId, after: message, now: now,
+                into: &actions)
         case .reject:
             let busy = message.rejectByInternal
             endCall(
@@ -112,7 +117,9 @@ extension CallStateMachine {
                 event: busy ? .remoteCallBusy : .remoteRejected, endedBy: sender,
                 eventReason: message.rejectReason ?? "", info: info, now: now, into: &actions)
             if call.isCaller {
-                settledNotice(call, endpoint, rejectedBy: message.deviceId, after: message, now: now, into: &actions)
+                settledNotice(
+                    callId: call.id, peer: call.peer, endpoint, rejectedBy: message.deviceId, after: message, now: now,
+                    into: &actions)
             }
         case .hangup:
             endCall(
@@ -244,8 +251,7 @@ extension CallStateMachine {
         actions.append(.stopTimer(.ring(callId: ours.id)))
         // Their call rings and is accepted at once, without asking the listeners about joining early.
         startRinging(message, sender: sender, info: info, endpoint, now: now, into: &actions)
-        guard case .inCall(_, let theirs) = phase else { return }
-        acceptCurrentCall(endpoint, theirs, completesRequest: false, now: now, into: &actions)
+        acceptCurrentCall(endpoint, completesRequest: false, now: now, into: &actions)
     }
 
     /// The caller called again while its earlier call still rings here (its cancel may be lost): take the
@@ -274,13 +280,12 @@ extension CallStateMachine {
     mutating func sendFinished(
         _ message: CallMessage, to peer: UInt, error: SendFailure?, now: Int64, into actions: inout [CallAction]
     ) {
-        guard endpoint != nil else { return }
+        guard hasEndpoint else { return }
         guard let error else {
-            guard case .inCall(let endpoint, var call) = phase, message.action.isCall, call.id == message.callId,
+            guard case .inCall(_, let call) = phase, message.action.isCall, call.id == message.callId,
                 call.isCaller, call.costs[.remoteUserRecvCall] == nil
             else { return }
-            call.recordCost(.remoteUserRecvCall, now: now)
-            phase = .inCall(endpoint, call)
+            phase.changeCall { $1.recordCost(.remoteUserRecvCall, now: now) }
             return actions.append(.notifyEvent(.remoteUserRecvCall, reason: nil))
         }
         if peer == userId { return ownDeviceNoticeFailed(message, error: error, into: &actions) }

@@ -81,7 +81,23 @@ package struct CallStateMachine: Sendable {
     }
 
     /// The current call's id, or `""` outside a call (as `getCallId()` answers).
-    package var callId: String { call?.id ?? "" }
+    package var callId: String {
+        if case .inCall(_, let call) = phase { call.id } else { "" }
+    }
+
+    /// Whether the current call is with `user`; unlike `call?.peer`, without copying the call out.
+    func isInCall(with user: UInt) -> Bool {
+        if case .inCall(_, let call) = phase { call.peer == user } else { false }
+    }
+
+    /// Whether the endpoint is prepared (in a call, or failed, included): what `endpoint != nil` says, without
+    /// copying the phase's data out.
+    var hasEndpoint: Bool {
+        switch phase {
+        case .uninitialized, .initialized: false
+        case .prepared, .inCall, .failed: true
+        }
+    }
 
     /// This endpoint's user, once initialized.
     package var userId: UInt? {
