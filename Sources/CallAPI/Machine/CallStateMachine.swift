@@ -158,8 +158,6 @@ package struct CallStateMachine: Sendable {
 
     /// Seen (and remembers) a message: a repeat is handled once.
     mutating func isRepeat(_ message: CallMessage, sender: UInt) -> Bool {
-        if recent.contains(message, sender: sender) { return true }
-        recent.insert(message, sender: sender)
-        return false
+        recent.isRepeat(message, sender: sender)
     }
 }
