@@ -19,7 +19,7 @@ extension CallStateMachine {
     /// Joins the current call's room, publishing and subscribing as the call type needs, remote audio muted;
     /// with a token provider, asks it for the room's token first.
     mutating func joinCallRoom(into actions: inout [CallAction]) {
-        guard case .inCall(let endpoint, let call) = phase, call.media == .notJoined else { return }
+        guard let endpoint, case .inCall(_, let call) = phase, call.media == .notJoined else { return }
         if let provider = endpoint.config.rtcTokenProvider {
             actions.append(
                 .fetchRTCToken(
@@ -64,7 +64,7 @@ extension CallStateMachine {
 
     /// In connecting: go connected once first-frame waiting is off or the remote first frame is in.
     mutating func connectedCheck(reason: CallStateReason, now: Int64, into actions: inout [CallAction]) {
-        guard case .inCall(let endpoint, let call) = phase, call.stage == .connecting else { return }
+        guard let endpoint, case .inCall(_, let call) = phase, call.stage == .connecting else { return }
         let waiting = !endpoint.config.firstFrameWaittingDisabled
         guard !waiting || call.media.firstFrameArrived else { return }
         let userId = endpoint.userId

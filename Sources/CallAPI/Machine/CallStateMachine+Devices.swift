@@ -32,8 +32,8 @@ extension CallStateMachine {
     mutating func receiveFromOtherDevice(
         _ message: CallMessage, sender: UInt, now: Int64, into actions: inout [CallAction]
     ) -> Bool {
-        guard case .inCall(let endpoint, let call) = phase, call.peer == sender, call.id == message.callId,
-            !message.action.isCall
+        guard case .inCall(_, let call) = phase, call.peer == sender, call.id == message.callId,
+            !message.action.isCall, let endpoint
         else { return false }
         guard let bound = call.peerDevice else {
             // Before an accept binds the call, every device of the callee may answer keep-alives; one that never

@@ -16,11 +16,10 @@ extension CallStateMachine {
 
     /// Arms the keep-alive and silence timers once the current call's peer is known to keep alive.
     mutating func armLivenessTimers(into actions: inout [CallAction]) {
-        guard delivery.settings.keepsAlive, case .inCall(_, let call) = phase, call.liveness.keepsAlive,
-            !call.armed.isSuperset(of: [.keepAlive, .peerSilence])
-        else { return }
+        guard delivery.settings.keepsAlive else { return }
         let settings = delivery.settings
         phase.changeCall { _, call in
+            guard call.liveness.keepsAlive, !call.armed.isSuperset(of: [.keepAlive, .peerSilence]) else { return }
             if call.armed.insert(.keepAlive).inserted {
                 actions.append(.startTimer(.keepAlive(callId: call.id), millis: Self.keepAliveInterval(call, settings)))
             }

@@ -113,7 +113,7 @@ extension CallStateMachine {
     }
 
     mutating func accept(from remoteUserId: UInt, now: Int64, into actions: inout [CallAction]) {
-        guard case .inCall(let endpoint, let call) = phase, call.stage == .ringing, call.role == .callee else {
+        guard let endpoint, case .inCall(_, let call) = phase, call.stage == .ringing, call.role == .callee else {
             return refuse("accept needs a call ringing for this user", into: &actions)
         }
         guard call.peer == remoteUserId else {
@@ -159,7 +159,7 @@ extension CallStateMachine {
     }
 
     mutating func hangup(_ remoteUserId: UInt, reason: String?, now: Int64, into actions: inout [CallAction]) {
-        guard case .inCall(let endpoint, let call) = phase else {
+        guard let endpoint, case .inCall(_, let call) = phase else {
             return refuse("hangup needs a call", into: &actions)
         }
         guard call.peer == remoteUserId else {

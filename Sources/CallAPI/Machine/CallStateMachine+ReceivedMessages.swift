@@ -81,7 +81,7 @@ extension CallStateMachine {
             return receiveCall(message, sender: sender, info: info, receivedAt: receivedAt, now: now, into: &actions)
         }
         // Anything but a call acts only on the call whose callId it carries, from that call's peer (shortfall 1).
-        guard case .inCall(let endpoint, let call) = phase, call.id == message.callId, call.peer == sender else {
+        guard let endpoint, case .inCall(_, let call) = phase, call.id == message.callId, call.peer == sender else {
             return actions.append(
                 .log(.normal, "\(message.action) for call \(message.callId) ignored: not the current call"))
         }

@@ -101,21 +101,23 @@ package struct CallStateMachine: Sendable {
 
     /// This endpoint's user, once initialized.
     package var userId: UInt? {
-        switch phase {
-        case .uninitialized: nil
-        case .initialized(let userId): userId
-        case .prepared(let endpoint, _), .inCall(let endpoint, _), .failed(let endpoint): endpoint.userId
-        }
+        if case .initialized(let userId) = phase { return userId }
+        return endpoint?.userId
     }
 
     /// The prepare config, once prepared.
     package var prepareConfig: PrepareConfig? { endpoint?.config }
 
     /// The user and prepare config, once prepared.
-    var endpoint: Endpoint? {
+    var endpoint: Endpoint? { Self.endpoint(of: phase) }
+
+    /// The endpoint of `phase`, matched where it is: taking it from a copy of the phase copied the whole call too.
+    private static func endpoint(of phase: borrowing Phase) -> Endpoint? {
         switch phase {
         case .uninitialized, .initialized: nil
-        case .prepared(let endpoint, _), .inCall(let endpoint, _), .failed(let endpoint): endpoint
+        case .prepared(let endpoint, _): copy endpoint
+        case .inCall(let endpoint, _): copy endpoint
+        case .failed(let endpoint): copy endpoint
         }
     }
 
