@@ -69,3 +69,25 @@ extension CallStateMachine.Phase {
         }
     }
 }
+
+extension CallStateMachine.Phase {
+    /// Reads the call where it is, when in one, and returns what `read` returns (nil outside a call).
+    ///
+    /// Matching `.inCall(_, let call)` on the stored phase copied the call out (its bytes, a retain for each string
+    /// and table in it) even to read one field, wherever the optimizer could not prove the copy unneeded; a match
+    /// on a borrowed phase reads it in place.
+    @inline(__always)
+    func readCall<Result>(_ read: (CallStateMachine.Endpoint, Call) -> Result) -> Result? {
+        Self.readCall(of: self, read)
+    }
+
+    @inline(__always)
+    private static func readCall<Result>(
+        of phase: borrowing Self, _ read: (CallStateMachine.Endpoint, Call) -> Result
+    ) -> Result? {
+        switch phase {
+        case .inCall(let endpoint, let call): read(endpoint, call)
+        case .uninitialized, .initialized, .prepared, .failed: nil
+        }
+    }
+}

@@ -12,10 +12,8 @@ extension CallStateMachine {
         default:
             break
         }
-        guard case .inCall(_, let call) = phase, call.media.isJoining else { return }
-        let room = call.room
-        let peer = call.peer
-        let type = call.type
+        let joining = phase.readCall { _, call in call.media.isJoining ? (call.room, call.peer, call.type) : nil }
+        guard let (room, peer, type) = joining ?? nil else { return }
         let fromPeer: (String, UInt) -> Bool = { channel, uid in channel == room && uid == peer }
         switch event {
         case .localJoined(let channel, _) where channel == room:

@@ -87,7 +87,7 @@ package struct CallStateMachine: Sendable {
 
     /// Whether the current call is with `user`; unlike `call?.peer`, without copying the call out.
     func isInCall(with user: UInt) -> Bool {
-        if case .inCall(_, let call) = phase { call.peer == user } else { false }
+        phase.readCall { _, call in call.peer == user } ?? false
     }
 
     /// Whether the endpoint is prepared (in a call, or failed, included): what `endpoint != nil` says, without
