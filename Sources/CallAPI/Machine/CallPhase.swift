@@ -53,7 +53,7 @@ extension CallStateMachine.Phase {
     /// (its bytes through the runtime's tuple witness, every string and table in it retained) and then destroyed
     /// the old one: on every input that touched the call, the machine's largest cost. Moving the phase out first
     /// (a swap leaves `.uninitialized` behind for the moment) lets the match take the call instead of copying it.
-    @inline(__always)
+    @inline(__always) @discardableResult
     mutating func changeCall<Result>(_ change: (CallStateMachine.Endpoint, inout Call) -> Result) -> Result? {
         guard case .inCall = self else { return nil }
         var taken = Self.uninitialized

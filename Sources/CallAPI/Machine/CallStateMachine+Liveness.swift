@@ -16,10 +16,14 @@ extension CallStateMachine {
 
     /// Arms the keep-alive and silence timers once the current call's peer is known to keep alive.
     mutating func armLivenessTimers(into actions: inout [CallAction]) {
-        guard delivery.settings.keepsAlive else { return }
+        // Read first: on most messages both timers already run, and a change moves the whole phase.
+        guard delivery.settings.keepsAlive,
+            phase.readCall({ _, call in
+                call.liveness.keepsAlive && !call.armed.isSuperset(of: [.keepAlive, .peerSilence])
+            }) == true
+        else { return }
         let settings = delivery.settings
         phase.changeCall { _, call in
-            guard call.liveness.keepsAlive, !call.armed.isSuperset(of: [.keepAlive, .peerSilence]) else { return }
             if call.armed.insert(.keepAlive).inserted {
                 actions.append(.startTimer(.keepAlive(callId: call.id), millis: Self.keepAliveInterval(call, settings)))
             }
@@ -129,8 +133,10 @@ extension CallStateMachine {
     }
 
     mutating func remoteRejoinedChannel(into actions: inout [CallAction]) {
-        let callId = phase.changeCall { _, call in call.armed.remove(.remoteLeftGrace) != nil ? call.id : nil }
-        guard let callId = callId ?? nil else { return }
+        // Read first: the grace timer rarely runs, and a change moves the whole phase.
+        guard let callId = phase.readCall({ _, call in call.armed.contains(.remoteLeftGrace) ? call.id : nil }) ?? nil
+        else { return }
+        phase.changeCall { $1.armed.remove(.remoteLeftGrace) }
         actions.append(.stopTimer(.remoteLeftGrace(callId: callId)))
     }
 
