@@ -55,15 +55,79 @@ struct MessageObjectReadingTests {
         }
     }
 
-    @Test("each key of the wire format is found by its spelling, and only by it")
+    @Test("each key of the wire format is found by its spelling closed by a quote, and only by it")
     func keysAreFoundByTheirSpelling() {
-        for key in CallMessageObject.Key.allCases {
-            #expect(CallMessageObject.Key(name: key.name) == key)
-            var text = key.name
-            let found = text.withUTF8 { CallMessageObject.Key(bytes: $0[...]) }
-            #expect(found == key)
-            var altered = String(key.name.dropLast()) + "_"
-            #expect(altered.withUTF8 { CallMessageObject.Key(bytes: $0[...]) } == nil)
+        func key(in text: String, at start: Int = 0) -> CallMessageObject.Key? {
+            var text = text
+            return text.withUTF8 { CallMessageObject.Key(keyAt: start, in: $0) }
+        }
+        for known in CallMessageObject.Key.allCases {
+            let name = known.name
+            #expect(CallMessageObject.Key(name: name) == known)
+            #expect(key(in: name + "\"") == known)
+            #expect(key(in: "{\"" + name + "\":1}", at: 2) == known)
+            #expect(key(in: name) == nil, "no closing quote")
+            #expect(key(in: name + "x\"") == nil, "longer")
+            #expect(key(in: String(name.dropLast()) + "\"") == nil, "shorter")
+            // Every byte changed in turn, the first, the last and those in the middle words included.
+            let bytes = Array(name.utf8)
+            for index in bytes.indices {
+                var altered = bytes
+                altered[index] ^= 0x20
+                #expect(key(in: String(decoding: altered, as: UTF8.self) + "\"") == nil, "\(altered)")
+            }
+        }
+        #expect(key(in: "") == nil)
+        #expect(key(in: "\"") == nil)
+        #expect(key(in: "callId\"", at: 7) == nil)
+    }
+
+    /// Texts made by changing call messages a byte at a time: every change of one byte, at every position, to
+    /// each of the bytes that matter to a parser, and each byte dropped.
+    static var mutations: [String] {
+        let messages = [
+            CallMessage(
+                action: .videoCall, timestamp: 1_767_225_600_000, messageId: 12, fromUserId: 1, callId: "call-1",
+                remoteUserId: 2, fromRoomId: "room-1", reliable: true),
+            CallMessage(
+                action: .ack, timestamp: -5, messageId: 7, fromUserId: 4_294_967_295, callId: "c",
+                reliable: true, ackMessageId: 3, inCall: false),
+            CallMessage(
+                action: .reject, timestamp: 0, messageId: nil, fromUserId: 9, callId: "a\"b\\c\u{7f}é",
+                rejectByInternal: true, rejectReason: "busy"),
+        ]
+        let replacements = Array(#"{}[]":,\ -0.1eE+nulltrue"#.utf8) + [0x00, 0x1F, 0xC3, 0xFF]
+        var texts: [String] = []
+        for message in messages {
+            let bytes = Array(message.encoded().utf8)
+            texts.append(String(decoding: bytes, as: UTF8.self))
+            for index in bytes.indices {
+                var dropped = bytes
+                dropped.remove(at: index)
+                texts.append(String(decoding: dropped, as: UTF8.self))
+                for replacement in replacements where replacement != bytes[index] {
+                    var changed = bytes
+                    changed[index] = replacement
+                    texts.append(String(decoding: changed, as: UTF8.self))
+                }
+            }
+        }
+        return texts
+    }
+
+    @Test("on thousands of changed messages, the slots and the generic parser agree on every text")
+    func slotsAgreeWithTheGenericParserOnChangedMessages() throws {
+        for text in Self.mutations {
+            let generic = try? JSONParser.parse(text)
+            var object = CallMessageObject()
+            let read = try? JSONParser.parseCallObject(text, into: &object)
+            switch generic {
+            case .object(let expected)?:
+                #expect(read == true, "\(text)")
+                #expect(object.fields == expected, "\(text)")
+            case nil: #expect(read == nil, "\(text)")
+            default: #expect(read == false, "\(text)")
+            }
         }
     }
 }

@@ -45,3 +45,49 @@ extension CallStateMachine {
         }
     }
 }
+
+extension CallStateMachine.Phase {
+    /// Changes the call in place, when in one, and returns what `change` returns (nil outside a call).
+    ///
+    /// Matching `.inCall(let endpoint, var call)` and assigning `.inCall(endpoint, call)` back copied the call
+    /// (its bytes through the runtime's tuple witness, every string and table in it retained) and then destroyed
+    /// the old one: on every input that touched the call, the machine's largest cost. Moving the phase out first
+    /// (a swap leaves `.uninitialized` behind for the moment) lets the match take the call instead of copying it.
+    @inline(__always) @discardableResult
+    mutating func changeCall<Result>(_ change: (CallStateMachine.Endpoint, inout Call) -> Result) -> Result? {
+        guard case .inCall = self else { return nil }
+        var taken = Self.uninitialized
+        swap(&self, &taken)
+        // Listing the other cases rather than binding them: a binding of the whole value made the match copy.
+        switch consume taken {
+        case .inCall(let endpoint, var call):
+            let result = change(endpoint, &call)
+            self = .inCall(endpoint, call)
+            return result
+        case .uninitialized, .initialized, .prepared, .failed:
+            return nil  // cannot happen: the phase was a call (checked above)
+        }
+    }
+}
+
+extension CallStateMachine.Phase {
+    /// Reads the call where it is, when in one, and returns what `read` returns (nil outside a call).
+    ///
+    /// Matching `.inCall(_, let call)` on the stored phase copied the call out (its bytes, a retain for each string
+    /// and table in it) even to read one field, wherever the optimizer could not prove the copy unneeded; a match
+    /// on a borrowed phase reads it in place.
+    @inline(__always)
+    func readCall<Result>(_ read: (CallStateMachine.Endpoint, Call) -> Result) -> Result? {
+        Self.readCall(of: self, read)
+    }
+
+    @inline(__always)
+    private static func readCall<Result>(
+        of phase: borrowing Self, _ read: (CallStateMachine.Endpoint, Call) -> Result
+    ) -> Result? {
+        switch phase {
+        case .inCall(let endpoint, let call): read(endpoint, call)
+        case .uninitialized, .initialized, .prepared, .failed: nil
+        }
+    }
+}

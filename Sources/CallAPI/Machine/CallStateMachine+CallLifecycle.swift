@@ -19,24 +19,25 @@ extension CallStateMachine {
     /// Joins the current call's room, publishing and subscribing as the call type needs, remote audio muted;
     /// with a token provider, asks it for the room's token first.
     mutating func joinCallRoom(into actions: inout [CallAction]) {
-        guard case .inCall(let endpoint, var call) = phase, call.media == .notJoined else { return }
-        if let provider = endpoint.config.rtcTokenProvider {
-            call.media = .awaitingToken(firstFrame: false)
-            phase = .inCall(endpoint, call)
-            actions.append(
-                .fetchRTCToken(
-                    callId: call.id, channel: call.room, uid: endpoint.userId,
-                    provider: TokenProviderRef(provider: provider)))
+        let media = phase.readCall { endpoint, call -> Call.Media? in
+            guard call.media == .notJoined else { return nil }
+            if let provider = endpoint.config.rtcTokenProvider {
+                actions.append(
+                    .fetchRTCToken(
+                        callId: call.id, channel: call.room, uid: endpoint.userId,
+                        provider: TokenProviderRef(provider: provider)))
+                actions.append(.notifyEvent(.joinRTCStart, reason: nil))
+                return .awaitingToken(firstFrame: false)
+            }
+            Self.join(call, endpoint, token: endpoint.config.rtcToken, into: &actions)
             actions.append(.notifyEvent(.joinRTCStart, reason: nil))
-            return
+            return .joined(firstFrame: false)
         }
-        call.media = .joined(firstFrame: false)
-        phase = .inCall(endpoint, call)
-        join(call, endpoint, token: endpoint.config.rtcToken, into: &actions)
-        actions.append(.notifyEvent(.joinRTCStart, reason: nil))
+        guard let media = media ?? nil else { return }
+        phase.changeCall { $1.media = media }
     }
 
-    private func join(_ call: Call, _ endpoint: Endpoint, token: String, into actions: inout [CallAction]) {
+    private static func join(_ call: Call, _ endpoint: Endpoint, token: String, into actions: inout [CallAction]) {
         let join = RTCJoin(
             channel: call.room, token: token, uid: endpoint.userId, remoteUid: call.peer, media: .call(call.type),
             localView: call.type == .video ? CanvasRef(endpoint.config.localView) : nil,
@@ -57,7 +58,7 @@ extension CallStateMachine {
         phase = .inCall(endpoint, call)
         switch outcome {
         case .success(let token):
-            join(call, endpoint, token: token, into: &actions)
+            Self.join(call, endpoint, token: token, into: &actions)
         case .failure(let error):
             joinFailed(code: error.code.rawValue, message: "no RTC token: \(error.message)", now: now, into: &actions)
         }
@@ -65,18 +66,22 @@ extension CallStateMachine {
 
     /// In connecting: go connected once first-frame waiting is off or the remote first frame is in.
     mutating func connectedCheck(reason: CallStateReason, now: Int64, into actions: inout [CallAction]) {
-        guard case .inCall(let endpoint, var call) = phase, call.stage == .connecting else { return }
-        let waiting = !endpoint.config.firstFrameWaittingDisabled
-        guard !waiting || call.media.firstFrameArrived else { return }
-        call.stage = .connected(since: now)
-        phase = .inCall(endpoint, call)
-        let userId = endpoint.userId
-        let info = EventInfo(connected: call, user: userId).publishedBy(reason == .localAccepted ? userId : call.peer)
-        actions.append(.stopTimer(.ring(callId: call.id)))
-        actions.append(.setRemoteVolume(uid: call.peer, volume: 100))
-        actions.append(.stateChanged(.connected, reason, info: info))
-        actions.append(
-            .notifyConnected(roomId: call.room, callerId: call.isCaller ? userId : call.peer, selfId: userId))
+        let connects = phase.readCall { endpoint, call in
+            guard call.stage == .connecting else { return false }
+            let waiting = !endpoint.config.firstFrameWaittingDisabled
+            guard !waiting || call.media.firstFrameArrived else { return false }
+            let userId = endpoint.userId
+            let info = EventInfo(connected: call, user: userId).publishedBy(
+                reason == .localAccepted ? userId : call.peer)
+            actions.append(.stopTimer(.ring(callId: call.id)))
+            actions.append(.setRemoteVolume(uid: call.peer, volume: 100))
+            actions.append(.stateChanged(.connected, reason, info: info))
+            actions.append(
+                .notifyConnected(roomId: call.room, callerId: call.isCaller ? userId : call.peer, selfId: userId))
+            return true
+        }
+        guard connects == true else { return }
+        phase.changeCall { $1.stage = .connected(since: now) }
     }
 
     /// The message that ends `call` on the peer's side when this side leaves it: cancel from a ringing

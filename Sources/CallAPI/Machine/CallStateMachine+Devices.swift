@@ -32,13 +32,16 @@ extension CallStateMachine {
     mutating func receiveFromOtherDevice(
         _ message: CallMessage, sender: UInt, now: Int64, into actions: inout [CallAction]
     ) -> Bool {
-        guard case .inCall(let endpoint, let call) = phase, call.peer == sender, call.id == message.callId,
-            !message.action.isCall
+        // The message's callId and sender are the call's id and peer from here on.
+        guard !message.action.isCall,
+            let (endpoint, peerDevice, isCaller) = phase.readCall({ endpoint, call in
+                call.peer == sender && call.id == message.callId ? (endpoint, call.peerDevice, call.isCaller) : nil
+            }) ?? nil
         else { return false }
-        guard let bound = call.peerDevice else {
+        guard let bound = peerDevice else {
             // Before an accept binds the call, every device of the callee may answer keep-alives; one that never
             // rang (it came online later) says it is in no call, which says nothing of the others.
-            guard call.isCaller, message.action == .ack, message.inCall == false, message.deviceId != nil else {
+            guard isCaller, message.action == .ack, message.inCall == false, message.deviceId != nil else {
                 return false
             }
             var ack = message
@@ -49,7 +52,9 @@ extension CallStateMachine {
         guard message.deviceId != bound else { return false }
         let device = message.deviceId.map { "device \($0)" } ?? "a device without id"
         actions.append(
-            .log(.normal, "\(message.action) of call \(call.id) from \(device) ignored: the call is with \(bound)"))
+            .log(
+                .normal,
+                "\(message.action) of call \(message.callId) from \(device) ignored: the call is with \(bound)"))
         if message.action == .ack {
             // It still acknowledges what we sent to its user; whether it is in the call says nothing.
             var ack = message
@@ -59,24 +64,26 @@ extension CallStateMachine {
         }
         // A losing device that still acts on the call (or keeps it alive: it may have connected, its accept having
         // crossed the winner's) missed the caller's notice: say it again.
-        if call.isCaller && message.deviceId != nil && (message.action.isCallFlow || message.action == .keepAlive) {
-            settledNotice(call, endpoint, answeredBy: bound, after: message, now: now, into: &actions)
+        if isCaller && message.deviceId != nil && (message.action.isCallFlow || message.action == .keepAlive) {
+            settledNotice(
+                callId: message.callId, peer: sender, endpoint, answeredBy: bound, after: message, now: now,
+                into: &actions)
         }
-        notInCallAcknowledgement(of: message, call, endpoint, now: now, into: &actions)
+        notInCallAcknowledgement(of: message, to: sender, endpoint, now: now, into: &actions)
         return true
     }
 
     /// Acknowledges a message from a device this endpoint is in no call with, saying so: that device's keep-alive
     /// check then ends its side even if every notice is lost.
     private mutating func notInCallAcknowledgement(
-        of message: CallMessage, _ call: Call, _ endpoint: Endpoint, now: Int64, into actions: inout [CallAction]
+        of message: CallMessage, to peer: UInt, _ endpoint: Endpoint, now: Int64, into actions: inout [CallAction]
     ) {
         guard message.reliable, delivery.settings.acknowledges else { return }
         let ack = self.message(.ack, callId: message.callId, from: endpoint, now: now) {
             $0.ackMessageId = message.messageId
             $0.inCall = false
         }
-        actions.append(.send(ack, to: call.peer, completesRequest: false))
+        actions.append(.send(ack, to: peer, completesRequest: false))
     }
 
     /// The caller's cancel that names the device which accepted or rejected: this device stops ringing with
@@ -116,17 +123,17 @@ extension CallStateMachine {
     /// settled notice"): an existing client's accept carries no device id, and a cancel without one would end
     /// its call; with reliability off this endpoint sends exactly the 1.0 messages, so no notice either (our
     /// server's copies still stop the other devices).
+    /// Sent by the caller only: `callId` and `peer` are those of a call this endpoint placed.
     mutating func settledNotice(
-        _ call: Call, _ endpoint: Endpoint, answeredBy device: String? = nil, rejectedBy rejecter: String? = nil,
-        after trigger: CallMessage, now: Int64, into actions: inout [CallAction]
+        callId: String, peer: UInt, _ endpoint: Endpoint, answeredBy device: String? = nil,
+        rejectedBy rejecter: String? = nil, after trigger: CallMessage, now: Int64, into actions: inout [CallAction]
     ) {
-        guard call.isCaller, device != nil || rejecter != nil, delivery.settings.acknowledges, trigger.reliable
-        else { return }
-        let notice = message(.cancelCall, callId: call.id, from: endpoint, now: now) {
+        guard device != nil || rejecter != nil, delivery.settings.acknowledges, trigger.reliable else { return }
+        let notice = message(.cancelCall, callId: callId, from: endpoint, now: now) {
             $0.answeredByDevice = device
             $0.rejectedByDevice = rejecter
         }
-        send(notice, to: call.peer, now: now, into: &actions)
+        send(notice, to: peer, now: now, into: &actions)
     }
 
     // MARK: - When the caller sends no notice
@@ -136,14 +143,15 @@ extension CallStateMachine {
     /// itself. The first goes at once (a channel that copies may have lost its copy, one that does not copy
     /// made none); the repeats follow the retry layer's backoff, until the retry bound, the end of the call,
     /// or the caller's notice naming this device.
-    mutating func startOwnDeviceNotice(
-        _ call: inout Call, accept: CallMessage, _ endpoint: Endpoint, into actions: inout [CallAction]
-    ) {
-        guard deviceId != nil, delivery.settings.acknowledges else { return }
+    /// Returns the notice for the call `callId` to keep, or nil when there is none to repeat.
+    func startOwnDeviceNotice(
+        callId: String, accept: CallMessage, _ endpoint: Endpoint, into actions: inout [CallAction]
+    ) -> OwnDeviceNotice? {
+        guard deviceId != nil, delivery.settings.acknowledges else { return nil }
         let first = delivery.settings.firstRetryMillis
-        call.ownDeviceNotice = OwnDeviceNotice(accept: accept, nextDelay: first)
         actions.append(.send(accept, to: endpoint.userId, completesRequest: false))
-        actions.append(.startTimer(.ownDeviceNotice(callId: call.id), millis: first))
+        actions.append(.startTimer(.ownDeviceNotice(callId: callId), millis: first))
+        return OwnDeviceNotice(accept: accept, nextDelay: first)
     }
 
     /// The repeat timer of this device's own-device notice: send it again while the call lasts, within the retry

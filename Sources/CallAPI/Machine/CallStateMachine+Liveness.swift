@@ -7,36 +7,42 @@ extension CallStateMachine {
     /// Learns what a received message tells about its sender; notes that the current call's peer is alive.
     mutating func noteReceived(_ message: CallMessage, from sender: UInt, now: Int64) {
         delivery.received(message, from: sender)
-        guard case .inCall(let endpoint, var call) = phase, call.peer == sender, call.id == message.callId else {
-            return
+        phase.changeCall { _, call in
+            guard call.peer == sender, call.id == message.callId else { return }
+            call.liveness.lastHeardAt = now
+            if message.reliable { call.liveness.keepsAlive = true }
         }
-        call.liveness.lastHeardAt = now
-        if message.reliable { call.liveness.keepsAlive = true }
-        phase = .inCall(endpoint, call)
     }
 
     /// Arms the keep-alive and silence timers once the current call's peer is known to keep alive.
     mutating func armLivenessTimers(into actions: inout [CallAction]) {
-        guard delivery.settings.keepsAlive, case .inCall(let endpoint, var call) = phase, call.liveness.keepsAlive,
-            !call.armed.isSuperset(of: [.keepAlive, .peerSilence])
+        // Read first: on most messages both timers already run, and a change moves the whole phase.
+        guard delivery.settings.keepsAlive,
+            phase.readCall({ _, call in
+                call.liveness.keepsAlive && !call.armed.isSuperset(of: [.keepAlive, .peerSilence])
+            }) == true
         else { return }
-        if call.armed.insert(.keepAlive).inserted {
-            actions.append(.startTimer(.keepAlive(callId: call.id), millis: keepAliveInterval(call)))
+        let settings = delivery.settings
+        phase.changeCall { _, call in
+            if call.armed.insert(.keepAlive).inserted {
+                actions.append(.startTimer(.keepAlive(callId: call.id), millis: Self.keepAliveInterval(call, settings)))
+            }
+            if call.armed.insert(.peerSilence).inserted {
+                actions.append(.startTimer(.peerSilence(callId: call.id), millis: Self.silenceWindow(call, settings)))
+            }
         }
-        if call.armed.insert(.peerSilence).inserted {
-            actions.append(.startTimer(.peerSilence(callId: call.id), millis: silenceWindow(call)))
-        }
-        phase = .inCall(endpoint, call)
     }
 
-    private func keepAliveInterval(_ call: Call) -> Int64 {
-        let settings = delivery.settings
-        return call.stage.state == .connected ? settings.keepAliveConnectedMillis : settings.keepAliveRingingMillis
+    private func keepAliveInterval(_ call: Call) -> Int64 { Self.keepAliveInterval(call, delivery.settings) }
+
+    private static func keepAliveInterval(_ call: Call, _ settings: CallReliability) -> Int64 {
+        call.stage.state == .connected ? settings.keepAliveConnectedMillis : settings.keepAliveRingingMillis
     }
 
-    private func silenceWindow(_ call: Call) -> Int64 {
-        let settings = delivery.settings
-        return call.stage.state == .connected ? settings.peerSilenceConnectedMillis : settings.peerSilenceRingingMillis
+    private func silenceWindow(_ call: Call) -> Int64 { Self.silenceWindow(call, delivery.settings) }
+
+    private static func silenceWindow(_ call: Call, _ settings: CallReliability) -> Int64 {
+        call.stage.state == .connected ? settings.peerSilenceConnectedMillis : settings.peerSilenceRingingMillis
     }
 
     /// The acknowledgement of a received message, when its sender wants one.
@@ -46,7 +52,7 @@ extension CallStateMachine {
         guard message.reliable, delivery.settings.acknowledges, message.action != .ack, let id = message.messageId,
             let endpoint
         else { return }
-        let inCall = call?.peer == sender
+        let inCall = isInCall(with: sender)
         let ack = self.message(.ack, callId: message.callId, from: endpoint, now: now) {
             $0.ackMessageId = id
             $0.inCall = inCall
@@ -118,18 +124,20 @@ extension CallStateMachine {
     /// hangup was lost. A peer of ours retries its hangup and answers keep-alives, so a rejoin keeps its call.
     mutating func remoteLeftChannel(quit: Bool, into actions: inout [CallAction]) {
         let grace = delivery.settings.remoteLeftGraceMillis
-        guard grace > 0, case .inCall(let endpoint, var call) = phase else { return }
+        guard grace > 0, case .inCall(_, let call) = phase else { return }
         let final = quit && !delivery.acknowledges(call.peer)
-        guard call.armed.insert(final ? .remoteQuitGrace : .remoteLeftGrace).inserted else { return }
-        phase = .inCall(endpoint, call)
+        guard phase.changeCall({ $1.armed.insert(final ? .remoteQuitGrace : .remoteLeftGrace).inserted }) == true
+        else { return }
         let timer: CallTimerID = final ? .remoteQuitGrace(callId: call.id) : .remoteLeftGrace(callId: call.id)
         actions.append(.startTimer(timer, millis: grace))
     }
 
     mutating func remoteRejoinedChannel(into actions: inout [CallAction]) {
-        guard case .inCall(let endpoint, var call) = phase, call.armed.remove(.remoteLeftGrace) != nil else { return }
-        phase = .inCall(endpoint, call)
-        actions.append(.stopTimer(.remoteLeftGrace(callId: call.id)))
+        // Read first: the grace timer rarely runs, and a change moves the whole phase.
+        guard let callId = phase.readCall({ _, call in call.armed.contains(.remoteLeftGrace) ? call.id : nil }) ?? nil
+        else { return }
+        phase.changeCall { $1.armed.remove(.remoteLeftGrace) }
+        actions.append(.stopTimer(.remoteLeftGrace(callId: callId)))
     }
 
     /// Ends the current call because the peer is gone, telling it too in case it is merely slow.

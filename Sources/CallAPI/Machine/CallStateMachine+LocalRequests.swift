@@ -113,7 +113,7 @@ extension CallStateMachine {
     }
 
     mutating func accept(from remoteUserId: UInt, now: Int64, into actions: inout [CallAction]) {
-        guard case .inCall(let endpoint, let call) = phase, call.stage == .ringing, call.role == .callee else {
+        guard let endpoint, case .inCall(_, let call) = phase, call.stage == .ringing, call.role == .callee else {
             return refuse("accept needs a call ringing for this user", into: &actions)
         }
         guard call.peer == remoteUserId else {
@@ -121,21 +121,25 @@ extension CallStateMachine {
                 "accept: the ringing call is from user \(call.peer), not \(remoteUserId)", code: .invalidArgument,
                 into: &actions)
         }
-        acceptCurrentCall(endpoint, call, completesRequest: true, now: now, into: &actions)
+        acceptCurrentCall(endpoint, completesRequest: true, now: now, into: &actions)
     }
 
-    /// The callee accepts the current call: also used when glare makes this endpoint the callee.
+    /// The callee accepts the current call, which rings: also used when glare makes this endpoint the callee.
     mutating func acceptCurrentCall(
-        _ endpoint: Endpoint, _ ringing: Call, completesRequest: Bool, now: Int64, into actions: inout [CallAction]
+        _ endpoint: Endpoint, completesRequest: Bool, now: Int64, into actions: inout [CallAction]
     ) {
-        var call = ringing
-        call.stage = .connecting
-        call.recordCost(.acceptCall, now: now)
-        let message = message(.accept, callId: call.id, from: endpoint, now: now)
+        guard case .inCall(_, let ringing) = phase else { return }
+        let callId = ringing.id
+        let peer = ringing.peer
+        let message = message(.accept, callId: callId, from: endpoint, now: now)
         let info = EventInfo(sent: message).publishedBy(endpoint.userId)
-        send(message, to: call.peer, completesRequest: completesRequest, now: now, into: &actions)
-        startOwnDeviceNotice(&call, accept: message, endpoint, into: &actions)
-        phase = .inCall(endpoint, call)
+        send(message, to: peer, completesRequest: completesRequest, now: now, into: &actions)
+        let notice = startOwnDeviceNotice(callId: callId, accept: message, endpoint, into: &actions)
+        phase.changeCall { _, call in
+            call.stage = .connecting
+            call.recordCost(.acceptCall, now: now)
+            if let notice { call.ownDeviceNotice = notice }
+        }
         joinCallRoom(into: &actions)
         actions.append(.stateChanged(.connecting, .localAccepted, info: info))
         actions.append(.notifyEvent(.localAccepted, reason: nil))
@@ -155,7 +159,7 @@ extension CallStateMachine {
     }
 
     mutating func hangup(_ remoteUserId: UInt, reason: String?, now: Int64, into actions: inout [CallAction]) {
-        guard case .inCall(let endpoint, let call) = phase else {
+        guard let endpoint, case .inCall(_, let call) = phase else {
             return refuse("hangup needs a call", into: &actions)
         }
         guard call.peer == remoteUserId else {

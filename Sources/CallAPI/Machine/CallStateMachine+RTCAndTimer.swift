@@ -2,7 +2,7 @@
 // (call-behaviour.md, "RTC events", "Timer", "The connected check").
 extension CallStateMachine {
     mutating func handleRTC(_ event: RTCEngineEvent, now: Int64, into actions: inout [CallAction]) {
-        guard endpoint != nil else { return }
+        guard hasEndpoint else { return }
         if let room = preJoined?.room, event.channel == room { return preJoinedRoomEvent(event, into: &actions) }
         switch event {
         case .tokenWillExpire(let channel) where call == nil || channel == call?.room:
@@ -12,41 +12,35 @@ extension CallStateMachine {
         default:
             break
         }
-        guard case .inCall(let endpoint, var call) = phase, call.media.isJoining else { return }
-        let fromPeer: (String, UInt) -> Bool = { channel, uid in channel == call.room && uid == call.peer }
+        let joining = phase.readCall { _, call in call.media.isJoining ? (call.room, call.peer, call.type) : nil }
+        guard let (room, peer, type) = joining ?? nil else { return }
+        let fromPeer: (String, UInt) -> Bool = { channel, uid in channel == room && uid == peer }
         switch event {
-        case .localJoined(let channel, _) where channel == call.room:
-            call.recordCost(.localUserJoinChannel, now: now)
-            phase = .inCall(endpoint, call)
+        case .localJoined(let channel, _) where channel == room:
+            phase.changeCall { $1.recordCost(.localUserJoinChannel, now: now) }
             actions.append(.notifyEvent(.localJoined, reason: nil))
             actions.append(.notifyEvent(.joinRTCSuccessed, reason: nil))
-        case .joinFailed(let channel, let code, let message) where channel == call.room:
+        case .joinFailed(let channel, let code, let message) where channel == room:
             joinFailed(code: code, message: message, now: now, into: &actions)
         case .remoteJoined(let channel, let uid) where fromPeer(channel, uid):
-            call.recordCost(.remoteUserJoinChannel, now: now)
-            phase = .inCall(endpoint, call)
+            phase.changeCall { $1.recordCost(.remoteUserJoinChannel, now: now) }
             actions.append(.notifyEvent(.remoteJoined, reason: nil))
             remoteRejoinedChannel(into: &actions)
         case .remoteLeft(let channel, let uid, let reason) where fromPeer(channel, uid):
             actions.append(.notifyEvent(.remoteLeft, reason: "\(reason)"))
             remoteLeftChannel(quit: reason == 0, into: &actions)
-        case .remoteFirstVideoFrameDecoded(let channel, let uid) where fromPeer(channel, uid) && call.type == .video:
+        case .remoteFirstVideoFrameDecoded(let channel, let uid) where fromPeer(channel, uid) && type == .video:
             firstFrameArrived(now: now, into: &actions)
-        case .remoteFirstAudioFrameDecoded(let channel, let uid) where fromPeer(channel, uid) && call.type == .audio:
+        case .remoteFirstAudioFrameDecoded(let channel, let uid) where fromPeer(channel, uid) && type == .audio:
             firstFrameArrived(now: now, into: &actions)
         case .localFirstVideoFrameCaptured:
-            call.recordCost(.localFirstFrameDidCapture, now: now)
-            phase = .inCall(endpoint, call)
+            phase.changeCall { $1.recordCost(.localFirstFrameDidCapture, now: now) }
             actions.append(.notifyEvent(.captureFirstLocalVideoFrame, reason: nil))
-        case .localFirstVideoFramePublished(let channel) where channel == call.room:
-            call.recordCost(.localFirstFrameDidPublish, now: now)
-            phase = .inCall(endpoint, call)
+        case .localFirstVideoFramePublished(let channel) where channel == room:
+            phase.changeCall { $1.recordCost(.localFirstFrameDidPublish, now: now) }
             actions.append(.notifyEvent(.publishFirstLocalVideoFrame, reason: nil))
-        case .localFirstAudioFramePublished(let channel) where channel == call.room:
-            if call.type == .audio {
-                call.recordCost(.localFirstFrameDidPublish, now: now)
-                phase = .inCall(endpoint, call)
-            }
+        case .localFirstAudioFramePublished(let channel) where channel == room:
+            if type == .audio { phase.changeCall { $1.recordCost(.localFirstFrameDidPublish, now: now) } }
             actions.append(.notifyEvent(.publishFirstLocalAudioFrame, reason: nil))
         default:
             break
@@ -55,14 +49,16 @@ extension CallStateMachine {
 
     /// A first frame before connecting is remembered; in connecting it completes the connection.
     private mutating func firstFrameArrived(now: Int64, into actions: inout [CallAction]) {
-        guard case .inCall(let endpoint, var call) = phase else { return }
-        switch call.media {
-        case .notJoined, .awaitingToken(firstFrame: true), .joined(firstFrame: true): return
-        case .awaitingToken(firstFrame: false): call.media = .awaitingToken(firstFrame: true)
-        case .joined(firstFrame: false): call.media = .joined(firstFrame: true)
+        let arrived = phase.changeCall { _, call in
+            switch call.media {
+            case .notJoined, .awaitingToken(firstFrame: true), .joined(firstFrame: true): return false
+            case .awaitingToken(firstFrame: false): call.media = .awaitingToken(firstFrame: true)
+            case .joined(firstFrame: false): call.media = .joined(firstFrame: true)
+            }
+            call.recordCost(.recvFirstFrame, now: now)
+            return true
         }
-        call.recordCost(.recvFirstFrame, now: now)
-        phase = .inCall(endpoint, call)
+        guard arrived == true else { return }
         actions.append(.notifyEvent(.recvRemoteFirstFrame, reason: nil))
         connectedCheck(reason: .recvRemoteFirstFrame, now: now, into: &actions)
     }

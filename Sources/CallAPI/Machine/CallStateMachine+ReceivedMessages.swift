@@ -2,15 +2,16 @@
 extension CallStateMachine {
     mutating func receive(_ text: String, sender vouched: SignalSender?, now: Int64, into actions: inout [CallAction]) {
         guard let endpoint else { return actions.append(.log(.normal, "message ignored: not initialized")) }
-        let decoded: CallMessage
-        let object: CallMessageObject
+        // Read into in place: returning the object and the message together copied both.
+        var object = CallMessageObject()
+        var message: CallMessage
         do {
-            (decoded, object) = try CallMessage.decodeObject(text)
+            message = try CallMessage.decode(text, into: &object)
         } catch {
             return actions.append(.log(.normal, "message dropped: \(error)"))
         }
         // The channel's word on who sent it wins over the body's (shortfall 4).
-        var sender = decoded.fromUserId
+        var sender = message.fromUserId
         if let vouched {
             guard let id = UserID.canonical(vouched.userId) else {
                 return actions.append(
@@ -19,20 +20,20 @@ extension CallStateMachine {
                         "message dropped: the channel's sender id \"\(vouched.userId)\" is not a user id in canonical "
                             + "decimal form"))
             }
-            if id != decoded.fromUserId {
+            if id != message.fromUserId {
                 actions.append(
-                    .log(.warning, "message from user \(id) claims fromUserId \(decoded.fromUserId); using \(id)"))
+                    .log(.warning, "message from user \(id) claims fromUserId \(message.fromUserId); using \(id)"))
             }
             sender = id
         }
-        guard sender != endpoint.userId else { return receiveFromOwnDevice(decoded, now: now, into: &actions) }
-        let message = busyAnswerToCurrentCall(decoded, from: sender)
-        if message.callId != decoded.callId {
+        guard sender != endpoint.userId else { return receiveFromOwnDevice(message, now: now, into: &actions) }
+        if let current = busyAnswerToCurrentCall(message, from: sender) {
             actions.append(
                 .log(
                     .normal,
-                    "busy reject from user \(sender) carries its own call \(decoded.callId): taken as the answer to "
-                        + "\(message.callId)"))
+                    "busy reject from user \(sender) carries its own call \(message.callId): taken as the answer to "
+                        + "\(current)"))
+            message.callId = current
         }
         if receiveFromOtherDevice(message, sender: sender, now: now, into: &actions) { return }
         noteReceived(message, from: sender, now: now)
@@ -59,16 +60,15 @@ extension CallStateMachine {
     /// (wire-format.md, the busy paragraph): a busy reject from the user this endpoint is calling is that
     /// user's answer to the current call, whatever its callId. Only for senders without the reliability
     /// mark: ours stamp the call they refuse, so a late busy of an earlier call cannot end this one.
-    private func busyAnswerToCurrentCall(_ message: CallMessage, from sender: UInt) -> CallMessage {
+    /// Returns the current call's id when `message` is such an answer to it (with another callId), else nil.
+    private func busyAnswerToCurrentCall(_ message: CallMessage, from sender: UInt) -> String? {
         // Only the deployed clients (no reliability mark, no device id) stamp a busy reject with their own callId;
         // ours carries the call it answers, which may be another device's call of this user.
         guard message.action == .reject, message.rejectByInternal, !message.reliable, message.deviceId == nil,
             case .inCall(_, let call) = phase, call.stage == .ringing, call.role == .caller, call.peer == sender,
             call.id != message.callId
-        else { return message }
-        var answer = message
-        answer.callId = call.id
-        return answer
+        else { return nil }
+        return call.id
     }
 
     private mutating func handle(
@@ -81,7 +81,10 @@ extension CallStateMachine {
             return receiveCall(message, sender: sender, info: info, receivedAt: receivedAt, now: now, into: &actions)
         }
         // Anything but a call acts only on the call whose callId it carries, from that call's peer (shortfall 1).
-        guard case .inCall(let endpoint, var call) = phase, call.id == message.callId, call.peer == sender else {
+        let current = phase.readCall { endpoint, call in
+            call.id == message.callId && call.peer == sender ? (endpoint, stage: call.stage, role: call.role) : nil
+        }
+        guard let (endpoint, stage, role) = current ?? nil else {
             return actions.append(
                 .log(.normal, "\(message.action) for call \(message.callId) ignored: not the current call"))
         }
@@ -94,25 +97,30 @@ extension CallStateMachine {
                 event: timedOut ? .remoteCallingTimeout : .remoteCancelled, endedBy: sender, info: info, now: now,
                 into: &actions)
         case .accept:
-            guard call.stage == .ringing, call.role == .caller else {
+            guard stage == .ringing, role == .caller else {
                 return actions.append(.log(.normal, "accept ignored in \(state)"))
             }
-            call.stage = .connecting
-            call.peerDevice = message.deviceId
-            call.recordCost(.acceptCall, now: now)
-            phase = .inCall(endpoint, call)
+            phase.changeCall { _, call in
+                call.stage = .connecting
+                call.peerDevice = message.deviceId
+                call.recordCost(.acceptCall, now: now)
+            }
             actions.append(.stateChanged(.connecting, .remoteAccepted, info: info))
             actions.append(.notifyEvent(.remoteAccepted, reason: nil))
             connectedCheck(reason: .remoteAccepted, now: now, into: &actions)
-            settledNotice(call, endpoint, answeredBy: message.deviceId, after: message, now: now, into: &actions)
+            settledNotice(
+                callId: message.callId, peer: sender, endpoint, answeredBy: message.deviceId, after: message, now: now,
+                into: &actions)
         case .reject:
             let busy = message.rejectByInternal
             endCall(
                 .prepared, busy ? .remoteCallBusy : .remoteRejected,
                 event: busy ? .remoteCallBusy : .remoteRejected, endedBy: sender,
                 eventReason: message.rejectReason ?? "", info: info, now: now, into: &actions)
-            if call.isCaller {
-                settledNotice(call, endpoint, rejectedBy: message.deviceId, after: message, now: now, into: &actions)
+            if role == .caller {
+                settledNotice(
+                    callId: message.callId, peer: sender, endpoint, rejectedBy: message.deviceId, after: message,
+                    now: now, into: &actions)
             }
         case .hangup:
             endCall(
@@ -244,8 +252,7 @@ extension CallStateMachine {
         actions.append(.stopTimer(.ring(callId: ours.id)))
         // Their call rings and is accepted at once, without asking the listeners about joining early.
         startRinging(message, sender: sender, info: info, endpoint, now: now, into: &actions)
-        guard case .inCall(_, let theirs) = phase else { return }
-        acceptCurrentCall(endpoint, theirs, completesRequest: false, now: now, into: &actions)
+        acceptCurrentCall(endpoint, completesRequest: false, now: now, into: &actions)
     }
 
     /// The caller called again while its earlier call still rings here (its cancel may be lost): take the
@@ -274,13 +281,14 @@ extension CallStateMachine {
     mutating func sendFinished(
         _ message: CallMessage, to peer: UInt, error: SendFailure?, now: Int64, into actions: inout [CallAction]
     ) {
-        guard endpoint != nil else { return }
+        guard hasEndpoint else { return }
         guard let error else {
-            guard case .inCall(let endpoint, var call) = phase, message.action.isCall, call.id == message.callId,
-                call.isCaller, call.costs[.remoteUserRecvCall] == nil
+            guard message.action.isCall,
+                phase.readCall({ _, call in
+                    call.id == message.callId && call.isCaller && call.costs[.remoteUserRecvCall] == nil
+                }) == true
             else { return }
-            call.recordCost(.remoteUserRecvCall, now: now)
-            phase = .inCall(endpoint, call)
+            phase.changeCall { $1.recordCost(.remoteUserRecvCall, now: now) }
             return actions.append(.notifyEvent(.remoteUserRecvCall, reason: nil))
         }
         if peer == userId { return ownDeviceNoticeFailed(message, error: error, into: &actions) }

@@ -81,25 +81,43 @@ package struct CallStateMachine: Sendable {
     }
 
     /// The current call's id, or `""` outside a call (as `getCallId()` answers).
-    package var callId: String { call?.id ?? "" }
+    package var callId: String {
+        if case .inCall(_, let call) = phase { call.id } else { "" }
+    }
+
+    /// Whether the current call is with `user`; unlike `call?.peer`, without copying the call out.
+    func isInCall(with user: UInt) -> Bool {
+        phase.readCall { _, call in call.peer == user } ?? false
+    }
+
+    /// Whether the endpoint is prepared (in a call, or failed, included): what `endpoint != nil` says, without
+    /// copying the phase's data out.
+    var hasEndpoint: Bool {
+        switch phase {
+        case .uninitialized, .initialized: false
+        case .prepared, .inCall, .failed: true
+        }
+    }
 
     /// This endpoint's user, once initialized.
     package var userId: UInt? {
-        switch phase {
-        case .uninitialized: nil
-        case .initialized(let userId): userId
-        case .prepared(let endpoint, _), .inCall(let endpoint, _), .failed(let endpoint): endpoint.userId
-        }
+        if case .initialized(let userId) = phase { return userId }
+        return endpoint?.userId
     }
 
     /// The prepare config, once prepared.
     package var prepareConfig: PrepareConfig? { endpoint?.config }
 
     /// The user and prepare config, once prepared.
-    var endpoint: Endpoint? {
+    var endpoint: Endpoint? { Self.endpoint(of: phase) }
+
+    /// The endpoint of `phase`, matched where it is: taking it from a copy of the phase copied the whole call too.
+    private static func endpoint(of phase: borrowing Phase) -> Endpoint? {
         switch phase {
         case .uninitialized, .initialized: nil
-        case .prepared(let endpoint, _), .inCall(let endpoint, _), .failed(let endpoint): endpoint
+        case .prepared(let endpoint, _): copy endpoint
+        case .inCall(let endpoint, _): copy endpoint
+        case .failed(let endpoint): copy endpoint
         }
     }
 
@@ -142,8 +160,6 @@ package struct CallStateMachine: Sendable {
 
     /// Seen (and remembers) a message: a repeat is handled once.
     mutating func isRepeat(_ message: CallMessage, sender: UInt) -> Bool {
-        if recent.contains(message, sender: sender) { return true }
-        recent.insert(message, sender: sender)
-        return false
+        recent.isRepeat(message, sender: sender)
     }
 }

@@ -11,13 +11,17 @@ package struct DeliveryMachine: Sendable {
     package private(set) var settings = CallReliability.standard
     /// Whether sends are tracked: from initialize until deinitialize.
     private var running = false
-    /// Our reliably sent messages awaiting acknowledgement, by messageId.
-    private var outstanding: [Int: OutstandingMessage] = [:]
+    /// Our reliably sent messages awaiting acknowledgement, in the order they were sent. A list searched by
+    /// messageId: a call has a message or two outstanding at a time, and a dictionary hashed the id on every send
+    /// and every acknowledgement.
+    private var outstanding: [OutstandingMessage] = []
     /// What we learnt of each peer. Bounded.
     private var peers = PeerCapabilities()
 
     /// A message sent reliably and not yet acknowledged.
     struct OutstandingMessage: Sendable, Equatable {
+        /// The message's messageId.
+        let id: Int
         var message: CallMessage
         var to: UInt
         var firstSentAt: Int64
@@ -37,17 +41,18 @@ package struct DeliveryMachine: Sendable {
     /// The endpoint deinitializes: nothing sent from now on is retried, nor anything outstanding.
     mutating func stop() {
         running = false
-        outstanding = [:]
+        outstanding = []
     }
 
     /// We sent `message` to `peer` for the first time: retry it until acknowledged, when the peer may
     /// acknowledge it.
     mutating func sent(_ message: CallMessage, to peer: UInt, now: Int64, into actions: inout [CallAction]) {
         guard running, settings.acknowledges, message.action.isCallFlow, message.reliable, peers[peer] == true,
-            let id = message.messageId, outstanding[id] == nil
+            let id = message.messageId, index(of: id) == nil
         else { return }
-        outstanding[id] = OutstandingMessage(
-            message: message, to: peer, firstSentAt: now, nextDelay: settings.firstRetryMillis)
+        outstanding.append(
+            OutstandingMessage(
+                id: id, message: message, to: peer, firstSentAt: now, nextDelay: settings.firstRetryMillis))
         actions.append(.startTimer(.retry(messageId: id), millis: settings.firstRetryMillis))
     }
 
@@ -60,27 +65,28 @@ package struct DeliveryMachine: Sendable {
 
     /// `sender` acknowledged our message `id`.
     mutating func acknowledged(_ id: Int, by sender: UInt, into actions: inout [CallAction]) {
-        guard let entry = outstanding[id], entry.to == sender else { return }
-        outstanding[id] = nil
+        guard let index = index(of: id), outstanding[index].to == sender else { return }
+        outstanding.remove(at: index)
         actions.append(.stopTimer(.retry(messageId: id)))
     }
 
     /// The message the retry timer `id` is for, if it is still outstanding.
-    func outstandingMessage(_ id: Int) -> CallMessage? { outstanding[id]?.message }
+    func outstandingMessage(_ id: Int) -> CallMessage? { index(of: id).map { outstanding[$0].message } }
 
     /// The retry timer of message `id` fell due. `stillUseful` is the call machine's answer to whether the
     /// message still means something in the current call.
     mutating func retryDue(_ id: Int, stillUseful: Bool, now: Int64, into actions: inout [CallAction]) {
-        guard var entry = outstanding[id] else { return }
+        guard let index = index(of: id) else { return }
+        var entry = outstanding[index]
         let message = entry.message
         guard stillUseful, peers[entry.to] == true, now - entry.firstSentAt < settings.retryBoundMillis else {
-            outstanding[id] = nil
+            outstanding.remove(at: index)
             actions.append(.log(.normal, "stopped retrying \(message.action) \(id) of call \(message.callId)"))
             return
         }
         entry.attempts += 1
         entry.nextDelay = min(entry.nextDelay * 2, settings.maxRetryIntervalMillis)
-        outstanding[id] = entry
+        outstanding[index] = entry
         actions.append(
             .log(.normal, "retrying \(message.action) \(id) of call \(message.callId) (attempt \(entry.attempts + 1))"))
         actions.append(.send(message, to: entry.to, completesRequest: false))
@@ -89,7 +95,12 @@ package struct DeliveryMachine: Sendable {
 
     /// Whether a failed send is a retry (its failure is logged, not reported again).
     func isRetry(_ message: CallMessage) -> Bool {
-        guard let id = message.messageId else { return false }
-        return (outstanding[id]?.attempts ?? 0) > 0
+        guard let id = message.messageId, let index = index(of: id) else { return false }
+        return outstanding[index].attempts > 0
+    }
+
+    /// Where the message `id` is in ``outstanding``.
+    private func index(of id: Int) -> Int? {
+        outstanding.firstIndex { $0.id == id }
     }
 }

@@ -141,6 +141,12 @@ public struct CallMessage: Sendable, Equatable {
     /// machine makes the dictionary (``CallMessageObject/fields``) only for the event info that needs it.
     static func decodeObject(_ text: String) throws(WireError) -> (message: CallMessage, object: CallMessageObject) {
         var object = CallMessageObject()
+        let message = try decode(text, into: &object)
+        return (message, object)
+    }
+
+    /// ``decodeObject(_:)`` reading into `object` (a new one) in place: the machine's way, which copies neither.
+    static func decode(_ text: String, into object: inout CallMessageObject) throws(WireError) -> CallMessage {
         let isObject: Bool
         do {
             isObject = try JSONParser.parseCallObject(text, into: &object)
@@ -182,7 +188,7 @@ public struct CallMessage: Sendable, Equatable {
         case .accept, .keepAlive:
             break
         }
-        return (message, object)
+        return message
     }
 
     /// A device id: a non-empty string of at most ``maxDeviceIdLength`` UTF-8 bytes.

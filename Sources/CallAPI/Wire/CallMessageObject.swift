@@ -44,48 +44,58 @@ struct CallMessageObject: Sendable {
         /// `allCases` builds its array on every use; this one is built once.
         static let all = allCases
 
-        /// The key spelled by `bytes` (a key without escapes, read in place), if the format knows it.
-        init?(bytes: Slice<UnsafeBufferPointer<UInt8>>) {
-            // A key's length and first byte leave at most two candidates; their bytes are compared after.
-            let candidates: (Key, Key?)
-            switch (bytes.count, bytes.first ?? 0) {
-            case (6, UInt8(ascii: "c")): candidates = (.callId, nil)
-            case (6, UInt8(ascii: "i")): candidates = (.inCall, nil)
-            case (8, UInt8(ascii: "d")): candidates = (.deviceId, nil)
-            case (9, UInt8(ascii: "m")): candidates = (.messageId, nil)
-            case (10, UInt8(ascii: "f")): candidates = (.fromUserId, .fromRoomId)
-            case (11, UInt8(ascii: "r")): candidates = (.reliability, nil)
-            case (12, UInt8(ascii: "a")): candidates = (.ackMessageId, nil)
-            case (12, UInt8(ascii: "h")): candidates = (.hangupReason, nil)
-            case (12, UInt8(ascii: "r")): candidates = (.remoteUserId, .rejectReason)
-            case (14, UInt8(ascii: "m")): candidates = (.messageAction, nil)
-            case (15, UInt8(ascii: "m")): candidates = (.messageVersion, nil)
-            case (16, UInt8(ascii: "a")): candidates = (.answeredByDevice, nil)
-            case (16, UInt8(ascii: "r")): candidates = (.rejectedByDevice, .rejectByInternal)
-            case (17, UInt8(ascii: "f")): candidates = (.fromUserExtension, nil)
-            case (17, UInt8(ascii: "m")): candidates = (.messageTimestamp, nil)
-            case (20, UInt8(ascii: "c")): candidates = (.cancelCallByInternal, nil)
-            default: return nil
+        /// The key whose spelling, closed by a quote, starts at `start` in `bytes` (a key without escapes, read in
+        /// place), if the format knows it. The first byte leaves at most five candidates, each compared a word at a
+        /// time where it would end, so the key is neither scanned for its end nor compared byte by byte.
+        init?(keyAt start: Int, in bytes: UnsafeBufferPointer<UInt8>) {
+            guard start < bytes.count else { return nil }
+            func spelled(_ key: Key) -> Key? { key.isSpelled(at: start, in: bytes) ? key : nil }
+            let found: Key?
+            switch bytes[start] {
+            case UInt8(ascii: "m"):
+                found =
+                    spelled(.messageAction) ?? spelled(.messageVersion) ?? spelled(.messageTimestamp)
+                    ?? spelled(.messageId)
+            case UInt8(ascii: "f"): found = spelled(.fromUserId) ?? spelled(.fromRoomId) ?? spelled(.fromUserExtension)
+            case UInt8(ascii: "c"): found = spelled(.callId) ?? spelled(.cancelCallByInternal)
+            case UInt8(ascii: "r"):
+                found =
+                    spelled(.reliability) ?? spelled(.remoteUserId) ?? spelled(.rejectByInternal)
+                    ?? spelled(.rejectReason) ?? spelled(.rejectedByDevice)
+            case UInt8(ascii: "a"): found = spelled(.ackMessageId) ?? spelled(.answeredByDevice)
+            case UInt8(ascii: "d"): found = spelled(.deviceId)
+            case UInt8(ascii: "h"): found = spelled(.hangupReason)
+            case UInt8(ascii: "i"): found = spelled(.inCall)
+            default: found = nil
             }
-            if candidates.0.spells(bytes) {
-                self = candidates.0
-            } else if let other = candidates.1, other.spells(bytes) {
-                self = other
-            } else {
-                return nil
-            }
+            guard let found else { return nil }
+            self = found
         }
 
-        private func spells(_ bytes: Slice<UnsafeBufferPointer<UInt8>>) -> Bool {
+        /// Whether this key's spelling and a closing quote are the bytes at `start`.
+        private func isSpelled(at start: Int, in bytes: UnsafeBufferPointer<UInt8>) -> Bool {
             let spelling = spelling
-            guard spelling.utf8CodeUnitCount == bytes.count else { return false }
-            let start = spelling.utf8Start
-            var offset = 0
-            while offset < bytes.count {
-                if start[offset] != bytes[bytes.startIndex + offset] { return false }
-                offset += 1
+            let count = spelling.utf8CodeUnitCount
+            guard start + count < bytes.count, bytes[start + count] == UInt8(ascii: "\""),
+                let base = bytes.baseAddress
+            else { return false }
+            return Self.sameBytes(UnsafeRawPointer(spelling.utf8Start), UnsafeRawPointer(base + start), count: count)
+        }
+
+        /// Whether `count` bytes (4 to 24: every key is 6 to 20) at `a` and at `b` are the same, compared a word at
+        /// a time; the words overlap where `count` is not a multiple of the word.
+        private static func sameBytes(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, count: Int) -> Bool {
+            if count < 8 {
+                return a.loadUnaligned(as: UInt32.self) == b.loadUnaligned(as: UInt32.self)
+                    && a.loadUnaligned(fromByteOffset: count - 4, as: UInt32.self)
+                        == b.loadUnaligned(fromByteOffset: count - 4, as: UInt32.self)
             }
-            return true
+            let middle = min(8, count - 8)
+            return a.loadUnaligned(as: UInt64.self) == b.loadUnaligned(as: UInt64.self)
+                && a.loadUnaligned(fromByteOffset: middle, as: UInt64.self)
+                    == b.loadUnaligned(fromByteOffset: middle, as: UInt64.self)
+                && a.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)
+                    == b.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)
         }
 
         /// The key `name` (a key that had escapes), if the format knows it.

@@ -99,17 +99,9 @@ struct JSONParser {
     /// The key at `index` (its opening quote): a key the format knows is matched on its bytes in place, without
     /// making a `String`; one with escapes is read by ``string()`` and matched on its text.
     private mutating func memberKey() throws(Failure) -> MemberKey {
-        var end = index + 1
-        while end < bytes.count {
-            let byte = bytes[end]
-            if byte == UInt8(ascii: "\"") {
-                let raw = bytes[(index + 1)..<end]
-                guard let key = CallMessageObject.Key(bytes: raw) else { break }
-                index = end + 1
-                return .known(key)
-            }
-            if byte == UInt8(ascii: "\\") || byte < 0x20 { break }
-            end += 1
+        if let key = CallMessageObject.Key(keyAt: index + 1, in: bytes) {
+            index += 1 + key.spelling.utf8CodeUnitCount + 1
+            return .known(key)
         }
         // Not a known key without escapes (or not a string at all: `string()` says so).
         let name = try string()
@@ -296,12 +288,18 @@ struct JSONParser {
 
     private mutating func number() throws(Failure) -> JSONValue {
         let start = index
-        if index < bytes.count, bytes[index] == UInt8(ascii: "-") { index += 1 }
+        let negative = index < bytes.count && bytes[index] == UInt8(ascii: "-")
+        if negative { index += 1 }
         guard index < bytes.count, isDigit(bytes[index]) else { throw Failure() }
+        // The integer part's value, read as it is scanned; it wraps past 18 digits, where it is not used.
+        var magnitude = 0
         if bytes[index] == UInt8(ascii: "0") {
             index += 1
         } else {
-            while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+            while index < bytes.count, isDigit(bytes[index]) {
+                magnitude = magnitude &* 10 &+ Int(bytes[index] &- UInt8(ascii: "0"))
+                index += 1
+            }
         }
         var integral = true
         if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
@@ -319,15 +317,8 @@ struct JSONParser {
             guard index < bytes.count, isDigit(bytes[index]) else { throw Failure() }
             while index < bytes.count, isDigit(bytes[index]) { index += 1 }
         }
-        // Up to 18 digits cannot overflow: read them directly rather than through a String.
-        if integral, index - start <= 18 {
-            let negative = bytes[start] == UInt8(ascii: "-")
-            var magnitude = 0
-            for byte in bytes[(negative ? start + 1 : start)..<index] {
-                magnitude = magnitude * 10 + Int(byte - UInt8(ascii: "0"))
-            }
-            return .int(negative ? -magnitude : magnitude)
-        }
+        // Up to 18 characters cannot overflow: the value read while scanning, rather than through a String.
+        if integral, index - start <= 18 { return .int(negative ? -magnitude : magnitude) }
         let text = String(decoding: bytes[start..<index], as: UTF8.self)
         if integral, let int = Int(text) { return .int(int) }
         guard let double = Double(text) else { throw Failure() }
