@@ -39,6 +39,9 @@ enum CallPushMarking {
     /// Every message a user sends passes here, so it is read in one pass without Foundation; only what that reader
     /// is not sure of (arrays, deeper nesting, fractions…) takes `JSONDecoder`.
     static func mark(forCallAPIMessage message: String) -> PushMark? {
+        // A CallAPI message is a JSON object: other traffic between users is never marked, and never decoded.
+        let start = message.utf8.first { $0 != 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D }
+        guard start == UInt8(ascii: "{") else { return nil }
         guard let values = FlatJSONObject.pick(messageKeys, from: message) else {
             return markDecoding(forCallAPIMessage: message)
         }

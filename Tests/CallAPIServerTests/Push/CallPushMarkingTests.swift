@@ -34,7 +34,7 @@ import Testing
         #"{"message_action":1,"c\u0061llId":"c-1","cancelCallByInternal":9223372036854775807}"#,
         #"{"message_action":0,"callId":"c-1","skipped":[1]}"#,
         #"{"callId":"c-1"}"#,
-        "hello", "", "[1,2]",
+        "hello", "", "[1,2]", "17;1764149000123;xxxx", " \n\t{\"message_action\":0,\"callId\":\"c-1\"}", "\r\n",
     ]
 
     @Test(arguments: messages)
