@@ -134,8 +134,16 @@ struct GuardedChildChannel<Base: ServerChildChannel>: ServerChildChannel {
     let maxPending: Int
     let headTimeout: TimeAmount
 
+    /// How big each connection's reads start: a frame is a few hundred bytes, and the buffer grows with what
+    /// arrives. A channel keeps its last read buffer while idle, and NIO's default first size (2,048 bytes) was a
+    /// quarter of an idle connection's memory.
+    static var receiveBuffers: AdaptiveRecvByteBufferAllocator {
+        AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 512, maximum: 65_536)
+    }
+
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
+            try channel.syncOptions?.setOption(ChannelOptions.recvAllocator, value: Self.receiveBuffers)
             try channel.pipeline.syncOperations.addHandler(
                 ConnectionGuard(pending: pending, maxPending: maxPending, headTimeout: headTimeout, logger: logger))
         }.flatMap {
