@@ -46,21 +46,9 @@ enum CallPushMarking {
             return markDecoding(forCallAPIMessage: message)
         }
         // Read as `JSONDecoder` reads `Message`: a member of the wrong type makes the whole message unreadable.
-        guard case .int(let wide)? = values[0], let action = Int(exactly: wide) else { return nil }
-        let callId: String?
-        switch values[1] {
-        case nil, .null?: callId = nil
-        case .string(let text)?: callId = text
-        default: return nil
-        }
-        let cancelByTimer: Int?
-        switch values[2] {
-        case nil, .null?: cancelByTimer = nil
-        case .int(let wide)?:
-            guard let value = Int(exactly: wide) else { return nil }
-            cancelByTimer = value
-        default: return nil
-        }
+        guard case .int(let wide)? = values[0], let action = Int(exactly: wide),
+            let callId = values[1].optionalString, let cancelByTimer = values[2].optionalInt
+        else { return nil }
         var callerName: String?
         switch values[3] {
         case nil, .null?: break

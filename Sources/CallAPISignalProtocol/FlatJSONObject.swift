@@ -45,22 +45,10 @@ package struct FlatJSONObject: Equatable {
     }
 
     /// `key` as a string: `.some(nil)` when absent or null, nil when it is something else.
-    package func optionalString(_ key: String) -> String?? {
-        switch self[key] {
-        case nil, .null: .some(nil)
-        case .string(let value): .some(value)
-        default: nil
-        }
-    }
+    package func optionalString(_ key: String) -> String?? { self[key].optionalString }
 
     /// `key` as an integer: `.some(nil)` when absent or null, nil when it is something else or does not fit.
-    package func optionalInt(_ key: String) -> Int?? {
-        switch self[key] {
-        case nil, .null: .some(nil)
-        case .int(let value): Int(exactly: value).map { .some($0) }
-        default: nil
-        }
-    }
+    package func optionalInt(_ key: String) -> Int?? { self[key].optionalInt }
 
     /// `key` as a boolean: `.some(nil)` when absent or null, nil when it is something else.
     package func optionalBool(_ key: String) -> Bool?? {
@@ -379,6 +367,28 @@ package struct FlatJSONObject: Equatable {
                 index += 1
             }
             return value
+        }
+    }
+}
+
+/// A member's value as its readers see it: absent (`nil`) and `null` read alike. What ``FlatJSONObject``'s
+/// look-ups and the values of ``FlatJSONObject/pick(_:from:)`` both read through.
+extension Optional where Wrapped == FlatJSONObject.Value {
+    /// A string: `.some(nil)` when absent or null, nil when it is something else.
+    package var optionalString: String?? {
+        switch self {
+        case nil, .null?: .some(nil)
+        case .string(let value)?: .some(value)
+        default: nil
+        }
+    }
+
+    /// An integer: `.some(nil)` when absent or null, nil when it is something else or does not fit `Int`.
+    package var optionalInt: Int?? {
+        switch self {
+        case nil, .null?: .some(nil)
+        case .int(let value)?: Int(exactly: value).map { .some($0) }
+        default: nil
         }
     }
 }

@@ -146,15 +146,11 @@ package struct FrameJSONWriter {
     }
 
     /// What escaping adds to each byte's one: 1 for the two-character escapes, 5 for the other controls
-    /// (`\u00xx`), 0 for bytes written as they are.
+    /// (`\u00xx`), 0 for bytes written as they are (everything but a quote, a backslash and the controls).
     private static let escapeLengths: [UInt8] = (0...255).map { byte in
         let byte = UInt8(byte)
-        return needsEscape(byte) ? (shortEscape(byte) == nil ? 5 : 1) : 0
-    }
-
-    /// Whether JSON needs `byte` escaped: a quote, a backslash or a control character.
-    private static func needsEscape(_ byte: UInt8) -> Bool {
-        byte == 0x22 || byte == 0x5C || byte < 0x20
+        guard byte == 0x22 || byte == 0x5C || byte < 0x20 else { return 0 }
+        return shortEscape(byte) == nil ? 5 : 1
     }
 
     /// The letter after the backslash for the bytes with a two-character escape.
