@@ -270,8 +270,7 @@ public final class SignalServer: Service, Sendable {
             .register(on: router)
 
         let limits = configuration.limits
-        // Every connection starts behind a guard: a deadline and a cap for its request head, then the masking
-        // check for WebSocket frames (see ConnectionGuard). The two WebSocket endpoints run on our own pipeline
+        // Every connection starts behind a guard: a deadline and a cap for its request head (see ConnectionGuard). The two WebSocket endpoints run on our own pipeline
         // (WebSocketUpgradeChannel); Hummingbird serves the rest.
         let endpoints: [String: any SessionEndpoint] = [
             SignalProtocol.webSocketPath: hub, ChannelProtocol.webSocketPath: channels,
@@ -282,7 +281,6 @@ public final class SignalServer: Service, Sendable {
             GuardedChildChannel(
                 base: WebSocketUpgradeChannel(
                     responder: responder, endpoints: endpoints, flushers: flushers,
-                    maxFrameBytes: SignalHub.hardLimit(for: limits),
                     // Keep-alive HTTP connections that go quiet are closed (the guard covers the first head).
                     httpIdleTimeout: .milliseconds(limits.requestTimeoutMillis * 3),
                     maxHeadBytes: RequestHeadScan.maxHeadBytes),

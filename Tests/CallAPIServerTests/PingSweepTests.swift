@@ -1,7 +1,6 @@
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOEmbedded
-import NIOWebSocket
 import Testing
 
 @testable import CallAPIServer
@@ -17,13 +16,8 @@ import Testing
 
         init() throws {
             channel = EmbeddedChannel(loop: loop)
-            let writer = RawFrameWriter()
-            let pipeline = channel.pipeline.syncOperations
-            try pipeline.addHandler(writer)
-            try pipeline.addHandler(
-                WebSocketSessionHandler(
-                    endpoint: endpoint, writer: try pipeline.context(handler: writer),
-                    flusher: LoopFlusher(eventLoop: loop)))
+            try channel.pipeline.syncOperations.addHandler(
+                WebSocketSessionHandler(endpoint: endpoint, flusher: LoopFlusher(eventLoop: loop)))
             try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 9)).wait()
         }
 
@@ -40,8 +34,9 @@ import Testing
             return opcodes
         }
 
-        func receive(_ opcode: WebSocketOpcode) throws {
-            try channel.writeInbound(WebSocketFrame(fin: true, opcode: opcode, data: ByteBuffer()))
+        /// A masked client frame with an empty payload.
+        func receive(_ opcode: UInt8) throws {
+            try channel.writeInbound(ByteBuffer(bytes: [0x80 | opcode, 0x80, 1, 2, 3, 4]))
         }
     }
 
@@ -50,45 +45,28 @@ import Testing
         harness.loop.advanceTime(by: LoopFlusher.pingInterval - .seconds(1))
         #expect(try harness.writtenOpcodes() == [])
         harness.loop.advanceTime(by: .seconds(1))
-        #expect(try harness.writtenOpcodes() == [WebSocketServerFrame.pingOpcode])
+        #expect(try harness.writtenOpcodes() == [FrameOpcode.ping])
         #expect(harness.channel.isActive)
     }
 
     @Test func aConnectionThatNeitherAnswersNorSendsIsClosedAtTheNextSweep() throws {
         let harness = try Harness()
         harness.loop.advanceTime(by: LoopFlusher.pingInterval)
-        #expect(try harness.writtenOpcodes() == [WebSocketServerFrame.pingOpcode])
+        #expect(try harness.writtenOpcodes() == [FrameOpcode.ping])
         harness.loop.advanceTime(by: LoopFlusher.pingInterval)
         #expect(!harness.channel.isActive)
         #expect(harness.endpoint.closedSessions == [RecordingEndpoint.sessionID])
     }
 
-    @Test(arguments: [WebSocketOpcode.pong, .text])
-    func aConnectionThatAnswersOrSendsIsPingedAgainInsteadOfClosed(reply: WebSocketOpcode) throws {
+    @Test(arguments: [FrameOpcode.pong, FrameOpcode.text])
+    func aConnectionThatAnswersOrSendsIsPingedAgainInsteadOfClosed(reply: UInt8) throws {
         let harness = try Harness()
         harness.loop.advanceTime(by: LoopFlusher.pingInterval)
         _ = try harness.writtenOpcodes()
         try harness.receive(reply)
         harness.loop.advanceTime(by: LoopFlusher.pingInterval)
-        #expect(try harness.writtenOpcodes() == [WebSocketServerFrame.pingOpcode])
+        #expect(try harness.writtenOpcodes() == [FrameOpcode.ping])
         #expect(harness.channel.isActive)
         #expect(harness.endpoint.closedSessions == [])
     }
-}
-
-/// A session endpoint that only records what the transport tells it.
-private final class RecordingEndpoint: SessionEndpoint {
-    static let sessionID = SessionID(1)
-    private let closed = NIOLockedValueBox<[SessionID]>([])
-
-    var closedSessions: [SessionID] { closed.withLockedValue { $0 } }
-    var maxMessageBytes: Int { 1024 }
-
-    func open(channel: any Channel, flusher: LoopFlusher) -> WebSocketConnection {
-        WebSocketConnection(id: Self.sessionID, channel: channel, flusher: flusher, tally: WriteTally(), metrics: nil)
-    }
-
-    func received(text: String, on id: SessionID, at instant: ContinuousClock.Instant) -> Bool { true }
-    func receivedBinary(on id: SessionID) {}
-    func closed(_ id: SessionID) { closed.withLockedValue { $0.append(id) } }
 }

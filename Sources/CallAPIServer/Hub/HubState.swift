@@ -78,7 +78,14 @@ package struct HubState: Sendable, HubFrameQueue {
         sessions[session].map { ($0.outbox.frames, $0.outbox.bytes) }
     }
     /// The user a session is logged in as.
-    package func userId(of session: SessionID) -> String? { sessions[session]?.login?.userId }
+    package func userId(of session: SessionID) -> String? {
+        // Read where it is stored: `sessions[session]` would copy the whole session (a retain and release of
+        // everything it holds), on the path of every relayed message.
+        guard let index = sessions.index(forKey: session),
+            case .loggedIn(let login) = sessions.values[index].phase
+        else { return nil }
+        return login.userId
+    }
 
     // MARK: - Events
 
@@ -95,7 +102,7 @@ package struct HubState: Sendable, HubFrameQueue {
     /// session found too slow is closed once the event's other steps are done, as its last actions.
     package mutating func handle(_ event: HubEvent, now: Int64, into actions: inout [HubAction]) {
         if case .written(let id, let frames) = event {
-            if sessions[id] != nil { outboxes.written(frames, from: &sessions[id]!.outbox) }
+            if let index = sessions.index(forKey: id) { outboxes.written(frames, from: &sessions.values[index].outbox) }
             return
         }
         apply(event, now: now, into: &actions)
@@ -222,12 +229,12 @@ package struct HubState: Sendable, HubFrameQueue {
     private mutating func process(
         _ frame: ClientFrame, from id: SessionID, now: Int64, into actions: inout [HubAction]
     ) {
-        guard let session = sessions[id] else { return }
+        guard let index = sessions.index(forKey: id) else { return }
         if case .login(let login) = frame {
-            startLogin(id, session: session, login, into: &actions)
+            startLogin(id, session: sessions.values[index], login, into: &actions)
             return
         }
-        guard let login = session.login else {
+        guard case .loggedIn(let login) = sessions.values[index].phase else {
             let isSend = if case .send = frame { true } else { false }
             refuse(
                 id, requestId: frame.requestId, isSend: isSend, .notLoggedIn,
@@ -476,7 +483,9 @@ package struct HubState: Sendable, HubFrameQueue {
             var reached: [SessionID] = []
             var tooSlow: [SessionID] = []
             for target in targets {
-                if let outbox = sessions[target]?.outbox, outboxes.fits(target, cost: cost, outbox: outbox) {
+                if let index = sessions.index(forKey: target),
+                    outboxes.fits(target, cost: cost, outbox: sessions.values[index].outbox)
+                {
                     reached.append(target)
                 } else {
                     tooSlow.append(target)
@@ -722,13 +731,13 @@ package struct HubState: Sendable, HubFrameQueue {
     private mutating func enqueue(
         _ frame: ServerFrame, to id: SessionID, cost: Int?, into actions: inout [HubAction]
     ) {
-        guard sessions[id] != nil else {
+        guard let index = sessions.index(forKey: id) else {
             actions.append(.send(id, frame))
             return
         }
         let cost = cost ?? FrameCost.bytes(of: frame)
         let relayedMessage = relayed(frame, to: id)
-        if outboxes.admit(id, cost: cost, relayed: relayedMessage, into: &sessions[id]!.outbox) {
+        if outboxes.admit(id, cost: cost, relayed: relayedMessage, into: &sessions.values[index].outbox) {
             actions.append(.send(id, frame))
         }
     }

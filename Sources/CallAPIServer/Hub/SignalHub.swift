@@ -103,7 +103,8 @@ final class SignalHub: SessionEndpoint {
             case .frame(let frame): .frame(id, frame)
             case .undecodable(let error): .undecodable(id, error)
             }
-        return handle(now: now, relayStartedAt: instant, { _ in event }, answer: { $0.state.sessions[id] != nil })
+        return handle(
+            now: now, relayStartedAt: instant, { _ in event }, answer: { $0.state.sessions.index(forKey: id) != nil })
     }
 
     /// A received text, read and checked against the frame limit.

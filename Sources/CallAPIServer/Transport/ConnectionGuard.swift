@@ -4,7 +4,8 @@ import NIOConcurrencyHelpers
 import NIOCore
 
 /// The first handler of every connection (after TLS): times out and caps connections that have not finished
-/// their HTTP request head (slowloris), and closes WebSocket connections whose client sends an unmasked frame.
+/// their HTTP request head (slowloris), then leaves the pipeline. (A WebSocket's frames are checked where they
+/// are read, by ``WebSocketSessionHandler``.)
 final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
@@ -26,7 +27,6 @@ final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
 
     private enum Phase {
         case head(RequestHeadScan)
-        case webSocket(WebSocketMaskCheck)
         case done
     }
 
@@ -81,23 +81,15 @@ final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
                 headEnded()
                 context.close(promise: nil)
                 return
-            case .complete(let upgrades, let consumed):
+            case .complete:
+                // Plain HTTP or an upgrade: nothing more to watch (keep-alive idling is the HTTP server's idle
+                // timeout; WebSocket frames are checked by the session handler).
                 headEnded()
-                guard upgrades else {
-                    // Plain HTTP: nothing more to watch (keep-alive idling is the HTTP server's idle timeout).
-                    phase = .done
-                    context.fireChannelRead(data)
-                    context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
-                    return
-                }
-                var check = WebSocketMaskCheck()
-                let rest = buffer.readableBytesView.dropFirst(consumed)
-                guard check.scan(rest) else { return refuseUnmasked(context: context) }
-                phase = .webSocket(check)
+                phase = .done
+                context.fireChannelRead(data)
+                context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
+                return
             }
-        case .webSocket(var check):
-            guard check.scan(buffer.readableBytesView) else { return refuseUnmasked(context: context) }
-            phase = .webSocket(check)
         case .done:
             break
         }
@@ -113,16 +105,6 @@ final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
         }
     }
 
-    /// RFC 6455 §5.1: close (1002, protocol error) on an unmasked client frame. The close frame is written raw
-    /// here, ahead of the WebSocket handlers, which never see the frame.
-    private func refuseUnmasked(context: ChannelHandlerContext) {
-        phase = .done
-        logger.notice("connection closed: unmasked WebSocket frame from the client")
-        var close = context.channel.allocator.buffer(capacity: 4)
-        close.writeBytes([0x88, 0x02, 0x03, 0xEA])
-        context.writeAndFlush(wrapOutboundOut(close), promise: nil)
-        context.close(promise: nil)
-    }
 }
 
 /// A server child channel with a ``ConnectionGuard`` in front of `base`'s handlers.

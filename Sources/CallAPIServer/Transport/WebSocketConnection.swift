@@ -14,7 +14,7 @@ final class WebSocketConnection: Sendable {
     private let tally: WriteTally
     private let metrics: ServerMetrics?
     private let pending = NIOLockedValueBox(Pending())
-    /// Where encoded frames are written (the ``RawFrameWriter``'s context), while the connection is open.
+    /// Where encoded frames are written (the ``WebSocketSessionHandler``'s context), while the connection is open.
     private let writer: NIOLoopBoundBox<ChannelHandlerContext?>
 
     /// What waits for the next loop tick.

@@ -2,21 +2,16 @@ import NIOCore
 
 /// Server-to-client WebSocket frames (RFC 6455 §5.2), written straight into an outgoing buffer: unmasked, unfragmented.
 enum WebSocketServerFrame {
-    static let textOpcode: UInt8 = 0x1
-    static let closeOpcode: UInt8 = 0x8
-    static let pingOpcode: UInt8 = 0x9
-    static let pongOpcode: UInt8 = 0xA
-
     /// Appends a text frame holding `utf8` (valid UTF-8: the caller's encoder wrote it).
     static func writeText(utf8: UnsafeRawBufferPointer, into buffer: inout ByteBuffer) {
-        writeHeader(opcode: textOpcode, length: utf8.count, into: &buffer)
+        writeHeader(opcode: FrameOpcode.text, length: utf8.count, into: &buffer)
         buffer.writeBytes(utf8)
     }
 
     /// Appends a close frame with `code` and an optional reason (cut to fit a control frame's 125 bytes).
     static func writeClose(code: UInt16, reason: String?, into buffer: inout ByteBuffer) {
         let reason = Array((reason ?? "").utf8.prefix(123))
-        writeHeader(opcode: closeOpcode, length: 2 + reason.count, into: &buffer)
+        writeHeader(opcode: FrameOpcode.close, length: 2 + reason.count, into: &buffer)
         buffer.writeInteger(code)
         buffer.writeBytes(reason)
     }

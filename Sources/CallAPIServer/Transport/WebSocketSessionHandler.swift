@@ -1,22 +1,25 @@
 import NIOCore
-import NIOWebSocket
 
-/// The last handler of an upgraded WebSocket connection, for both endpoints: reassembles messages within the size
-/// limit, checks text is UTF-8, answers pings and closes, and hands each message to its ``SessionEndpoint`` on
-/// the event loop that read it (no task, no stream, no actor hop between the socket and the endpoint's state).
+/// The one handler of an upgraded WebSocket connection, for both endpoints: reads the client's frames from the
+/// socket's bytes (``WebSocketClientFrame``), reassembles messages within the size limit, checks text is UTF-8,
+/// answers pings and closes, and hands each message to its ``SessionEndpoint`` on the event loop that read it (no
+/// task, no stream, no actor hop between the socket and the endpoint's state). What the endpoint sends is written
+/// through this handler's context by the ``WebSocketConnection``, already encoded.
 ///
 /// Closes follow RFC 6455: 1009 for a message over the limit, 1007 for text that is not UTF-8, 1002 for a
-/// protocol error, the client's own code echoed when it closes first.
+/// protocol error (an unmasked frame among them), the client's own code echoed when it closes first.
 final class WebSocketSessionHandler: ChannelInboundHandler {
-    typealias InboundIn = WebSocketFrame
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
 
     /// How long a close frame we sent waits for the client's answer before the socket is closed anyway.
     static let closeTimeout: TimeAmount = .seconds(2)
 
     private let endpoint: any SessionEndpoint
-    private let writer: ChannelHandlerContext
     private let flusher: LoopFlusher
     private var connection: WebSocketConnection?
+    /// The start of a frame whose end has not arrived yet, in a buffer of its own (never the socket's read buffer).
+    private var unread: ByteBuffer?
     /// The message being reassembled from fragments, and whether it is text.
     private var fragments: ByteBuffer?
     private var fragmentsAreText = false
@@ -30,17 +33,15 @@ final class WebSocketSessionHandler: ChannelInboundHandler {
     private var awaitingPong = false
     private var context: ChannelHandlerContext?
 
-    /// `writer` is the ``RawFrameWriter``'s context, through which the connection writes encoded frames.
-    init(endpoint: any SessionEndpoint, writer: ChannelHandlerContext, flusher: LoopFlusher) {
+    init(endpoint: any SessionEndpoint, flusher: LoopFlusher) {
         self.endpoint = endpoint
-        self.writer = writer
         self.flusher = flusher
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
         let connection = endpoint.open(channel: context.channel, flusher: flusher)
-        connection.attach(writer)
+        connection.attach(context)
         self.connection = connection
         flusher.register(self)
     }
@@ -66,59 +67,101 @@ final class WebSocketSessionHandler: ChannelInboundHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let frame = unwrapInboundIn(data)
+        guard !ignoring else { return }
         active = true
+        var bytes = unwrapInboundIn(data)
+        var ownsBytes = false
+        if var kept = unread {
+            unread = nil
+            kept.writeBuffer(&bytes)
+            bytes = kept
+            ownsBytes = true
+        }
+        while !ignoring {
+            switch WebSocketClientFrame.read(from: &bytes, maxPayloadBytes: endpoint.maxMessageBytes) {
+            case .frame(let frame):
+                received(frame, context: context)
+            case .incomplete:
+                guard bytes.readableBytes > 0 else { return }
+                if ownsBytes {
+                    bytes.discardReadBytes()
+                    unread = bytes
+                } else {
+                    // Copied, so that an idle connection does not keep the socket's read buffer.
+                    var kept = context.channel.allocator.buffer(capacity: bytes.readableBytes)
+                    kept.writeBuffer(&bytes)
+                    unread = kept
+                }
+                return
+            case .refused(let refusal):
+                return fail(code: refusal.closeCode, reason: refusal.reason)
+            }
+        }
+    }
+
+    private func received(_ frame: WebSocketClientFrame, context: ChannelHandlerContext) {
         switch frame.opcode {
-        case .text, .binary:
+        case FrameOpcode.text, FrameOpcode.binary:
             guard fragments == nil else { return fail(code: 1002, reason: "data frame inside a fragmented message") }
             if frame.fin {
-                deliver(frame.unmaskedData, isText: frame.opcode == .text, context: context)
+                deliver(frame, isText: frame.opcode == FrameOpcode.text)
             } else {
-                fragmentsAreText = frame.opcode == .text
-                fragments = frame.unmaskedData
+                fragmentsAreText = frame.opcode == FrameOpcode.text
+                fragments = frame.unmasked(allocator: context.channel.allocator)
             }
-        case .continuation:
+        case FrameOpcode.continuation:
             guard var buffer = fragments else { return fail(code: 1002, reason: "continuation without a message") }
             fragments = nil
-            var data = frame.unmaskedData
-            guard buffer.readableBytes + data.readableBytes <= endpoint.maxMessageBytes else {
+            let count = frame.payload.readableBytes
+            guard buffer.readableBytes + count <= endpoint.maxMessageBytes else {
                 return fail(code: 1009, reason: "message too large")
             }
-            buffer.writeBuffer(&data)
+            buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { destination in
+                frame.unmask(into: destination)
+                return count
+            }
             if frame.fin {
-                deliver(buffer, isText: fragmentsAreText, context: context)
+                deliver(buffer.readableBytesView, isText: fragmentsAreText)
             } else {
                 fragments = buffer
             }
-        case .ping:
-            connection?.sendControl(opcode: WebSocketServerFrame.pongOpcode, payload: frame.unmaskedData)
-        case .pong:
+        case FrameOpcode.ping:
+            connection?.sendControl(
+                opcode: FrameOpcode.pong, payload: frame.unmasked(allocator: context.channel.allocator))
+        case FrameOpcode.pong:
             awaitingPong = false
-        case .connectionClose:
+        default:  // close: the reader lets no other opcode through
             closeReceived = true
             if closeSent {
                 context.close(promise: nil)
             } else {
                 // Echo the client's code (RFC 6455 §5.5.1); the socket closes once the answer is written.
-                var data = frame.unmaskedData
+                var data = frame.unmasked(allocator: context.channel.allocator)
                 let code = data.readInteger(as: UInt16.self) ?? 1000
                 connection?.close(code: code, reason: nil)
             }
-        default:
-            fail(code: 1002, reason: "unknown opcode")
         }
     }
 
-    private func deliver(_ payload: ByteBuffer, isText: Bool, context: ChannelHandlerContext) {
+    /// A whole message in one frame: unmasked straight into the text handed on (on the stack when it is small).
+    private func deliver(_ frame: WebSocketClientFrame, isText: Bool) {
+        guard isText else { return deliver(frame.payload.readableBytesView, isText: false) }
+        withUnsafeTemporaryAllocation(byteCount: frame.payload.readableBytes, alignment: 8) { scratch in
+            frame.unmask(into: scratch)
+            deliver(UnsafeRawBufferPointer(scratch), isText: true)
+        }
+    }
+
+    private func deliver(_ payload: some Collection<UInt8>, isText: Bool) {
         guard !ignoring, !closeSent, let connection else { return }
-        guard payload.readableBytes <= endpoint.maxMessageBytes else {
+        guard payload.count <= endpoint.maxMessageBytes else {
             return fail(code: 1009, reason: "message too large")
         }
         guard isText else {
             endpoint.receivedBinary(on: connection.id)
             return
         }
-        guard let text = String(validating: payload.readableBytesView, as: UTF8.self) else {
+        guard let text = String(validating: payload, as: UTF8.self) else {
             return fail(code: 1007, reason: "text is not UTF-8")
         }
         if !endpoint.received(text: text, on: connection.id, at: .now) {
@@ -136,19 +179,14 @@ final class WebSocketSessionHandler: ChannelInboundHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        // After a decoding error, every read reports it again: the close under way handles it.
-        if error is ByteToMessageDecoderError { return }
-        switch error as? NIOWebSocketError {
-        case .invalidFrameLength: fail(code: 1009, reason: "message too large")
-        case .some: fail(code: 1002, reason: "protocol error")
-        case nil: context.close(promise: nil)
-        }
+        context.close(promise: nil)
     }
 
     /// Closes with `code` after what is queued, and reads no further.
-    private func fail(code: UInt16, reason: String) {
+    private func fail(code: UInt16, reason: String?) {
         ignoring = true
         fragments = nil
+        unread = nil
         // The socket closes when the client answers, or after the close timeout: closing it at once, with the
         // client's data still unread, would reset the connection and lose the close frame on the way.
         guard let connection else { return }
@@ -185,6 +223,6 @@ final class WebSocketSessionHandler: ChannelInboundHandler {
         }
         awaitingPong = true
         active = false
-        connection.sendControl(opcode: WebSocketServerFrame.pingOpcode, payload: ByteBuffer())
+        connection.sendControl(opcode: FrameOpcode.ping, payload: ByteBuffer())
     }
 }

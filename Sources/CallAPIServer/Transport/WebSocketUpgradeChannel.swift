@@ -8,8 +8,8 @@ import NIOHTTPTypesHTTP1
 import NIOWebSocket
 
 /// The server's connections: HTTP requests go to Hummingbird's responder; a WebSocket upgrade to one of the
-/// `endpoints`' paths becomes a NIO pipeline of our own (frame decoder, ``WebSocketSessionHandler``), which
-/// needs no task while the connection lives.
+/// `endpoints`' paths becomes a pipeline of one handler of ours (``WebSocketSessionHandler``), which needs no task
+/// while the connection lives.
 ///
 /// Hummingbird's WebSocket layer runs every connection as a task reading an async stream, with its writer
 /// flushing each frame; measured, that cost two thread hops and one `writev` per relayed frame and about 26 KB
@@ -33,37 +33,25 @@ struct WebSocketUpgradeChannel: ServerChildChannel, HTTPChannelHandler {
     /// The WebSocket endpoints by path.
     let endpoints: [String: any SessionEndpoint]
     let flushers: LoopFlushers
-    /// The largest WebSocket frame read (larger ones close with 1009).
-    let maxFrameBytes: Int
     let httpIdleTimeout: Duration
     let maxHeadBytes: Int
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
             let upgradeAsked = NIOLoopBoundBox(false, eventLoop: channel.eventLoop)
-            let upgrader = NIOTypedWebSocketServerUpgrader<Outcome>(
-                maxFrameSize: maxFrameBytes,
-                // Our handler answers protocol errors with the close code each one deserves.
-                enableAutomaticErrorHandling: false,
+            let upgrader = SessionUpgrader<Outcome>(
                 shouldUpgrade: { channel, head in
                     upgradeAsked.value = true
-                    let path = head.uri.split(separator: "?", maxSplits: 1).first.map(String.init) ?? head.uri
-                    return channel.eventLoop.makeSucceededFuture(endpoints[path] == nil ? nil : HTTPHeaders())
+                    return channel.eventLoop.makeSucceededFuture(endpoints[head.path] == nil ? nil : HTTPHeaders())
                 },
                 upgradePipelineHandler: { channel, head in
                     channel.eventLoop.makeCompletedFuture {
-                        let path = head.uri.split(separator: "?", maxSplits: 1).first.map(String.init) ?? head.uri
-                        guard let endpoint = endpoints[path] else { throw ChannelError.inappropriateOperationForState }
-                        let pipeline = channel.pipeline.syncOperations
-                        // Frames are written as bytes, encoded into one buffer per connection and tick, from a
-                        // handler in front of NIO's frame encoder.
-                        let encoder = try pipeline.handler(type: WebSocketFrameEncoder.self)
-                        let writer = RawFrameWriter()
-                        try pipeline.addHandler(writer, position: .before(encoder))
-                        try pipeline.addHandler(
+                        guard let endpoint = endpoints[head.path] else {
+                            throw ChannelError.inappropriateOperationForState
+                        }
+                        try channel.pipeline.syncOperations.addHandler(
                             WebSocketSessionHandler(
-                                endpoint: endpoint, writer: try pipeline.context(handler: writer),
-                                flusher: flushers.flusher(for: channel.eventLoop)))
+                                endpoint: endpoint, flusher: flushers.flusher(for: channel.eventLoop)))
                         return Outcome.webSocket
                     }
                 })
@@ -116,8 +104,41 @@ struct WebSocketUpgradeChannel: ServerChildChannel, HTTPChannelHandler {
     }
 }
 
-/// Sits in front of NIO's WebSocket frame encoder: ``WebSocketConnection`` writes already-encoded frames through
-/// its context, so they skip the encoder.
-final class RawFrameWriter: ChannelOutboundHandler, RemovableChannelHandler {
-    typealias OutboundIn = ByteBuffer
+/// NIO's WebSocket handshake (the checks of the upgrade request, the 101 answer's accept key) with our own pipeline
+/// after it: NIO's upgrader would also add its frame decoder and encoder, which ``WebSocketSessionHandler``
+/// replaces.
+private struct SessionUpgrader<UpgradeResult: Sendable>: NIOTypedHTTPServerProtocolUpgrader {
+    private let handshake: NIOTypedWebSocketServerUpgrader<UpgradeResult>
+    private let upgradePipelineHandler: @Sendable (any Channel, HTTPRequestHead) -> EventLoopFuture<UpgradeResult>
+
+    init(
+        shouldUpgrade: @escaping @Sendable (any Channel, HTTPRequestHead) -> EventLoopFuture<HTTPHeaders?>,
+        upgradePipelineHandler: @escaping @Sendable (any Channel, HTTPRequestHead) -> EventLoopFuture<UpgradeResult>
+    ) {
+        // Only the handshake is used: `upgrade` below builds the pipeline.
+        handshake = NIOTypedWebSocketServerUpgrader(
+            shouldUpgrade: shouldUpgrade, upgradePipelineHandler: upgradePipelineHandler)
+        self.upgradePipelineHandler = upgradePipelineHandler
+    }
+
+    var supportedProtocol: String { handshake.supportedProtocol }
+    var requiredUpgradeHeaders: [String] { handshake.requiredUpgradeHeaders }
+
+    func buildUpgradeResponse(
+        channel: any Channel, upgradeRequest: HTTPRequestHead, initialResponseHeaders: HTTPHeaders
+    ) -> EventLoopFuture<HTTPHeaders> {
+        handshake.buildUpgradeResponse(
+            channel: channel, upgradeRequest: upgradeRequest, initialResponseHeaders: initialResponseHeaders)
+    }
+
+    func upgrade(channel: any Channel, upgradeRequest: HTTPRequestHead) -> EventLoopFuture<UpgradeResult> {
+        upgradePipelineHandler(channel, upgradeRequest)
+    }
+}
+
+extension HTTPRequestHead {
+    /// The request's path, without its query.
+    fileprivate var path: String {
+        uri.split(separator: "?", maxSplits: 1).first.map(String.init) ?? uri
+    }
 }

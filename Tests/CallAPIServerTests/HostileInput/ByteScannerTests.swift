@@ -3,7 +3,8 @@ import Testing
 
 @testable import CallAPIServer
 
-/// The byte-level checks that run before any parsing: request heads, WebSocket masking, oversized frame heads.
+/// The byte-level checks that run before any parsing: request heads and oversized frame heads (WebSocket frame
+/// headers: WebSocketClientFrameTests).
 @Suite struct ByteScannerTests {
     @Test func aRequestHeadEndsAtTheBlankLineEvenWhenSplitAcrossReads() {
         var scan = RequestHeadScan()
@@ -11,43 +12,20 @@ import Testing
         let scanned1 = scan.scan(head.prefix(30))
         #expect(scanned1 == .incomplete)
         let rest = scan.scan(head.dropFirst(30) + [0x81, 0x85])
-        #expect(rest == .complete(upgradesToWebSocket: true, consumed: head.count - 30))
+        #expect(rest == .complete)
     }
 
-    @Test func aPlainRequestIsNotAnUpgradeAndAnEndlessHeadIsTooLong() {
+    @Test func aBareLineFeedDoesNotEndTheHeadAndAnEndlessHeadIsTooLong() {
         var plain = RequestHeadScan()
-        let plainOutcome = plain.scan(Array("GET /healthz HTTP/1.1\r\n\r\n".utf8))
-        #expect(plainOutcome == .complete(upgradesToWebSocket: false, consumed: 25))
+        let bare = plain.scan(Array("GET /healthz HTTP/1.1\n\n\r\n".utf8))
+        #expect(bare == .incomplete)
+        let ended = plain.scan(Array("\r\n".utf8))
+        #expect(ended == .complete)
         var endless = RequestHeadScan()
         let line = Array("X-Filler: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n".utf8)
         var outcome = RequestHeadScan.Outcome.incomplete
         for _ in 0..<1000 where outcome == .incomplete { outcome = endless.scan(line) }
         #expect(outcome == .tooLong)
-    }
-
-    @Test func maskedFramesPassAndTheFirstUnmaskedOneIsCaught() {
-        var check = WebSocketMaskCheck()
-        let masked: [UInt8] = [0x81, 0x83, 1, 2, 3, 4, 0x61, 0x62, 0x63]
-        let longMasked: [UInt8] = [0x82, 0xFE, 0x01, 0x00, 9, 9, 9, 9] + Array(repeating: 0, count: 256)
-        let scanned2 = check.scan(masked)
-        #expect(scanned2)
-        let scanned3 = check.scan(longMasked.prefix(100))
-        #expect(scanned3)
-        let scanned4 = check.scan(longMasked.dropFirst(100))
-        #expect(scanned4)
-        let scanned5 = check.scan(masked.prefix(1))
-        #expect(scanned5)
-        let scanned6 = check.scan(masked.dropFirst(1))
-        #expect(scanned6)
-        let scanned7 = check.scan([0x81, 0x03, 0x61, 0x62, 0x63])
-        #expect(!scanned7)
-    }
-
-    @Test func aHugeDeclaredLengthIsSkippedWithoutOverflow() {
-        var check = WebSocketMaskCheck()
-        let scanned = check.scan(
-            [0x82, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 1, 2, 3, 4] + [UInt8](repeating: 0, count: 64))
-        #expect(scanned)
     }
 
     @Test func anOversizedFrameIsRefusedFromItsHeadWithoutParsing() {
