@@ -111,6 +111,12 @@ final class WebSocketConnection: Sendable {
     }
 
     /// Writes what is pending and flushes (on the connection's event loop, from ``LoopFlusher``).
+    ///
+    /// What reached the socket is reported (``WriteTally``, the relay latency) once it is there. A socket that is
+    /// not backed up takes the whole buffer in the write itself, so that is reported at once; only when NIO still
+    /// holds bytes afterwards does a promise wait for them (on an empty write queued behind them, which NIO
+    /// completes in order). A promise and its callbacks on every write were 2–4% of the server's time per relayed
+    /// message (docs/benchmarks.md, "Frames read in place").
     func writePending() {
         channel.eventLoop.assertInEventLoop()
         let taken = pending.withLockedValue { pending -> Pending in
@@ -123,21 +129,45 @@ final class WebSocketConnection: Sendable {
             return taken
         }
         guard let buffer = taken.buffer, let context = writer.value else { return }
-        let promise = channel.eventLoop.makePromise(of: Void.self)
-        context.writeAndFlush(NIOAny(buffer), promise: promise)
-        let (id, tally, metrics, frames) = (self.id, self.tally, self.metrics, taken.frames)
-        let relay = taken.relayStartedAt.map { ($0, taken.relayed) }
-        promise.futureResult.whenSuccess {
-            if frames > 0 { tally.wrote(id, frames: frames) }
-            if let (startedAt, count) = relay, let metrics {
-                let latency = ContinuousClock.now - startedAt
-                for _ in 0..<count { metrics.relayLatency(latency) }
-            }
-        }
+        let written = Written(
+            id: id, tally: tally, metrics: metrics, frames: taken.frames,
+            relay: taken.relayStartedAt.map { ($0, taken.relayed) })
         if taken.closing {
             // Once the close frame is on the wire: the handler closes the socket, or waits for the client's answer.
+            let promise = channel.eventLoop.makePromise(of: Void.self)
+            context.writeAndFlush(NIOAny(buffer), promise: promise)
             let channel = channel
-            promise.futureResult.whenComplete { _ in WebSocketSessionHandler.closeSent(on: channel) }
+            promise.futureResult.whenComplete { result in
+                if case .success = result { written.report() }
+                WebSocketSessionHandler.closeSent(on: channel)
+            }
+            return
+        }
+        context.writeAndFlush(NIOAny(buffer), promise: nil)
+        if let held = try? channel.syncOptions?.getOption(.bufferedWritableBytes), held == 0 {
+            written.report()
+            return
+        }
+        guard channel.isActive else { return }
+        let promise = channel.eventLoop.makePromise(of: Void.self)
+        context.writeAndFlush(NIOAny(channel.allocator.buffer(capacity: 0)), promise: promise)
+        promise.futureResult.whenSuccess { written.report() }
+    }
+
+    /// What one write carried, reported once it reached the socket.
+    private struct Written: Sendable {
+        let id: SessionID
+        let tally: WriteTally
+        let metrics: ServerMetrics?
+        let frames: Int
+        /// When the oldest relayed message arrived, and how many were relayed.
+        let relay: (startedAt: ContinuousClock.Instant, count: Int)?
+
+        func report() {
+            if frames > 0 { tally.wrote(id, frames: frames) }
+            guard let relay, let metrics else { return }
+            let latency = ContinuousClock.now - relay.startedAt
+            for _ in 0..<relay.count { metrics.relayLatency(latency) }
         }
     }
 }

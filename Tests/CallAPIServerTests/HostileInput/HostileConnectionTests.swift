@@ -102,5 +102,46 @@
             reader.close()
             try await server.stop()
         }
+
+        @Test func aReaderThatFallsBehindAndCatchesUpIsNeverClosedItsBacklogCountsOnceDrained() async throws {
+            let server = try await TestServer.start {
+                $0.limits.ratePerSecond = 10_000
+                $0.limits.burst = 10_000
+                $0.limits.maxOutboxFrames = 1000
+                $0.limits.maxOutboxBytes = 16 * 1024 * 1024
+            }
+            // A reader with a tiny receive buffer: each round sends it 12 MB, more than the kernel buffers on the
+            // way (Linux's largest send buffer is 4 MB), so most of it waits in the server's channel; then the reader
+            // reads it all. Three rounds add up to more than its outbox holds, so the reader is closed unless what
+            // the server wrote while the socket was backed up is counted once it drains.
+            let reader = try TCPProbe(port: server.port, receiveBuffer: 4096)
+            try await reader.upgrade(path: SignalProtocol.webSocketPath)
+            let login = FrameCoding.encode(ClientFrame.login(.init(id: 1, token: try await server.token("1002"))))
+            try reader.write(TCPProbe.frame(opcode: 0x1, payload: Array(login.utf8)))
+            _ = await reader.read(seconds: 5) { String(decoding: $0, as: UTF8.self).contains("welcome") }
+            let sender = try await server.loggedIn("1001")
+            for round in 0..<3 {
+                var answers: [ServerFrame.Answer] = []
+                for number in 0..<200 {
+                    let body = String(repeating: "z", count: 60_000) + "#\(round)-\(number)#"
+                    sender.send(.send(.init(id: number, to: "1002", body: body)))
+                    while true {
+                        guard case .answer(let answer) = try await sender.frame(timeout: 10) else { continue }
+                        answers.append(answer)
+                        break
+                    }
+                }
+                #expect(answers.allSatisfy { $0.result == .delivered }, "round \(round)")
+                let last = Array("#\(round)-199#".utf8)
+                let readerClosed = await reader.read(seconds: 60) { bytes in
+                    let tail = bytes.suffix(256)
+                    return tail.indices.contains { tail[$0...].starts(with: last) }
+                }.closed
+                #expect(!readerClosed, "round \(round)")
+            }
+            #expect(!server.server.metricsText().contains("reason=\"slow_consumer\""))
+            reader.close()
+            try await server.stop()
+        }
     }
 #endif
