@@ -22,7 +22,7 @@ scratch=${BENCH_SCRATCH:-.build-bench}
 config=${BENCH_CONFIG:-release}
 # BENCH_QUICK=1: every bench at a token size (CI runs the script so, to prove it end to end in a few minutes).
 if [ "${BENCH_QUICK:-0}" = 1 ]; then
-    connections=200 relay_pairs=5 call_pairs=5 relay_rates=200 relay_seconds=1 call_seconds=2
+    connections=200 relay_pairs=5 call_pairs=5 relay_rates=200 relay_seconds=1 call_seconds=2 rounds=2
     saturation=(--saturation-rates 200,500 --saturation-seconds 1) machine_calls=2000 allocation_calls=200
     media_calls=2 idle_default=200
     export CALLGRIND_PAIRS=2 CALLGRIND_RATE=20 CALLGRIND_SHORT_SECONDS=1 CALLGRIND_LONG_SECONDS=2
@@ -33,6 +33,9 @@ else
     relay_rates=${BENCH_RELAY_RATES:-1000,10000,20000}
     relay_seconds=3 call_seconds=10 saturation=() machine_calls=200000 allocation_calls=20000 media_calls=10
     idle_default=2000
+    # The fixed-rate relay runs and the calls runs alternate ours and Mosquitto this many times, and the targets
+    # compare medians: on the shared cores one 3-second figure moves by 1.5× between back-to-back runs.
+    rounds=${BENCH_ROUNDS:-3}
 fi
 # Synapse is a Python process with SQLite: it gets lighter loads (said so in the results).
 synapse_relay_pairs=${BENCH_SYNAPSE_RELAY_PAIRS:-50}
@@ -142,6 +145,16 @@ run_metered() {
 
 names=()
 relay_args=(--pairs "$relay_pairs" --rates "$relay_rates" --seconds "$relay_seconds" "${saturation[@]}")
+# The extra rounds (NAME-roundN, fixed rates only) come first, alternating; the last round is the full run
+# (with the saturation search), whose tables the results show. bench_ratios.py takes the medians.
+for round in $(seq 1 $((rounds - 1))); do
+    run "relay-round$round" 180 relay --pairs "$relay_pairs" --rates "$relay_rates" --seconds "$relay_seconds" \
+        --no-saturation "${ours[@]}"
+    if $have_mosquitto; then
+        run "relay-mosquitto-round$round" 180 relay --pairs "$relay_pairs" --rates "$relay_rates" \
+            --seconds "$relay_seconds" --no-saturation --peer mosquitto --peer-url "mqtt://127.0.0.1:$mqtt_port"
+    fi
+done
 names+=(relay)
 run relay 180 relay "${relay_args[@]}" "${ours[@]}"
 if $have_mosquitto; then
@@ -156,6 +169,13 @@ if $have_synapse; then
         --saturation-rates 50,100,200,500,1000,2000 --peer synapse --peer-url "http://127.0.0.1:$synapse_port" \
         --peer-secret "$synapse_secret"
 fi
+for round in $(seq 1 $((rounds - 1))); do
+    run_metered "calls-round$round" "$ours_pid" 60 calls --pairs "$call_pairs" --seconds "$call_seconds" "${ours[@]}"
+    if $have_mosquitto; then
+        run_metered "calls-mosquitto-round$round" "$mqtt_pid" 60 calls --pairs "$call_pairs" \
+            --seconds "$call_seconds" --peer mosquitto --peer-url "mqtt://127.0.0.1:$mqtt_port"
+    fi
+done
 names+=(calls)
 run_metered calls "$ours_pid" 60 calls --pairs "$call_pairs" --seconds "$call_seconds" "${ours[@]}"
 if $have_mosquitto; then
@@ -256,6 +276,8 @@ mkdir -p "$(dirname "$out")"
     echo "- Everything on 127.0.0.1. Every server (ours: \`callapi-bench serve\`, Mosquitto, Synapse) is a separate process"
     echo "  from the bench's clients, on the same cores; ours with its per-session rate limit raised to 10,000,000/s."
     echo "- Our server runs $ours_event_loops event loop(s) (\`--event-loops\`, 0: one per core); Mosquitto runs one thread."
+    echo "- The fixed-rate relay runs and the calls runs alternate ours and Mosquitto $rounds times; the targets take"
+    echo "  the median of each figure over the rounds (every round is listed under the targets)."
     echo "- Synapse runs at lighter loads ($synapse_relay_pairs pairs at $synapse_relay_rates msg/s; $synapse_call_pairs call pairs):"
     echo "  it does not keep up with the others' loads. Our server is run again at those loads for its ratio."
     echo

@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 """Prints the ratio tables of bench/results.md from the JSON lines scripts/bench.sh collected.
 
-Usage: bench_ratios.py WORKDIR  (WORKDIR holds one file per run: relay, relay-mosquitto, calls, ...)
-A ratio is peer / ours for latencies (how many times slower the peer is) and ours / peer for throughput.
+Usage: bench_ratios.py WORKDIR  (WORKDIR holds one file per run: relay, relay-mosquitto, calls, ...; the extra
+rounds of a run are NAME-round1, NAME-round2, ...)
+A ratio is peer / ours for latencies (how many times slower the peer is) and ours / peer for throughput. The
+targets compare medians over the rounds.
 """
 import json
 import os
+import statistics
 import sys
 
 
@@ -18,6 +21,30 @@ def report(work, name):
     except OSError:
         pass
     return None
+
+
+def rounds(work, name):
+    """Every round of run NAME that finished: the extra rounds (NAME-round1, ...), then NAME itself."""
+    found = []
+    number = 1
+    while os.path.exists(os.path.join(work, f"{name}-round{number}")):
+        extra = report(work, f"{name}-round{number}")
+        if extra:
+            found.append((f"{name}-round{number}", extra))
+        number += 1
+    last = report(work, name)
+    if last:
+        found.append((name, last))
+    return found
+
+
+def median(values):
+    values = [value for value in values if value is not None]
+    return statistics.median(values) if values else None
+
+
+def complete(step):
+    return step["drained"] and step["delivered"] == step["sent"] and step["failed"] == 0
 
 
 def server_micros_per_call(work, name):
@@ -106,19 +133,21 @@ def target_rows(work):
     """Issue 13's targets, each beside our figure, Mosquitto's in the same run and the ratio (ours ÷ Mosquitto)."""
     rows = []
     relay, mosquitto = report(work, "relay"), report(work, "relay-mosquitto")
+    relay_rounds, mosquitto_rounds = rounds(work, "relay"), rounds(work, "relay-mosquitto")
     for rate in (1000, 10000, 20000):
-        mine, theirs = step_at(relay, rate), step_at(mosquitto, rate)
+        mine = [step for _, run in relay_rounds if (step := step_at(run, rate))]
+        theirs = [step for _, run in mosquitto_rounds if (step := step_at(run, rate))]
         if not mine or not theirs:
             continue
-        p50, p99 = mine["oneWay"]["p50"], mine["oneWay"]["p99"]
-        their50, their99 = theirs["oneWay"]["p50"], theirs["oneWay"]["p99"]
-        # A load ours did not deliver in full within the run is not met, whatever its percentiles say.
-        complete = mine["drained"] and mine["delivered"] == mine["sent"] and mine["failed"] == 0
-        note = "" if complete else f" (ours: {mine['delivered']:,} of {mine['sent']:,} delivered in the run)"
+        p50, p99 = median(s["oneWay"]["p50"] for s in mine), median(s["oneWay"]["p99"] for s in mine)
+        their50, their99 = median(s["oneWay"]["p50"] for s in theirs), median(s["oneWay"]["p99"] for s in theirs)
+        # A load ours did not deliver in full within a round is not met, whatever its percentiles say.
+        whole = all(complete(step) for step in mine)
+        note = "" if whole else " (ours did not deliver all of a round in time)"
         rows.append(
             f"| relay {rate:,} msg/s: p50 / p99 no worse than Mosquitto's | {micros(p50)} / {micros(p99)} µs{note} "
             f"| {micros(their50)} / {micros(their99)} µs | {ratio(p50, their50)} / {ratio(p99, their99)} "
-            f"| {verdict(complete and p50 <= their50 and p99 <= their99)} |"
+            f"| {verdict(whole and p50 <= their50 and p99 <= their99)} |"
         )
         if rate == 10000:
             rows.append(
@@ -131,10 +160,12 @@ def target_rows(work):
             f"| relay saturation point at least 2× Mosquitto's | {mine:,.0f} msg/s | {theirs:,.0f} msg/s "
             f"| {ratio(mine, theirs)} | {verdict(mine >= 2 * theirs)} |"
         )
-    calls, calls_mosquitto = report(work, "calls"), report(work, "calls-mosquitto")
-    if calls and calls_mosquitto:
-        mine, theirs = calls["callsPerSecond"], calls_mosquitto["callsPerSecond"]
-        p99, their99 = calls["setup"]["p99"], calls_mosquitto["setup"]["p99"]
+    calls_rounds, mosquitto_call_rounds = rounds(work, "calls"), rounds(work, "calls-mosquitto")
+    if calls_rounds and mosquitto_call_rounds:
+        mine = median(run["callsPerSecond"] for _, run in calls_rounds)
+        theirs = median(run["callsPerSecond"] for _, run in mosquitto_call_rounds)
+        p99 = median(run["setup"]["p99"] for _, run in calls_rounds)
+        their99 = median(run["setup"]["p99"] for _, run in mosquitto_call_rounds)
         rows.append(
             f"| full calls/s at least Mosquitto's, setup p99 no worse | {mine:,.0f}/s, p99 {micros(p99)} µs "
             f"| {theirs:,.0f}/s, p99 {micros(their99)} µs | {ratio(mine, theirs)} / {ratio(p99, their99)} "
@@ -144,7 +175,8 @@ def target_rows(work):
             f"| stretch: 5,000 calls/s | {mine:,.0f}/s | {theirs:,.0f}/s | {ratio(mine, theirs)} "
             f"| {verdict(mine >= 5000)} |"
         )
-        mine_cpu, their_cpu = server_micros_per_call(work, "calls"), server_micros_per_call(work, "calls-mosquitto")
+        mine_cpu = median(server_micros_per_call(work, name) for name, _ in calls_rounds)
+        their_cpu = median(server_micros_per_call(work, name) for name, _ in mosquitto_call_rounds)
         if mine_cpu and their_cpu:
             rows.append(
                 f"| server CPU per completed call, user + system (what calls/s depends on) | {mine_cpu:,.0f} µs | {their_cpu:,.0f} µs "
@@ -188,17 +220,54 @@ def target_rows(work):
     return rows
 
 
+def rounds_table(work):
+    """One row per round: each relay rate's p50 / p99 and the calls per second, ours beside Mosquitto's."""
+    relay, mosquitto = rounds(work, "relay"), rounds(work, "relay-mosquitto")
+    calls, calls_mosquitto = rounds(work, "calls"), rounds(work, "calls-mosquitto")
+    count = max(len(relay), len(calls))
+    if count < 2 or len(mosquitto) != len(relay) or len(calls_mosquitto) != len(calls):
+        return []
+    rates = [int(step["offeredRate"]) for step in relay[-1][1]["steps"]] if relay else []
+    header = "| round | " + " | ".join(f"relay {rate:,} msg/s p50 / p99 µs" for rate in rates) + " | calls/s |"
+    rows = [header, "|---" * (len(rates) + 2) + "|"]
+    for index in range(count):
+        cells = []
+        for rate in rates:
+            mine = step_at(relay[index][1], rate) if index < len(relay) else None
+            theirs = step_at(mosquitto[index][1], rate) if index < len(mosquitto) else None
+            if mine and theirs:
+                cells.append(
+                    f"{micros(mine['oneWay']['p50'])} / {micros(mine['oneWay']['p99'])} vs "
+                    f"{micros(theirs['oneWay']['p50'])} / {micros(theirs['oneWay']['p99'])}"
+                )
+            else:
+                cells.append("—")
+        if index < len(calls):
+            cells.append(f"{calls[index][1]['callsPerSecond']:,.0f} vs {calls_mosquitto[index][1]['callsPerSecond']:,.0f}")
+        else:
+            cells.append("—")
+        rows.append(f"| {index + 1} | " + " | ".join(cells) + " |")
+    return rows
+
+
 def main():
     work = sys.argv[1]
     targets = target_rows(work)
     if targets:
-        print("### Targets (ours beside Mosquitto in the same run; ratio = ours ÷ Mosquitto)")
+        print("### Targets (ours beside Mosquitto in the same run, medians over the rounds; ratio = ours ÷ Mosquitto)")
         print()
         print("| target | ours | Mosquitto | ratio | verdict |")
         print("|---|---|---|---|---|")
         for row in targets:
             print(row)
         print()
+        round_rows = rounds_table(work)
+        if round_rows:
+            print("Every round behind the medians (ours / Mosquitto, in the order they ran):")
+            print()
+            for row in round_rows:
+                print(row)
+            print()
     rows = []
     rows += relay_rows(report(work, "relay"), report(work, "relay-mosquitto"), "ours vs Mosquitto")
     relay = report(work, "relay")
