@@ -100,14 +100,19 @@ struct WebSocketClientFrame {
         payload.withUnsafeReadableBytes { Self.unmask($0, key: maskKey, into: destination) }
     }
 
-    /// The unmasked payload as a buffer of its own.
-    func unmasked(allocator: ByteBufferAllocator) -> ByteBuffer {
+    /// Appends the unmasked payload to `buffer`.
+    func appendUnmasked(to buffer: inout ByteBuffer) {
         let count = payload.readableBytes
-        var buffer = allocator.buffer(capacity: count)
         buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { destination in
             unmask(into: destination)
             return count
         }
+    }
+
+    /// The unmasked payload as a buffer of its own.
+    func unmasked(allocator: ByteBufferAllocator) -> ByteBuffer {
+        var buffer = allocator.buffer(capacity: payload.readableBytes)
+        appendUnmasked(to: &buffer)
         return buffer
     }
 

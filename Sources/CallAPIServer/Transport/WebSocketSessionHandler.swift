@@ -112,14 +112,10 @@ final class WebSocketSessionHandler: ChannelInboundHandler {
         case FrameOpcode.continuation:
             guard var buffer = fragments else { return fail(code: 1002, reason: "continuation without a message") }
             fragments = nil
-            let count = frame.payload.readableBytes
-            guard buffer.readableBytes + count <= endpoint.maxMessageBytes else {
+            guard buffer.readableBytes + frame.payload.readableBytes <= endpoint.maxMessageBytes else {
                 return fail(code: 1009, reason: "message too large")
             }
-            buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { destination in
-                frame.unmask(into: destination)
-                return count
-            }
+            frame.appendUnmasked(to: &buffer)
             if frame.fin {
                 deliver(buffer.readableBytesView, isText: fragmentsAreText)
             } else {
@@ -153,10 +149,8 @@ final class WebSocketSessionHandler: ChannelInboundHandler {
     }
 
     private func deliver(_ payload: some Collection<UInt8>, isText: Bool) {
+        // Within the size limit already: a frame's length is checked from its header, fragments as they add up.
         guard !ignoring, !closeSent, let connection else { return }
-        guard payload.count <= endpoint.maxMessageBytes else {
-            return fail(code: 1009, reason: "message too large")
-        }
         guard isText else {
             endpoint.receivedBinary(on: connection.id)
             return
