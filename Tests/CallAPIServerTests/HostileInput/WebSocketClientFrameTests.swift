@@ -1,3 +1,4 @@
+import CallAPITesting
 import NIOCore
 import NIOEmbedded
 import Testing
@@ -208,6 +209,76 @@ import Testing
         let written = try harness.written()
         #expect(Array(written.prefix(4)) == [0x88, UInt8(2 + "message too large".utf8.count), 0x03, 0xF1])
         #expect(harness.endpoint.receivedTexts == [])
+    }
+
+    @Test(arguments: 0..<20 as Range<UInt64>)
+    func messagesInRandomFragmentsAndRandomReadsArriveWholeAndInOrder(seed: UInt64) throws {
+        var random = SeededRandom(seed: seed)
+        let harness = try Harness()
+        var stream: [UInt8] = []
+        var expected: [String] = []
+        for _ in 0..<30 {
+            let ascii = (0..<Int.random(in: 0...600, using: &random)).map { _ in
+                Character(Unicode.Scalar(UInt8.random(in: 0x20...0x7E, using: &random)))
+            }
+            // Multi-byte characters too, which fragments may cut in the middle.
+            let text = String(ascii) + (random.chance(0.3) ? "é€😀" : "")
+            expected.append(text)
+            var rest = Array(text.utf8)[...]
+            var opcode = FrameOpcode.text
+            repeat {
+                let chunk = rest.prefix(Int.random(in: 0...200, using: &random))
+                rest = rest.dropFirst(chunk.count)
+                let key = (0..<4).map { _ in UInt8.random(in: 0...255, using: &random) }
+                stream += Self.frame(first: (rest.isEmpty ? 0x80 : 0) | opcode, payload: Array(chunk), key: key)
+                opcode = FrameOpcode.continuation
+                if !rest.isEmpty, random.chance(0.2) { stream += Self.frame(first: 0x89, payload: [1, 2, 3]) }
+            } while !rest.isEmpty
+        }
+        var index = 0
+        while index < stream.count {
+            let count = min(stream.count - index, Int.random(in: 1...700, using: &random))
+            try harness.receive(Array(stream[index..<(index + count)]))
+            index += count
+        }
+        #expect(harness.endpoint.receivedTexts == expected)
+    }
+
+    @Test(arguments: 0..<20 as Range<UInt64>)
+    func randomBytesEndInAtMostOneCloseAfterWhichNothingIsRead(seed: UInt64) throws {
+        var random = SeededRandom(seed: seed)
+        let harness = try Harness()
+        // Garbage with a masked-frame look now and then, so that some of it parses before it breaks a rule.
+        var garbage: [UInt8] = []
+        while garbage.count < 3000 {
+            if random.chance(0.3) {
+                let payload = (0..<Int.random(in: 0...40, using: &random)).map { _ in
+                    UInt8.random(in: 0...255, using: &random)
+                }
+                garbage += Self.frame(first: UInt8.random(in: 0...255, using: &random), payload: payload)
+            } else {
+                garbage.append(UInt8.random(in: 0...255, using: &random))
+            }
+        }
+        var index = 0
+        while index < garbage.count {
+            let count = min(garbage.count - index, Int.random(in: 1...300, using: &random))
+            try harness.receive(Array(garbage[index..<(index + count)]))
+            index += count
+        }
+        var written = ByteBuffer(bytes: try harness.written())
+        var closes = 0
+        // Only pongs and closes are written here, each at most 125 bytes of payload.
+        while let first = written.readInteger(as: UInt8.self), let length = written.readInteger(as: UInt8.self) {
+            if first & 0x0F == FrameOpcode.close { closes += 1 }
+            written.moveReaderIndex(forwardBy: min(Int(length), written.readableBytes))
+        }
+        #expect(closes <= 1)
+        if closes == 1 {
+            let before = harness.endpoint.receivedTexts.count
+            try harness.receive(Self.frame(first: 0x81, payload: Array("after".utf8)))
+            #expect(harness.endpoint.receivedTexts.count == before)
+        }
     }
 
     @Test func textThatIsNotUTF8ClosesWith1007() throws {
