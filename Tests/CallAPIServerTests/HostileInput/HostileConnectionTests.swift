@@ -65,18 +65,24 @@
             try await server.stop()
         }
 
+        /// A raw WebSocket client with a 4 KB receive buffer, logged in as `user`, that reads only when told.
+        static func slowReader(_ user: String, on server: TestServer) async throws -> TCPProbe {
+            let reader = try TCPProbe(port: server.port, receiveBuffer: 4096)
+            try await reader.upgrade(path: SignalProtocol.webSocketPath)
+            let login = FrameCoding.encode(ClientFrame.login(.init(id: 1, token: try await server.token(user))))
+            try reader.write(TCPProbe.frame(opcode: 0x1, payload: Array(login.utf8)))
+            _ = await reader.read(seconds: 5) { String(decoding: $0, as: UTF8.self).contains("welcome") }
+            return reader
+        }
+
         @Test func aLoggedInReaderThatNeverReadsIsClosedAndTheSenderIsToldWhatItMissed() async throws {
             let server = try await TestServer.start {
                 $0.limits.ratePerSecond = 10_000
                 $0.limits.burst = 10_000
                 $0.limits.maxOutboxBytes = 256 * 1024
             }
-            // A reader with a tiny receive buffer that logs in, then never reads again.
-            let reader = try TCPProbe(port: server.port, receiveBuffer: 4096)
-            try await reader.upgrade(path: SignalProtocol.webSocketPath)
-            let login = FrameCoding.encode(ClientFrame.login(.init(id: 1, token: try await server.token("1002"))))
-            try reader.write(TCPProbe.frame(opcode: 0x1, payload: Array(login.utf8)))
-            _ = await reader.read(seconds: 5) { String(decoding: $0, as: UTF8.self).contains("welcome") }
+            // A reader that logs in, then never reads again.
+            let reader = try await Self.slowReader("1002", on: server)
             let sender = try await server.loggedIn("1001")
             let body = String(repeating: "z", count: 60_000)
             var missed: [ServerFrame.HeldResult] = []
@@ -110,15 +116,11 @@
                 $0.limits.maxOutboxFrames = 1000
                 $0.limits.maxOutboxBytes = 16 * 1024 * 1024
             }
-            // A reader with a tiny receive buffer: each round sends it 12 MB, more than the kernel buffers on the
+            // A reader with a tiny receive buffer (`slowReader`): each round sends it 12 MB, more than the kernel buffers on the
             // way (Linux's largest send buffer is 4 MB), so most of it waits in the server's channel; then the reader
             // reads it all. Three rounds add up to more than its outbox holds, so the reader is closed unless what
             // the server wrote while the socket was backed up is counted once it drains.
-            let reader = try TCPProbe(port: server.port, receiveBuffer: 4096)
-            try await reader.upgrade(path: SignalProtocol.webSocketPath)
-            let login = FrameCoding.encode(ClientFrame.login(.init(id: 1, token: try await server.token("1002"))))
-            try reader.write(TCPProbe.frame(opcode: 0x1, payload: Array(login.utf8)))
-            _ = await reader.read(seconds: 5) { String(decoding: $0, as: UTF8.self).contains("welcome") }
+            let reader = try await Self.slowReader("1002", on: server)
             let sender = try await server.loggedIn("1001")
             for round in 0..<3 {
                 var answers: [ServerFrame.Answer] = []
