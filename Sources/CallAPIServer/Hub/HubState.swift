@@ -79,8 +79,8 @@ package struct HubState: Sendable, HubFrameQueue {
     }
     /// The user a session is logged in as.
     package func userId(of session: SessionID) -> String? {
-        // Read where it is stored: `sessions[session]` would copy the whole session (a retain and release of
-        // everything it holds), on the path of every relayed message.
+        // One hash look-up on the path of every relayed message. (Reading the phase through `values` still copies
+        // the session; docs/benchmarks.md, "Frames read in place".)
         guard let index = sessions.index(forKey: session),
             case .loggedIn(let login) = sessions.values[index].phase
         else { return nil }

@@ -8,7 +8,6 @@ import NIOCore
 /// are read, by ``WebSocketSessionHandler``.)
 final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
-    typealias OutboundOut = ByteBuffer
 
     /// Connections still sending their request head, shared by all connections of a server.
     final class PendingCount: Sendable {
@@ -104,7 +103,6 @@ final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
             pending.leave()
         }
     }
-
 }
 
 /// A server child channel with a ``ConnectionGuard`` in front of `base`'s handlers.
