@@ -283,16 +283,16 @@ package struct FlatJSONObject: Equatable {
             guard take(UInt8(ascii: "\"")) else { return nil }
             let start = index
             // Most strings have no escapes: take their bytes whole.
-            while index < bytes.count {
-                let byte = bytes[index]
-                if byte == UInt8(ascii: "\"") {
+            index += JSONPlainRun.length(in: bytes, from: index)
+            if index < bytes.count {
+                switch bytes[index] {
+                case UInt8(ascii: "\""):
                     let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
                     index += 1
                     return text
+                case UInt8(ascii: "\\"): break
+                default: return nil  // a raw control character
                 }
-                if byte == UInt8(ascii: "\\") { break }
-                if byte < 0x20 { return nil }
-                index += 1
             }
             // Escapes: the plain runs are copied as bytes (valid UTF-8 already: the text is a String) and each
             // escape's scalar is appended as its UTF-8 bytes.
@@ -300,8 +300,7 @@ package struct FlatJSONObject: Equatable {
             unescaped.reserveCapacity(bytes.count - start)
             var plainStart = start
             while index < bytes.count {
-                let byte = bytes[index]
-                switch byte {
+                switch bytes[index] {
                 case UInt8(ascii: "\""):
                     unescaped.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[plainStart..<index]))
                     index += 1
@@ -312,10 +311,9 @@ package struct FlatJSONObject: Equatable {
                     guard let scalar = escape() else { return nil }
                     UTF8.encode(scalar) { unescaped.append($0) }
                     plainStart = index
-                case 0..<0x20:
-                    return nil
+                    index += JSONPlainRun.length(in: bytes, from: index)
                 default:
-                    index += 1
+                    return nil  // a raw control character: nothing else stops a plain run
                 }
             }
             return nil

@@ -99,16 +99,7 @@ package struct FrameJSONWriter {
         bytes.append(UInt8(ascii: "\""))
         var string = string
         string.withUTF8 { utf8 in
-            // Counted with a plain index loop over a byte table: the iterator and the three comparisons cost
-            // about twice as many instructions per byte.
-            var added = 0
-            escapeLengths.withUnsafeBufferPointer { lengths in
-                var index = 0
-                while index < utf8.count {
-                    added &+= Int(lengths[Int(utf8[index])])
-                    index &+= 1
-                }
-            }
+            let added = escapesLength(utf8)
             guard added > 0 else {
                 bytes.append(contentsOf: utf8)
                 return
@@ -116,33 +107,45 @@ package struct FrameJSONWriter {
             var at = bytes.count
             bytes.append(contentsOf: repeatElement(0, count: utf8.count + added))
             bytes.withUnsafeMutableBufferPointer { out in
-                escapeLengths.withUnsafeBufferPointer { lengths in
-                    var index = 0
-                    while index < utf8.count {
-                        let byte = utf8[index]
-                        index &+= 1
-                        switch lengths[Int(byte)] {
-                        case 0:
-                            out[at] = byte
-                            at &+= 1
-                        case 1:
-                            out[at] = UInt8(ascii: "\\")
-                            out[at &+ 1] = shortEscape(byte) ?? byte
-                            at &+= 2
-                        default:
-                            out[at] = UInt8(ascii: "\\")
-                            out[at &+ 1] = UInt8(ascii: "u")
-                            out[at &+ 2] = UInt8(ascii: "0")
-                            out[at &+ 3] = UInt8(ascii: "0")
-                            out[at &+ 4] = hexDigit(byte >> 4)
-                            out[at &+ 5] = hexDigit(byte & 0x0F)
-                            at &+= 6
-                        }
+                guard let source = utf8.baseAddress, let target = out.baseAddress else { return }
+                var index = 0
+                while index < utf8.count {
+                    let run = JSONPlainRun.length(in: utf8, from: index)
+                    (target + at).update(from: source + index, count: run)
+                    at &+= run
+                    index &+= run
+                    guard index < utf8.count else { break }
+                    let byte = utf8[index]
+                    index &+= 1
+                    out[at] = UInt8(ascii: "\\")
+                    if let letter = shortEscape(byte) {
+                        out[at &+ 1] = letter
+                        at &+= 2
+                    } else {
+                        out[at &+ 1] = UInt8(ascii: "u")
+                        out[at &+ 2] = UInt8(ascii: "0")
+                        out[at &+ 3] = UInt8(ascii: "0")
+                        out[at &+ 4] = hexDigit(byte >> 4)
+                        out[at &+ 5] = hexDigit(byte & 0x0F)
+                        at &+= 6
                     }
                 }
             }
         }
         bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// What escaping adds to the length of `utf8` (0 when nothing in it needs escaping); plain runs are skipped
+    /// eight bytes at a time (``JSONPlainRun``).
+    package static func escapesLength(_ utf8: UnsafeBufferPointer<UInt8>) -> Int {
+        var added = 0
+        var index = JSONPlainRun.length(in: utf8, from: 0)
+        while index < utf8.count {
+            added &+= Int(escapeLengths[Int(utf8[index])])
+            index &+= 1
+            index &+= JSONPlainRun.length(in: utf8, from: index)
+        }
+        return added
     }
 
     /// What escaping adds to each byte's one: 1 for the two-character escapes, 5 for the other controls

@@ -4,7 +4,7 @@ import ArgumentParser
 /// machine.
 ///
 /// Every bench subcommand prints a markdown table and then one line of JSON (`{"bench":...}`) for scripts.
-@main
+/// `main.swift` runs it.
 struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "callapi-bench",

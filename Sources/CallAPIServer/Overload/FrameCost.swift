@@ -42,20 +42,9 @@ enum FrameCost {
     }
 
     /// The length of `text` as a JSON string's contents: control characters become `\uXXXX`, quotes and
-    /// backslashes are escaped.
+    /// backslashes are escaped (counted as ``FrameJSONWriter`` writes them).
     static func json(_ text: String) -> Int {
-        // Every relayed frame is measured: read the bytes in place when the string has them contiguous.
-        text.utf8.withContiguousStorageIfAvailable(escapedLength) ?? escapedLength(text.utf8)
-    }
-
-    private static func escapedLength<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> Int {
-        var extra = 0
-        for byte in bytes where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
-            switch byte {
-            case UInt8(ascii: "\""), UInt8(ascii: "\\"), 0x08, 0x09, 0x0A, 0x0C, 0x0D: extra += 1
-            default: extra += 5
-            }
-        }
-        return bytes.count + extra
+        var text = text
+        return text.withUTF8 { $0.count + FrameJSONWriter.escapesLength($0) }
     }
 }
