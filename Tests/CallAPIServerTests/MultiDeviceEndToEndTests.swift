@@ -11,6 +11,10 @@ import Testing
     typealias Endpoint = CallFlowEndToEndTests.Endpoint
 
     let world = SimulatedRTCWorld(clock: SystemCallClock())
+    /// The endpoints' timers (ring timeout, retries, keep-alives) run on this clock, which moves only when a test
+    /// advances it: the sockets are real, and on a loaded machine a real-time ring timeout could end a call before
+    /// the test's accept arrived.
+    let clock = ManualClock()
     static let ringTimeoutMillis: UInt64 = 1_000
 
     func device(_ user: UInt, _ index: Int, on server: TestServer) async throws -> Endpoint {
@@ -20,7 +24,7 @@ import Testing
         api.initialize(
             config: CallConfig(
                 userId: user, rtcEngine: world.engine(userId: user, device: index), signalClient: signal,
-                clock: SystemCallClock()))
+                clock: clock))
         let changes = api.stateChanges
         try await api.prepareForCall(
             prepareConfig: PrepareConfig(
@@ -53,8 +57,9 @@ import Testing
         try await a.reaches(.connected)
         try await b.reaches(.prepared, .answeredElsewhere)
         #expect(world.engine(userId: 1002, device: 1).channel == nil)
-        // Nothing can end the call now; waiting out B's ring timer (real time: the sockets are real) shows it.
-        try await Task.sleep(for: .milliseconds(Int(Self.ringTimeoutMillis) + 500))
+        // Nothing can end the call now: every timer due by half a second past the ring timeout runs, and the call
+        // stays up.
+        clock.advance(byMillis: Int64(Self.ringTimeoutMillis) + 500)
         #expect(caller.api.state == .connected)
         #expect(a.api.state == .connected)
         // The ledger saw the whole call through the caller's settled notice: one completed call, B answered
@@ -66,6 +71,17 @@ import Testing
         let record = try #require(page.calls.first { $0.callId == callId })
         #expect(record.outcome == .completed && record.endedBy == "1001")
         #expect(record.devices.first { $0.deviceId == "1002-1" }?.ending == "answeredElsewhere")
+        try await close(server, caller, a, b)
+    }
+
+    @Test func aCallNobodyAnswersEndsOnTheCallerAndBothDevicesAtTheRingTimeout() async throws {
+        let (server, caller, a, b) = try await ringBoth()
+        clock.advance(byMillis: Int64(Self.ringTimeoutMillis))
+        try await caller.reaches(.prepared, .callingTimeout)
+        try await a.reaches(.prepared)
+        try await b.reaches(.prepared)
+        #expect(world.engine(userId: 1002, device: 0).channel == nil)
+        #expect(world.engine(userId: 1002, device: 1).channel == nil)
         try await close(server, caller, a, b)
     }
 
