@@ -116,7 +116,8 @@ final class WebSocketConnection: Sendable {
     /// not backed up takes the whole buffer in the write itself, so that is reported at once; only when NIO still
     /// holds bytes afterwards does a promise wait for them (on an empty write queued behind them, which NIO
     /// completes in order). A promise and its callbacks on every write were 2–4% of the server's time per relayed
-    /// message (docs/benchmarks.md, "Frames read in place").
+    /// message (docs/benchmarks.md, "Frames read in place"). Whether NIO still holds bytes is its writability
+    /// under ``writeBufferWaterMark``: asking for `bufferedWritableBytes` cost three times as many instructions.
     func writePending() {
         channel.eventLoop.assertInEventLoop()
         let taken = pending.withLockedValue { pending -> Pending in
@@ -144,7 +145,7 @@ final class WebSocketConnection: Sendable {
             return
         }
         context.writeAndFlush(NIOAny(buffer), promise: nil)
-        if let held = try? channel.syncOptions?.getOption(.bufferedWritableBytes), held == 0 {
+        if channel.isWritable {
             written.report()
             return
         }
@@ -153,6 +154,12 @@ final class WebSocketConnection: Sendable {
         context.writeAndFlush(NIOAny(channel.allocator.buffer(capacity: 0)), promise: promise)
         promise.futureResult.whenSuccess { written.report() }
     }
+
+    /// The write buffer water marks of a WebSocket connection: with both at one byte, NIO's writability says
+    /// exactly whether it holds any of the connection's bytes (a write adds at least a frame header, two bytes, so
+    /// it turns the channel unwritable until every byte is on the socket). The handler swallows the two
+    /// writability events each write then fires.
+    static let writeBufferWaterMark = ChannelOptions.Types.WriteBufferWaterMark(low: 1, high: 1)
 
     /// What one write carried, reported once it reached the socket.
     private struct Written: Sendable {

@@ -40,6 +40,8 @@ final class WebSocketSessionHandler: ChannelInboundHandler {
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
+        try? context.channel.syncOptions?.setOption(
+            ChannelOptions.writeBufferWaterMark, value: WebSocketConnection.writeBufferWaterMark)
         let connection = endpoint.open(channel: context.channel, flusher: flusher)
         connection.attach(context)
         self.connection = connection
@@ -50,6 +52,10 @@ final class WebSocketSessionHandler: ChannelInboundHandler {
         ended()
         self.context = nil
     }
+
+    /// Not passed on: under ``WebSocketConnection/writeBufferWaterMark`` every write turns the channel unwritable
+    /// and back, and no handler after this one acts on it.
+    func channelWritabilityChanged(context: ChannelHandlerContext) {}
 
     func channelInactive(context: ChannelHandlerContext) {
         ended()
