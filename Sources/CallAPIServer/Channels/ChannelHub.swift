@@ -139,9 +139,7 @@ final class ChannelHub: SessionEndpoint {
     @discardableResult
     private func handle(now: Int64, _ prepare: (inout Core) -> ChannelEvent) -> [ChannelAction] {
         let actions = core.withLockedValue { core -> [ChannelAction] in
-            for (id, frames) in writes.drain() {
-                _ = core.state.handle(.written(id, frames: frames), now: now)
-            }
+            writes.drain { id, frames in _ = core.state.handle(.written(id, frames: frames), now: now) }
             let event = prepare(&core)
             let actions = core.state.handle(event, now: now)
             for action in actions {

@@ -217,9 +217,7 @@ final class SignalHub: SessionEndpoint {
         answer: (Core) -> Answer
     ) -> Answer {
         let (answer, awaited) = core.withLockedValue { core -> (Answer, [AwaitedWork]) in
-            for (id, frames) in writes.drain() {
-                _ = core.state.handle(.written(id, frames: frames), now: now)
-            }
+            writes.drain { id, frames in _ = core.state.handle(.written(id, frames: frames), now: now) }
             let event = prepare(&core)
             var awaited: [AwaitedWork] = []
             for action in core.state.handle(answeredBusy(event, state: core.state, now: now) ?? event, now: now) {
