@@ -186,12 +186,7 @@ package struct FlatJSONObject: Equatable {
         private mutating func keySlot(in keys: [StaticString]) -> Int?? {
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { return nil }
             let start = index + 1
-            var end = start
-            while end < bytes.count, bytes[end] != UInt8(ascii: "\""), bytes[end] != UInt8(ascii: "\\"),
-                bytes[end] >= 0x20
-            {
-                end += 1
-            }
+            let end = start + JSONPlainRun.length(in: bytes, from: start)
             if end < bytes.count, bytes[end] == UInt8(ascii: "\"") {
                 index = end + 1
                 let raw = UnsafeBufferPointer(rebasing: bytes[start..<end])
@@ -218,7 +213,9 @@ package struct FlatJSONObject: Equatable {
         /// Checks a string as ``string()`` reads it, without building it.
         private mutating func skipString() -> Bool {
             guard take(UInt8(ascii: "\"")) else { return false }
-            while index < bytes.count {
+            while true {
+                index += JSONPlainRun.length(in: bytes, from: index)
+                guard index < bytes.count else { return false }
                 switch bytes[index] {
                 case UInt8(ascii: "\""):
                     index += 1
@@ -226,13 +223,10 @@ package struct FlatJSONObject: Equatable {
                 case UInt8(ascii: "\\"):
                     index += 1
                     guard escape() != nil else { return false }
-                case 0..<0x20:
-                    return false
                 default:
-                    index += 1
+                    return false  // a raw control character: nothing else stops a plain run
                 }
             }
-            return false
         }
 
         mutating func value(nesting: Bool) -> Value? {
