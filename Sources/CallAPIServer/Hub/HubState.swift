@@ -24,6 +24,9 @@ package struct HubState: Sendable, HubFrameQueue {
 
     package let limits: HubLimits
     private(set) var sessions: [SessionID: Session] = [:]
+    /// The sessions' ids in ascending order: the tick and a shutdown visit every session in this fixed order
+    /// without sorting them all each time (ids only grow, so a new one is appended).
+    private var sessionOrder: [SessionID] = []
     /// Logged-in sessions by user, in login order.
     private(set) var userSessions: [String: [SessionID]] = [:]
     var held: [String: [HeldMessage]] = [:]
@@ -147,7 +150,7 @@ package struct HubState: Sendable, HubFrameQueue {
             tick(now: now, into: &actions)
         case .shutdown:
             isShuttingDown = true
-            for id in sessions.keys.sorted() {
+            for id in sessionOrder {
                 close(
                     id, .serverShutdown, "the server is shutting down; reconnect in a moment", now: now, into: &actions)
             }
@@ -164,7 +167,10 @@ package struct HubState: Sendable, HubFrameQueue {
 
     private mutating func connect(_ id: SessionID, now: Int64, into actions: inout [HubAction]) {
         let waiting = sessions.count - loggedInSessionCount
-        sessions[id] = Session(connectedAt: now, lastSeen: now, bucket: TokenBucket(burst: limits.burst, now: now))
+        let session = Session(connectedAt: now, lastSeen: now, bucket: TokenBucket(burst: limits.burst, now: now))
+        if sessions.updateValue(session, forKey: id) == nil {
+            sessionOrder.insert(id, at: orderIndex(of: id))
+        }
         if isShuttingDown {
             close(id, .serverShutdown, "the server is shutting down; reconnect in a moment", now: now, into: &actions)
         } else if waiting >= limits.maxUnauthenticated {
@@ -667,14 +673,17 @@ package struct HubState: Sendable, HubFrameQueue {
 
     private mutating func presenceChanged(_ userId: String, online: Bool, into actions: inout [HubAction]) {
         let frame = ServerFrame.presenceChanged(.init(userId: userId, online: online))
-        for id in sessions.filter({ $0.value.login?.subscribed == true }).keys.sorted() {
-            enqueue(frame, to: id, into: &actions)
-        }
+        // One pass over the table (no look-up per session), then only the subscribers are put in order.
+        var subscribers: [SessionID] = []
+        for (id, session) in sessions where session.login?.subscribed == true { subscribers.append(id) }
+        for id in subscribers.sorted() { enqueue(frame, to: id, into: &actions) }
     }
 
     /// Forgets a session; tells subscribers if its user went offline.
     private mutating func remove(_ id: SessionID, now: Int64, into actions: inout [HubAction]) {
         guard let session = sessions.removeValue(forKey: id) else { return }
+        let index = orderIndex(of: id)
+        if index < sessionOrder.count, sessionOrder[index] == id { sessionOrder.remove(at: index) }
         outboxes.forget(session.outbox)
         guard let userId = session.login?.userId else { return }
         loggedInSessionCount -= 1
@@ -775,6 +784,18 @@ package struct HubState: Sendable, HubFrameQueue {
         }
     }
 
+    /// Where `id` is, or belongs, in ``sessionOrder``: after every smaller id.
+    private func orderIndex(of id: SessionID) -> Int {
+        if let last = sessionOrder.last, last < id { return sessionOrder.count }
+        var low = 0
+        var high = sessionOrder.count
+        while low < high {
+            let middle = (low + high) / 2
+            if sessionOrder[middle] < id { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+
     // MARK: - Time
 
     private mutating func tokenNotice(_ id: SessionID, now: Int64, into actions: inout [HubAction]) {
@@ -788,7 +809,7 @@ package struct HubState: Sendable, HubFrameQueue {
     }
 
     private mutating func tick(now: Int64, into actions: inout [HubAction]) {
-        for id in sessions.keys.sorted() {
+        for id in sessionOrder {
             guard let session = sessions[id] else { continue }
             if let login = session.login {
                 if login.lease.isExpired(at: now) {
