@@ -40,6 +40,7 @@ final class WebSocketSessionHandler: ChannelInboundHandler {
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
+        // It fails only on a channel already closed, which is written to no more.
         try? context.channel.syncOptions?.setOption(
             ChannelOptions.writeBufferWaterMark, value: WebSocketConnection.writeBufferWaterMark)
         let connection = endpoint.open(channel: context.channel, flusher: flusher)
