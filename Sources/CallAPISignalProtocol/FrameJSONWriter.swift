@@ -152,7 +152,7 @@ package struct FrameJSONWriter {
     /// (`\u00xx`), 0 for bytes written as they are (everything but a quote, a backslash and the controls).
     private static let escapeLengths: [UInt8] = (0...255).map { byte in
         let byte = UInt8(byte)
-        guard byte == 0x22 || byte == 0x5C || byte < 0x20 else { return 0 }
+        guard JSONPlainRun.needsEscape(byte) else { return 0 }
         return shortEscape(byte) == nil ? 5 : 1
     }
 
