@@ -141,6 +141,18 @@ public enum FrameCoding {
         return Array(encodeGenerally(frame).utf8)
     }
 
+    /// The JSON text of a server frame as UTF-8 after `room` zero bytes, written into `storage`'s memory (see
+    /// ``FrameJSONWriter/init(reusing:room:)``).
+    package static func encodeUTF8(_ frame: ServerFrame, after room: Int, reusing storage: consuming [UInt8]) -> [UInt8]
+    {
+        if let bytes = FrameFastPath.encodeUTF8(frame, into: FrameJSONWriter(reusing: consume storage, room: room)) {
+            return bytes
+        }
+        var bytes = [UInt8](repeating: 0, count: room)
+        bytes.append(contentsOf: encodeGenerally(frame).utf8)
+        return bytes
+    }
+
     /// The JSON text of a server frame.
     public static func encode(_ frame: ServerFrame) -> String {
         if let text = FrameFastPath.encode(frame) { return text }

@@ -109,10 +109,24 @@ enum FrameFastPath {
 
     /// ``encode(_:)-(ServerFrame)`` as UTF-8 bytes.
     static func encodeUTF8(_ frame: ServerFrame) -> [UInt8]? {
+        encodeUTF8(frame, into: FrameJSONWriter(capacity: capacity(of: frame)))
+    }
+
+    /// What `frame`'s text may take, so that its writer allocates once.
+    private static func capacity(of frame: ServerFrame) -> Int {
         switch frame {
         case .message(let message):
-            var writer = FrameJSONWriter(
-                capacity: message.body.utf8.count + message.from.utf8.count + message.messageId.utf8.count + 80)
+            message.body.utf8.count + message.from.utf8.count + message.messageId.utf8.count + 80
+        case .answer(let answer): 96 + (answer.message?.utf8.count ?? 0)
+        default: 64
+        }
+    }
+
+    /// ``encode(_:)-(ServerFrame)`` as UTF-8 bytes written by `writer` (opened, nothing written yet).
+    static func encodeUTF8(_ frame: ServerFrame, into writer: consuming FrameJSONWriter) -> [UInt8]? {
+        var writer = writer
+        switch frame {
+        case .message(let message):
             writer.member("body", message.body)
             writer.member("from", message.from)
             writer.member("held", message.held)
@@ -122,7 +136,6 @@ enum FrameFastPath {
             writer.member("type", "message")
             return writer.finishUTF8()
         case .answer(let answer):
-            var writer = FrameJSONWriter(capacity: 96 + (answer.message?.utf8.count ?? 0))
             writer.member("id", answer.id)
             writer.member("message", answer.message)
             writer.member("messageId", answer.messageId)
@@ -133,7 +146,6 @@ enum FrameFastPath {
             writer.member("type", "answer")
             return writer.finishUTF8()
         case .pong(let pong):
-            var writer = FrameJSONWriter()
             writer.member("id", pong.id)
             writer.member("serverTime", pong.serverTime)
             writer.member("type", "pong")

@@ -73,6 +73,18 @@ import Testing
         #expect(bytes == Array("x\(value)".utf8))
     }
 
+    @Test func framesEncodedIntoReusedMemoryAreTheSameBytesAfterTheRoom() {
+        let general: [ServerFrame] = [.presenceChanged(.init(userId: "é\"1", online: true))]
+        // One memory through every frame, as the hub reuses it: a long frame's leftovers must not show in the
+        // next, shorter one.
+        var storage = [UInt8](repeating: UInt8(ascii: "z"), count: 4096)
+        for frame in Self.serverFrames + general + Self.serverFrames.reversed() {
+            let encoded = FrameCoding.encodeUTF8(frame, after: 3, reusing: storage)
+            #expect(encoded == [0, 0, 0] + FrameCoding.encodeUTF8(frame))
+            storage = encoded
+        }
+    }
+
     @Test func generalFramesAreWrittenAsUTF8OfTheirText() {
         let frames: [ServerFrame] = [
             .presenceChanged(.init(userId: "é\"1", online: true)), .error(.init(code: .invalidFrame, message: "a\nb")),

@@ -486,16 +486,16 @@ package struct HubState: Sendable, HubFrameQueue {
             let message = ServerFrame.message(.init(from: user, body: send.body, sentAt: now, messageId: messageId))
             // A target whose outbox cannot take the message is closed now, and the answer counts only the rest.
             let cost = FrameCost.bytes(of: message)
-            var reached: [SessionID] = []
+            func fits(_ target: SessionID) -> Bool {
+                guard let index = sessions.index(forKey: target) else { return false }
+                return outboxes.fits(target, cost: cost, outbox: sessions.values[index].outbox)
+            }
+            // Usually every target can take it: then `targets` itself is the list, without building another.
+            var reached = targets
             var tooSlow: [SessionID] = []
-            for target in targets {
-                if let index = sessions.index(forKey: target),
-                    outboxes.fits(target, cost: cost, outbox: sessions.values[index].outbox)
-                {
-                    reached.append(target)
-                } else {
-                    tooSlow.append(target)
-                }
+            if !targets.allSatisfy(fits) {
+                reached = targets.filter(fits)
+                tooSlow = targets.filter { !fits($0) }
             }
             for target in reached { enqueue(message, to: target, cost: cost, into: &actions) }
             for target in tooSlow { dropSlowConsumer(target, now: now, into: &actions) }

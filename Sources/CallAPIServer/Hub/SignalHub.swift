@@ -21,7 +21,17 @@ final class SignalHub: SessionEndpoint {
     private struct Core {
         var state: HubState
         var connections = ConnectionRegistry()
+        /// The memory every frame is encoded into before it is copied to its connection (see
+        /// ``FrameJSONWriter/init(reusing:room:)``).
+        var encoded: [UInt8] = []
+        /// The memory each event's actions are collected in (emptied after each event).
+        var actions: [HubAction] = []
     }
+
+    /// An encoding memory that grew beyond this (a large frame) is let go instead of kept.
+    private static let keptEncodingBytes = 64 * 1024
+    /// An action list that grew beyond this many is let go too.
+    private static let keptActions = 64
 
     private let core: NIOLockedValueBox<Core>
     private let authority: TokenAuthority
@@ -220,8 +230,16 @@ final class SignalHub: SessionEndpoint {
             writes.drain { id, frames in _ = core.state.handle(.written(id, frames: frames), now: now) }
             let event = prepare(&core)
             var awaited: [AwaitedWork] = []
-            for action in core.state.handle(answeredBusy(event, state: core.state, now: now) ?? event, now: now) {
-                if let work = perform(action, in: core, relayStartedAt: relayStartedAt) { awaited.append(work) }
+            var actions = core.actions
+            core.actions = []
+            core.state.handle(answeredBusy(event, state: core.state, now: now) ?? event, now: now, into: &actions)
+            for action in actions {
+                if let work = perform(action, in: &core, relayStartedAt: relayStartedAt) { awaited.append(work) }
+            }
+            // Kept for the next event unless one event (a shutdown, a tick) made it large.
+            if actions.capacity <= Self.keptActions {
+                actions.removeAll(keepingCapacity: true)
+                core.actions = actions
             }
             metrics.update(
                 sessions: core.state.sessionCount, usersOnline: core.state.onlineUserCount,
@@ -248,7 +266,7 @@ final class SignalHub: SessionEndpoint {
     }
 
     private func perform(
-        _ action: HubAction, in core: Core, relayStartedAt: ContinuousClock.Instant?
+        _ action: HubAction, in core: inout Core, relayStartedAt: ContinuousClock.Instant?
     ) -> AwaitedWork? {
         switch action {
         case .relayed(let send):
@@ -264,7 +282,13 @@ final class SignalHub: SessionEndpoint {
                 startedAt = relayStartedAt
                 metrics.messageRelayed()
             }
-            connection.send(utf8: FrameCoding.encodeUTF8(frame), relayStartedAt: startedAt)
+            // Moved out, so that the writer holds the only reference and writes in place.
+            let storage = core.encoded
+            core.encoded = []
+            var encoded = FrameCoding.encodeUTF8(
+                frame, after: WebSocketServerFrame.headerRoom, reusing: consume storage)
+            connection.send(room: &encoded, relayStartedAt: startedAt)
+            if encoded.capacity <= Self.keptEncodingBytes { core.encoded = encoded }
         case .close(let id, let code, let reason):
             metrics.closed(reason)
             logger.info(

@@ -18,6 +18,10 @@ final class LoopFlusher: Sendable {
         var scheduled = false
     }
 
+    /// The list emptied by the last flush, swapped with the queued one by the next: both keep their storage
+    /// (handing out a copy would make the emptied original allocate anew every tick). Touched on the loop only.
+    private let spare: NIOLoopBoundBox<[WebSocketConnection]>
+
     /// The loop's open WebSocket handlers, which the sweep visits (touched on the loop only).
     private struct Sweep {
         var handlers: [ObjectIdentifier: WebSocketSessionHandler] = [:]
@@ -31,6 +35,7 @@ final class LoopFlusher: Sendable {
     init(eventLoop: any EventLoop) {
         self.eventLoop = eventLoop
         sweep = NIOLoopBoundBox(Sweep(), eventLoop: eventLoop)
+        spare = NIOLoopBoundBox([], eventLoop: eventLoop)
     }
 
     /// Writes `connection`'s pending frames in this loop tick (or the next, from another thread).
@@ -45,14 +50,17 @@ final class LoopFlusher: Sendable {
     }
 
     private func flush() {
-        let connections = queued.withLockedValue { queued -> [WebSocketConnection] in
+        var connections = spare.value
+        spare.value = []
+        queued.withLockedValue { queued in
             queued.scheduled = false
-            defer { queued.connections.removeAll(keepingCapacity: true) }
-            return queued.connections
+            swap(&queued.connections, &connections)
         }
         for connection in connections {
             connection.writePending()
         }
+        connections.removeAll(keepingCapacity: true)
+        spare.value = connections
     }
 
     /// Adds an open handler to the ping sweep (on the loop).

@@ -57,10 +57,28 @@ final class WebSocketConnection: Sendable {
     }
 
     private func send(utf8: UnsafeRawBufferPointer, relayStartedAt: ContinuousClock.Instant?) {
+        queueText(bytes: utf8.count, relayStartedAt: relayStartedAt) {
+            WebSocketServerFrame.writeText(utf8: utf8, into: &$0)
+        }
+    }
+
+    /// Queues a text frame whose UTF-8 text follows ``WebSocketServerFrame/headerRoom`` bytes of room (the
+    /// header goes there); `relayStartedAt` when it relays a message that arrived then.
+    func send(room text: inout [UInt8], relayStartedAt: ContinuousClock.Instant? = nil) {
+        queueText(bytes: text.count, relayStartedAt: relayStartedAt) {
+            WebSocketServerFrame.writeText(room: &text, into: &$0)
+        }
+    }
+
+    private func queueText(
+        bytes: Int, relayStartedAt: ContinuousClock.Instant?, write: (inout ByteBuffer) -> Void
+    ) {
         let schedule = pending.withLockedValue { pending -> Bool in
             guard !pending.closing else { return false }
-            var buffer = pending.buffer ?? channel.allocator.buffer(capacity: utf8.count + 10)
-            WebSocketServerFrame.writeText(utf8: utf8, into: &buffer)
+            var buffer = pending.buffer ?? channel.allocator.buffer(capacity: bytes + WebSocketServerFrame.headerRoom)
+            // Taken out while written, so that the buffer's storage is not shared and copied.
+            pending.buffer = nil
+            write(&buffer)
             pending.buffer = buffer
             pending.frames += 1
             if let relayStartedAt {

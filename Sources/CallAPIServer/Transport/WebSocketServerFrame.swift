@@ -8,6 +8,35 @@ enum WebSocketServerFrame {
         buffer.writeBytes(utf8)
     }
 
+    /// The most a frame header takes (a 64-bit length): the room left in front of a text encoded for
+    /// ``writeText(room:into:)``.
+    static let headerRoom = 10
+
+    /// Appends a text frame whose UTF-8 text follows ``headerRoom`` bytes of `room`: the header is written into
+    /// the end of the room, and header and text are copied in one piece.
+    static func writeText(room text: inout [UInt8], into buffer: inout ByteBuffer) {
+        text.withUnsafeMutableBytes { bytes in
+            let length = bytes.count - headerRoom
+            let start: Int
+            switch length {
+            case 0...125:
+                start = headerRoom - 2
+                bytes[start + 1] = UInt8(length)
+            case 126...0xFFFF:
+                start = headerRoom - 4
+                bytes[start + 1] = 126
+                bytes[start + 2] = UInt8(truncatingIfNeeded: length >> 8)
+                bytes[start + 3] = UInt8(truncatingIfNeeded: length)
+            default:
+                start = 0
+                bytes[1] = 127
+                for index in 0..<8 { bytes[2 + index] = UInt8(truncatingIfNeeded: length >> (56 - 8 * index)) }
+            }
+            bytes[start] = 0x80 | FrameOpcode.text
+            buffer.writeBytes(UnsafeRawBufferPointer(rebasing: bytes[start...]))
+        }
+    }
+
     /// Appends a close frame with `code` and an optional reason (cut to fit a control frame's 125 bytes).
     static func writeClose(code: UInt16, reason: String?, into buffer: inout ByteBuffer) {
         let reason = Array((reason ?? "").utf8.prefix(123))

@@ -96,6 +96,27 @@ import Testing
         #expect(last?.reason == .slowConsumer)
     }
 
+    @Test mutating func aSendReachesTheSessionsThatKeepUpAndClosesOnlyTheFullOne() {
+        let keepsUp = SessionID(3)
+        login(sender, "1001")
+        login(reader, "1002")
+        login(keepsUp, "1002")
+        var last: [HubAction] = []
+        for number in 0..<30 {
+            last = send(number)
+            _ = hub.handle(.written(sender, frames: 100), now: 1)
+            _ = hub.handle(.written(keepsUp, frames: 100), now: 1)
+            if last.contains(.close(reader, code: SignalCloseCode.slowConsumer, reason: .slowConsumer)) { break }
+        }
+        #expect(last.contains(.close(reader, code: SignalCloseCode.slowConsumer, reason: .slowConsumer)))
+        let messages = last.compactMap { action -> SessionID? in
+            if case .send(let id, .message) = action { id } else { nil }
+        }
+        #expect(messages == [keepsUp])
+        #expect(answer(last, to: sender)?.result == .delivered)
+        #expect(answer(last, to: sender)?.sessions == 1)
+    }
+
     @Test mutating func aSessionThatOverflowsMidEventGetsNoLaterFrameAndIsClosedAfterTheEventsOtherActions() {
         var limits = hub.limits
         limits.maxOutboxBytes = 25_000
