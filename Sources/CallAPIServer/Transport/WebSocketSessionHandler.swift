@@ -50,6 +50,7 @@ final class WebSocketSessionHandler: ChannelInboundHandler {
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
+        flusher.readsCompleted()
         ended()
         self.context = nil
     }
@@ -59,8 +60,15 @@ final class WebSocketSessionHandler: ChannelInboundHandler {
     func channelWritabilityChanged(context: ChannelHandlerContext) {}
 
     func channelInactive(context: ChannelHandlerContext) {
+        flusher.readsCompleted()
         ended()
         context.fireChannelInactive()
+    }
+
+    /// What this connection's reads queued, to any connection on the loop, is written now (``LoopFlusher``).
+    func channelReadComplete(context: ChannelHandlerContext) {
+        flusher.readsCompleted()
+        context.fireChannelReadComplete()
     }
 
     private func ended() {
@@ -75,6 +83,7 @@ final class WebSocketSessionHandler: ChannelInboundHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !ignoring else { return }
+        flusher.readsBegan()
         active = true
         var bytes = unwrapInboundIn(data)
         var ownsBytes = false
@@ -180,6 +189,8 @@ final class WebSocketSessionHandler: ChannelInboundHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        // A failed read completes no reads: what they queued is written before the socket closes.
+        flusher.readsCompleted()
         context.close(promise: nil)
     }
 
