@@ -51,22 +51,10 @@ package struct FlatJSONObject: Equatable {
     package func optionalInt(_ key: String) -> Int?? { self[key].optionalInt }
 
     /// `key` as a boolean: `.some(nil)` when absent or null, nil when it is something else.
-    package func optionalBool(_ key: String) -> Bool?? {
-        switch self[key] {
-        case nil, .null: .some(nil)
-        case .bool(let value): .some(value)
-        default: nil
-        }
-    }
+    package func optionalBool(_ key: String) -> Bool?? { self[key].optionalBool }
 
     /// `key` as an object: `.some(nil)` when absent or null, nil when it is something else.
-    package func optionalObject(_ key: String) -> FlatJSONObject?? {
-        switch self[key] {
-        case nil, .null: .some(nil)
-        case .object(let value): .some(value)
-        default: nil
-        }
-    }
+    package func optionalObject(_ key: String) -> FlatJSONObject?? { self[key].optionalObject }
 
     /// `key` as a string that must be there.
     package func string(_ key: String) -> String? {
@@ -371,6 +359,24 @@ extension Optional where Wrapped == FlatJSONObject.Value {
         switch self {
         case nil, .null?: .some(nil)
         case .string(let value)?: .some(value)
+        default: nil
+        }
+    }
+
+    /// A boolean: `.some(nil)` when absent or null, nil when it is something else.
+    package var optionalBool: Bool?? {
+        switch self {
+        case nil, .null?: .some(nil)
+        case .bool(let value)?: .some(value)
+        default: nil
+        }
+    }
+
+    /// An object: `.some(nil)` when absent or null, nil when it is something else.
+    package var optionalObject: FlatJSONObject?? {
+        switch self {
+        case nil, .null?: .some(nil)
+        case .object(let value)?: .some(value)
         default: nil
         }
     }

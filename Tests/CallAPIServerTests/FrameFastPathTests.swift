@@ -118,6 +118,7 @@ import Testing
         #"{"type":"send","id":1,"to":"1","body":"x","push":{"kind":"call","callId":"c","video":null,"x":1}}"#,
         #"{"type":"send","id":1,"to":"1","body":"x","push":{"kind":"withdraw","callId":"c","reason":"expired"}}"#,
         #"{"type":"send","id":1,"to":"1","body":"x","extra":{"a":1}}"#,
+        #"{"z":1,"type":"send","z":"again","id":1,"to":"1","body":"x"}"#, #"{"id":3,"to":"ignored","type":"ping"}"#,
     ])
     func spellingsDecodeAsTheGeneralPathDecodesThem(text: String) throws {
         let fast = try #require(FrameFastPath.decodeClientFrame(text))
