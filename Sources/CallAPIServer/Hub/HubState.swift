@@ -629,7 +629,7 @@ package struct HubState: Sendable, HubFrameQueue {
 
     mutating func makeMessageId() -> String {
         defer { nextMessageNumber += 1 }
-        return "m-\(nextMessageNumber)"
+        return "m-" + String(nextMessageNumber)
     }
 
     private mutating func deliverHeld(

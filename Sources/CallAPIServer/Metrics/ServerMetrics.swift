@@ -162,8 +162,8 @@ final class ServerMetrics: Sendable {
     func callWebhookPending(_ count: Int) { callWebhookQueue.record(count) }
 
     func relayLatency(_ duration: Duration) {
-        relayLatency.recordNanoseconds(
-            duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
+        let (seconds, attoseconds) = duration.components
+        relayLatency.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
     }
 
     /// The Prometheus text exposition.

@@ -160,7 +160,10 @@ final class WebSocketSessionHandler: ChannelInboundHandler {
         guard isText else { return deliver(frame.payload.readableBytesView, isText: false) }
         withUnsafeTemporaryAllocation(byteCount: frame.payload.readableBytes, alignment: 8) { scratch in
             frame.unmask(into: scratch)
-            deliver(UnsafeRawBufferPointer(scratch), isText: true)
+            let utf8 = UnsafeRawBufferPointer(scratch).assumingMemoryBound(to: UInt8.self)
+            guard UTF8Text.isASCII(utf8) else { return deliver(utf8, isText: true) }
+            // Checked already: ASCII is UTF-8, and decoding it repairs nothing.
+            deliver(text: String(decoding: utf8, as: UTF8.self))
         }
     }
 
@@ -174,6 +177,11 @@ final class WebSocketSessionHandler: ChannelInboundHandler {
         guard let text = String(validating: payload, as: UTF8.self) else {
             return fail(code: 1007, reason: "text is not UTF-8")
         }
+        deliver(text: text)
+    }
+
+    private func deliver(text: String) {
+        guard !ignoring, !closeSent, let connection else { return }
         if !endpoint.received(text: text, on: connection.id, at: .now) {
             ignoring = true
         }

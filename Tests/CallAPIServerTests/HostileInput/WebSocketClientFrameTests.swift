@@ -281,6 +281,24 @@ import Testing
         }
     }
 
+    /// Text is checked as ASCII eight bytes at a time first: a non-ASCII byte anywhere, after or inside a long
+    /// ASCII run, must still reach the full UTF-8 check.
+    @Test(arguments: [0, 1, 7, 8, 9, 15, 16, 17, 40])
+    func textBeyondASCIIIsCheckedAsUTF8WhereverItStarts(asciiBefore: Int) throws {
+        let ascii = Array(repeating: UInt8(ascii: "a"), count: asciiBefore)
+        let valid = try Harness()
+        try valid.receive(Self.frame(first: 0x81, payload: ascii + Array("é😀".utf8) + ascii))
+        #expect(
+            valid.endpoint.receivedTexts == [
+                String(decoding: ascii, as: UTF8.self) + "é😀" + String(decoding: ascii, as: UTF8.self)
+            ])
+        // The first three bytes of a four-byte sequence: repaired, it would be as long as it is.
+        let truncated = try Harness()
+        try truncated.receive(Self.frame(first: 0x81, payload: ascii + [0xF0, 0x9F, 0x98] + ascii))
+        #expect(truncated.endpoint.receivedTexts == [])
+        #expect(Array(try truncated.written().prefix(2)) == [0x88, UInt8(2 + "text is not UTF-8".utf8.count)])
+    }
+
     @Test func textThatIsNotUTF8ClosesWith1007() throws {
         let harness = try Harness()
         try harness.receive(Self.frame(first: 0x81, payload: [0x7B, 0xFF, 0xFE, 0x7D]))
