@@ -11,6 +11,8 @@ final class WebSocketConnection: Sendable {
     let id: SessionID
     let channel: any Channel
     private let flusher: LoopFlusher
+    /// The channel's allocator, asked once: through `any Channel` each ask cost a dynamic call.
+    private let allocator: ByteBufferAllocator
     private let tally: WriteTally
     private let metrics: ServerMetrics?
     private let pending = NIOLockedValueBox(Pending())
@@ -34,6 +36,7 @@ final class WebSocketConnection: Sendable {
         self.id = id
         self.channel = channel
         self.flusher = flusher
+        allocator = channel.allocator
         self.tally = tally
         self.metrics = metrics
         writer = NIOLoopBoundBox(nil, eventLoop: channel.eventLoop)
@@ -75,7 +78,7 @@ final class WebSocketConnection: Sendable {
     ) {
         let schedule = pending.withLockedValue { pending -> Bool in
             guard !pending.closing else { return false }
-            var buffer = pending.buffer ?? channel.allocator.buffer(capacity: bytes + WebSocketServerFrame.headerRoom)
+            var buffer = pending.buffer ?? allocator.buffer(capacity: bytes + WebSocketServerFrame.headerRoom)
             // Taken out while written, so that the buffer's storage is not shared and copied.
             pending.buffer = nil
             write(&buffer)
@@ -95,7 +98,7 @@ final class WebSocketConnection: Sendable {
     func close(code: UInt16, reason: String?) {
         let schedule = pending.withLockedValue { pending -> Bool in
             guard !pending.closing else { return false }
-            var buffer = pending.buffer ?? channel.allocator.buffer(capacity: 4 + (reason?.utf8.count ?? 0))
+            var buffer = pending.buffer ?? allocator.buffer(capacity: 4 + (reason?.utf8.count ?? 0))
             WebSocketServerFrame.writeClose(code: code, reason: reason, into: &buffer)
             pending.buffer = buffer
             pending.closing = true
@@ -108,7 +111,7 @@ final class WebSocketConnection: Sendable {
     func sendControl(opcode: UInt8, payload: ByteBuffer) {
         let schedule = pending.withLockedValue { pending -> Bool in
             guard !pending.closing else { return false }
-            var buffer = pending.buffer ?? channel.allocator.buffer(capacity: payload.readableBytes + 2)
+            var buffer = pending.buffer ?? allocator.buffer(capacity: payload.readableBytes + 2)
             WebSocketServerFrame.writeControl(opcode: opcode, payload: payload, into: &buffer)
             pending.buffer = buffer
             return Self.markScheduled(&pending)
@@ -169,7 +172,7 @@ final class WebSocketConnection: Sendable {
         }
         guard channel.isActive else { return }
         let promise = channel.eventLoop.makePromise(of: Void.self)
-        context.writeAndFlush(NIOAny(channel.allocator.buffer(capacity: 0)), promise: promise)
+        context.writeAndFlush(NIOAny(allocator.buffer(capacity: 0)), promise: promise)
         promise.futureResult.whenSuccess { written.report() }
     }
 
