@@ -5,14 +5,18 @@ enum FrameFastPath {
     static func decodeClientFrame(_ text: String) -> ClientFrame? {
         // Picked, not read whole: only the members these two frames have are built, each key is compared as
         // bytes, and the general decoder ignores the other members too.
-        guard let values = FlatJSONObject.pick(clientKeys, from: text), case .string(let type)? = values[0] else {
+        guard let values = FlatJSONObject.pick(clientKeys, from: text),
+            case .string(let type)? = values[ClientKey.type.rawValue]
+        else {
             return nil
         }
+        func value(_ key: ClientKey) -> FlatJSONObject.Value? { values[key.rawValue] }
         switch type {
         case "send":
-            guard case .int(let wideId)? = values[1], let id = Int(exactly: wideId), case .string(let to)? = values[2],
-                case .string(let body)? = values[3], let ttl = values[4].optionalInt, let copy = values[5].optionalBool,
-                let pushObject = values[6].optionalObject
+            guard case .int(let wideId)? = value(.id), let id = Int(exactly: wideId),
+                case .string(let to)? = value(.to), case .string(let body)? = value(.body),
+                let ttl = value(.ttl).optionalInt, let copy = value(.copy).optionalBool,
+                let pushObject = value(.push).optionalObject
             else { return nil }
             var push: PushMark?
             if let pushObject {
@@ -21,15 +25,29 @@ enum FrameFastPath {
             }
             return .send(.init(id: id, to: to, body: body, ttl: ttl, push: push, copy: copy))
         case "ping":
-            guard let id = values[1].optionalInt else { return nil }
+            guard let id = value(.id).optionalInt else { return nil }
             return .ping(.init(id: id))
         default:
             return nil
         }
     }
 
-    /// The members of the client frames read here: `type`, then a `send`'s, of which a `ping` has `id`.
-    private static let clientKeys: [StaticString] = ["type", "id", "to", "body", "ttl", "copy", "push"]
+    /// The members of the client frames read here, by their place in ``clientKeys``.
+    private enum ClientKey: Int, CaseIterable {
+        case type, id, to, body, ttl, copy, push
+    }
+
+    private static let clientKeys: [StaticString] = ClientKey.allCases.map { key in
+        switch key {
+        case .type: "type"
+        case .id: "id"
+        case .to: "to"
+        case .body: "body"
+        case .ttl: "ttl"
+        case .copy: "copy"
+        case .push: "push"
+        }
+    }
 
     /// A send's push mark (docs/push.md), as its `Codable` conformance reads it.
     private static func pushMark(_ object: FlatJSONObject) -> PushMark? {

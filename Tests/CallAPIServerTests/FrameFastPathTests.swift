@@ -129,6 +129,8 @@ import Testing
         #"{"type":"message","from":"1","body":"\u00e9","sentAt":1,"messageId":"m","held":null}"#,
         #"{"type":"answer","id":1,"result":"failed","reason":"from_the_future","message":"m"}"#,
         #"{"type":"pong","serverTime":-1}"#,
+        #"{"z":1,"type":"answer","id":1,"result":"delivered","from":"not an answer's","body":null}"#,
+        #"{"serverTime":5,"type":"pong","held":true,"extra":{"a":"b"}}"#,
     ])
     func serverSpellingsDecodeAsTheGeneralPathDecodesThem(text: String) throws {
         let fast = try #require(FrameFastPath.decodeServerFrame(text))

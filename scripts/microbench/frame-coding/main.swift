@@ -54,3 +54,11 @@ let ledgerPicks: [StaticString] = [
 measure("pick the ledger's 10 fields from the JSON body") {
     FlatJSONObject.pick(ledgerPicks, from: jsonBody).map { $0.reduce(0) { $0 + ($1 == nil ? 0 : 1) } } ?? 0
 }
+// What a client reads for every message relayed to it, and for every send it made.
+let messageText = FrameFastPath.encode(plainMessage)!
+let answerText = FrameFastPath.encode(
+    ServerFrame.answer(.init(id: 7, result: .delivered, messageId: "m-12345", sessions: 1)))!
+measure("decode the message with the plain body (a receiver)") {
+    FrameFastPath.decodeServerFrame(messageText) == nil ? 0 : 1
+}
+measure("decode the answer (a sender)") { FrameFastPath.decodeServerFrame(answerText) == nil ? 0 : 1 }
