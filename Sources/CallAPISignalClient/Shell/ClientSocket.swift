@@ -25,7 +25,8 @@ final class ClientSocket {
     fileprivate enum Phase {
         /// Connecting and upgrading; `closeWhenOpen` when the owner closed it meanwhile.
         case connecting(closeWhenOpen: Bool)
-        case open(any Channel)
+        /// Upgraded: text frames are written through the writer, control frames through NIO's encoder.
+        case open(any Channel, TextFrameWriter)
         /// A close frame is sent; the server's answer (or a second's wait) closes the channel.
         case closing(any Channel)
         case closed
@@ -82,6 +83,8 @@ final class ClientSocket {
         if let tls {
             try sync.addHandler(NIOSSLClientHandler(context: tls, serverHostname: target.serverName))
         }
+        // Between the socket (or TLS) and the WebSocket encoder NIO adds at the upgrade, which it bypasses.
+        try sync.addHandler(TextFrameWriter())
         let request = UpgradeRequestHandler(target: target, owner: owner)
         let upgrader = NIOWebSocketClientUpgrader(maxFrameSize: maxMessageBytes, automaticErrorHandling: true) {
             channel, _ in
@@ -101,23 +104,24 @@ final class ClientSocket {
 
     /// Writes one text message (masked, as every client frame must be).
     func write(_ text: String) {
-        guard let channel = openChannel() else { return }
-        channel.writeAndFlush(Self.frame(.text, channel.allocator.buffer(string: text)), promise: nil)
+        var text = text
+        text.withUTF8 { write(utf8: UnsafeRawBufferPointer($0)) }
     }
 
     /// Writes one text message given as UTF-8 (what the frame encoder writes).
     func write(utf8: [UInt8]) {
-        guard let channel = openChannel() else { return }
-        channel.writeAndFlush(Self.frame(.text, channel.allocator.buffer(bytes: utf8)), promise: nil)
+        utf8.withUnsafeBytes { write(utf8: $0) }
     }
 
-    private func openChannel() -> (any Channel)? {
-        guard case .open(let channel) = phase else {
+    private func write(utf8: UnsafeRawBufferPointer) {
+        guard case .open(let channel, let writer) = phase else {
             // The machines write only after `socketOpened` and before `closeSocket`; a write outside that is a bug.
             logger.warning("a frame written to a socket that is not open was not sent", metadata: ["socket": "\(id)"])
-            return nil
+            return
         }
-        return channel
+        var frame = channel.allocator.buffer(capacity: utf8.count + 14)
+        MaskedTextFrame.write(utf8: utf8, key: .random(), into: &frame)
+        writer.writeAndFlush(frame)
     }
 
     /// Closes politely, and forcibly if the server does not answer within a second.
@@ -125,7 +129,7 @@ final class ClientSocket {
         switch phase {
         case .connecting:
             phase = .connecting(closeWhenOpen: true)
-        case .open(let channel):
+        case .open(let channel, _):
             phase = .closing(channel)
             var code = channel.allocator.buffer(capacity: 2)
             code.write(webSocketErrorCode: .normalClosure)
@@ -141,7 +145,7 @@ final class ClientSocket {
         switch phase {
         case .connecting:
             phase = .connecting(closeWhenOpen: true)
-        case .open(let channel), .closing(let channel):
+        case .open(let channel, _), .closing(let channel):
             phase = .closed
             channel.close(promise: nil)
         case .closed:
@@ -167,12 +171,18 @@ final class ClientSocket {
         }
 
         func opened(_ channel: any Channel) {
+            guard let writer = try? channel.pipeline.syncOperations.handler(type: TextFrameWriter.self) else {
+                // Added before the upgrade, so always there while the channel is open.
+                cause = "the connection's pipeline has no frame writer"
+                channel.close(promise: nil)
+                return
+            }
             if case .connecting(closeWhenOpen: true) = socket.phase {
-                socket.phase = .open(channel)
+                socket.phase = .open(channel, writer)
                 socket.close()
                 return
             }
-            socket.phase = .open(channel)
+            socket.phase = .open(channel, writer)
             delegate?.socketOpened(socket.id)
         }
 
