@@ -64,19 +64,25 @@ enum FrameFastPath {
     }
 
     static func decodeServerFrame(_ text: String) -> ServerFrame? {
-        guard let object = FlatJSONObject(text), let type = object.string("type") else { return nil }
+        // Picked as client frames are: only these frames' members are built.
+        guard let values = FlatJSONObject.pick(serverKeys, from: text),
+            case .string(let type)? = values[ServerKey.type.rawValue]
+        else {
+            return nil
+        }
+        func value(_ key: ServerKey) -> FlatJSONObject.Value? { values[key.rawValue] }
         switch type {
         case "message":
-            guard let from = object.string("from"), let body = object.string("body"),
-                let sentAt = object.int64("sentAt"), let messageId = object.string("messageId"),
-                let held = object.optionalBool("held"), let to = object.optionalString("to")
+            guard case .string(let from)? = value(.from), case .string(let body)? = value(.body),
+                case .int(let sentAt)? = value(.sentAt), case .string(let messageId)? = value(.messageId),
+                let held = value(.held).optionalBool, let to = value(.to).optionalString
             else { return nil }
             return .message(.init(from: from, body: body, sentAt: sentAt, messageId: messageId, held: held, to: to))
         case "answer":
-            guard let id = object.optionalInt("id"), let resultText = object.string("result"),
-                let result = SendResult(rawValue: resultText), let reasonText = object.optionalString("reason"),
-                let message = object.optionalString("message"), let messageId = object.optionalString("messageId"),
-                let sessions = object.optionalInt("sessions"), let ttl = object.optionalInt("ttl")
+            guard let id = value(.id).optionalInt, case .string(let resultText)? = value(.result),
+                let result = SendResult(rawValue: resultText), let reasonText = value(.reason).optionalString,
+                let message = value(.message).optionalString, let messageId = value(.messageId).optionalString,
+                let sessions = value(.sessions).optionalInt, let ttl = value(.ttl).optionalInt
             else { return nil }
             let reason = reasonText.map { SignalErrorCode(rawValue: $0) ?? .unknown }
             return .answer(
@@ -84,10 +90,34 @@ enum FrameFastPath {
                     id: id, result: result, reason: reason, message: message, messageId: messageId,
                     sessions: sessions, ttl: ttl))
         case "pong":
-            guard let id = object.optionalInt("id"), let serverTime = object.int64("serverTime") else { return nil }
+            guard let id = value(.id).optionalInt, case .int(let serverTime)? = value(.serverTime) else { return nil }
             return .pong(.init(id: id, serverTime: serverTime))
         default:
             return nil
+        }
+    }
+
+    /// The members of the server frames read here, by their place in ``serverKeys``.
+    private enum ServerKey: Int, CaseIterable {
+        case type, id, from, body, sentAt, messageId, held, to, result, reason, message, sessions, ttl, serverTime
+    }
+
+    private static let serverKeys: [StaticString] = ServerKey.allCases.map { key in
+        switch key {
+        case .type: "type"
+        case .id: "id"
+        case .from: "from"
+        case .body: "body"
+        case .sentAt: "sentAt"
+        case .messageId: "messageId"
+        case .held: "held"
+        case .to: "to"
+        case .result: "result"
+        case .reason: "reason"
+        case .message: "message"
+        case .sessions: "sessions"
+        case .ttl: "ttl"
+        case .serverTime: "serverTime"
         }
     }
 
