@@ -130,7 +130,8 @@ import Testing
         #"{"type":"answer","id":1,"result":"failed","reason":"from_the_future","message":"m"}"#,
         #"{"type":"pong","serverTime":-1}"#,
         #"{"z":1,"type":"answer","id":1,"result":"delivered","from":"not an answer's","body":null}"#,
-        #"{"serverTime":5,"type":"pong","held":true,"extra":{"a":"b"}}"#, #"{"z":1,"type":"pong","z":2,"serverTime":3}"#,
+        #"{"serverTime":5,"type":"pong","held":true,"extra":{"a":"b"}}"#,
+        #"{"z":1,"type":"pong","z":2,"serverTime":3}"#,
     ])
     func serverSpellingsDecodeAsTheGeneralPathDecodesThem(text: String) throws {
         let fast = try #require(FrameFastPath.decodeServerFrame(text))
