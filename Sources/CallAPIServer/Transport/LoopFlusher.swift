@@ -1,13 +1,13 @@
 import NIOConcurrencyHelpers
 import NIOCore
 
-/// One event loop's writer: writes and flushes the connections with pending frames once per loop tick, and pings
-/// the loop's connections from one shared sweep (no timer or task per connection).
+/// One event loop's writer: writes and flushes the connections with pending frames, and pings the loop's
+/// connections from one shared sweep (no timer or task per connection).
 ///
-/// `schedule` may be called from any thread: the first connection scheduled in a tick enqueues one task on the
-/// loop, which then writes every connection scheduled meanwhile (from this loop's reads or any other's). So
-/// frames relayed during one batch of reads leave in one write per receiver, and cross-loop delivery costs one
-/// task per loop and tick, not one per frame.
+/// `schedule` may be called from any thread. Frames queued while this loop handles a connection's reads are
+/// written when those reads complete, with no task; otherwise the first connection scheduled enqueues one task
+/// on the loop, which writes every connection scheduled meanwhile. So frames relayed during one batch of reads
+/// leave in one write per receiver, and cross-loop delivery costs one task per loop and tick, not one per frame.
 final class LoopFlusher: Sendable {
     let eventLoop: any EventLoop
     private let queued = NIOLockedValueBox(Queued())

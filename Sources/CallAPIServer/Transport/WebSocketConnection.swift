@@ -3,10 +3,11 @@ import NIOCore
 
 /// One WebSocket connection as the hubs see it: where frames for it are queued, from any thread.
 ///
-/// Frames are encoded straight into one pending buffer per connection; the connection's event loop writes that
-/// buffer once per loop tick (see ``LoopFlusher``), so a burst of frames costs one write and one flush, and a
-/// frame relayed from another loop costs no task of its own. What reached the socket is counted in the hub's
-/// ``WriteTally`` when the write completes, which is what the state machines' outbox limits are checked against.
+/// Frames are copied, already encoded, into one pending buffer per connection; the connection's event loop writes
+/// that buffer when the reads that queued them complete, or once per loop tick (see ``LoopFlusher``), so a burst
+/// of frames costs one write and one flush, and a frame relayed from another loop costs no task of its own. What
+/// reached the socket is counted in the hub's ``WriteTally`` when the write completes, which is what the state
+/// machines' outbox limits are checked against.
 final class WebSocketConnection: Sendable {
     let id: SessionID
     let channel: any Channel
