@@ -17,22 +17,10 @@ enum WebSocketServerFrame {
     static func writeText(room text: inout [UInt8], into buffer: inout ByteBuffer) {
         text.withUnsafeMutableBytes { bytes in
             let length = bytes.count - headerRoom
-            let start: Int
-            switch length {
-            case 0...125:
-                start = headerRoom - 2
-                bytes[start + 1] = UInt8(length)
-            case 126...0xFFFF:
-                start = headerRoom - 4
-                bytes[start + 1] = 126
-                bytes[start + 2] = UInt8(truncatingIfNeeded: length >> 8)
-                bytes[start + 3] = UInt8(truncatingIfNeeded: length)
-            default:
-                start = 0
-                bytes[1] = 127
-                for index in 0..<8 { bytes[2 + index] = UInt8(truncatingIfNeeded: length >> (56 - 8 * index)) }
-            }
-            bytes[start] = 0x80 | FrameOpcode.text
+            let start = headerRoom - headerSize(length: length)
+            fillHeader(
+                opcode: FrameOpcode.text, length: length,
+                into: UnsafeMutableRawBufferPointer(rebasing: bytes[start..<headerRoom]))
             buffer.writeBytes(UnsafeRawBufferPointer(rebasing: bytes[start...]))
         }
     }
@@ -54,17 +42,37 @@ enum WebSocketServerFrame {
     }
 
     private static func writeHeader(opcode: UInt8, length: Int, into buffer: inout ByteBuffer) {
-        buffer.reserveCapacity(minimumWritableBytes: length + 10)
-        buffer.writeInteger(0x80 | opcode)
+        buffer.reserveCapacity(minimumWritableBytes: length + headerRoom)
+        let size = headerSize(length: length)
+        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: size) { bytes in
+            fillHeader(opcode: opcode, length: length, into: UnsafeMutableRawBufferPointer(rebasing: bytes[..<size]))
+            return size
+        }
+    }
+
+    /// The bytes the header of a frame carrying `length` bytes takes: the length in the shortest form.
+    private static func headerSize(length: Int) -> Int {
         switch length {
-        case 0...125:
-            buffer.writeInteger(UInt8(length))
-        case 126...0xFFFF:
-            buffer.writeInteger(UInt8(126))
-            buffer.writeInteger(UInt16(length))
+        case 0...125: 2
+        case 126...0xFFFF: 4
+        default: headerRoom
+        }
+    }
+
+    /// Writes the header of a final, unmasked frame of `opcode` carrying `length` bytes into `bytes`, which is
+    /// exactly ``headerSize(length:)`` long.
+    private static func fillHeader(opcode: UInt8, length: Int, into bytes: UnsafeMutableRawBufferPointer) {
+        bytes[0] = 0x80 | opcode
+        switch bytes.count {
+        case 2:
+            bytes[1] = UInt8(length)
+        case 4:
+            bytes[1] = 126
+            bytes[2] = UInt8(truncatingIfNeeded: length >> 8)
+            bytes[3] = UInt8(truncatingIfNeeded: length)
         default:
-            buffer.writeInteger(UInt8(127))
-            buffer.writeInteger(UInt64(length))
+            bytes[1] = 127
+            for index in 0..<8 { bytes[2 + index] = UInt8(truncatingIfNeeded: length >> (56 - 8 * index)) }
         }
     }
 }
