@@ -145,21 +145,23 @@ run_metered() {
 
 names=()
 relay_args=(--pairs "$relay_pairs" --rates "$relay_rates" --seconds "$relay_seconds" "${saturation[@]}")
+# Each relay run reads its server's CPU time around every step (--server-pid), beside its own.
+mosquitto_relay=(--peer mosquitto --peer-url "mqtt://127.0.0.1:${mqtt_port:-0}" --server-pid "${mqtt_pid:-0}")
 # The extra rounds (NAME-roundN, fixed rates only) come first, alternating; the last round is the full run
 # (with the saturation search), whose tables the results show. bench_ratios.py takes the medians.
 for round in $(seq 1 $((rounds - 1))); do
     run "relay-round$round" 180 relay --pairs "$relay_pairs" --rates "$relay_rates" --seconds "$relay_seconds" \
-        --no-saturation "${ours[@]}"
+        --no-saturation "${ours[@]}" --server-pid "$ours_pid"
     if $have_mosquitto; then
         run "relay-mosquitto-round$round" 180 relay --pairs "$relay_pairs" --rates "$relay_rates" \
-            --seconds "$relay_seconds" --no-saturation --peer mosquitto --peer-url "mqtt://127.0.0.1:$mqtt_port"
+            --seconds "$relay_seconds" --no-saturation "${mosquitto_relay[@]}"
     fi
 done
 names+=(relay)
-run relay 180 relay "${relay_args[@]}" "${ours[@]}"
+run relay 180 relay "${relay_args[@]}" "${ours[@]}" --server-pid "$ours_pid"
 if $have_mosquitto; then
     names+=(relay-mosquitto)
-    run relay-mosquitto 180 relay "${relay_args[@]}" --peer mosquitto --peer-url "mqtt://127.0.0.1:$mqtt_port"
+    run relay-mosquitto 180 relay "${relay_args[@]}" "${mosquitto_relay[@]}"
 fi
 if $have_synapse; then
     names+=(relay-ours-synapse-load relay-synapse)

@@ -250,6 +250,52 @@ def rounds_table(work):
     return rows
 
 
+def cpu_per_message(step, side):
+    """CPU µs (user + system) per delivered message that SIDE ("benchCPU" or "serverCPU") used in STEP, or None."""
+    cpu = step.get(side) if step else None
+    if not cpu or not step["delivered"]:
+        return None
+    return (cpu["userSeconds"] + cpu["systemSeconds"]) * 1e6 / step["delivered"]
+
+
+def cpu_rows(work):
+    """Per fixed rate, and at the highest saturation step both held: the CPU the server and the bench's clients
+    spent per relayed message, medians over the rounds. The clients share the cores with the server, so the
+    sum is what bounds the saturation point on this machine."""
+    relay_rounds, mosquitto_rounds = rounds(work, "relay"), rounds(work, "relay-mosquitto")
+    if not relay_rounds or not mosquitto_rounds:
+        return []
+
+    def cell(value):
+        return f"{value:,.1f}" if value is not None else "—"
+
+    def row(label, mine, theirs):
+        figures = [median(cpu_per_message(step, side) for step in steps) for steps in (mine, theirs)
+                   for side in ("serverCPU", "benchCPU")]
+        ours_total = figures[0] + figures[1] if None not in figures[:2] else None
+        their_total = figures[2] + figures[3] if None not in figures[2:] else None
+        if all(value is None for value in figures):
+            return None
+        return (f"| {label} | {cell(figures[0])} / {cell(figures[2])} | {cell(figures[1])} / {cell(figures[3])} "
+                f"| {cell(ours_total)} / {cell(their_total)} | {ratio(ours_total, their_total)} |")
+
+    rows = []
+    rates = [int(step["offeredRate"]) for step in relay_rounds[-1][1]["steps"]]
+    for rate in rates:
+        mine = [step for _, run in relay_rounds if (step := step_at(run, rate))]
+        theirs = [step for _, run in mosquitto_rounds if (step := step_at(run, rate))]
+        if mine and theirs and (line := row(f"{rate:,} msg/s", mine, theirs)):
+            rows.append(line)
+    relay, mosquitto = relay_rounds[-1][1], mosquitto_rounds[-1][1]
+    held = min(relay.get("saturationRate") or 0, mosquitto.get("saturationRate") or 0)
+    if held:
+        mine = [step for step in relay.get("saturationSteps", []) if int(step["offeredRate"]) == int(held)]
+        theirs = [step for step in mosquitto.get("saturationSteps", []) if int(step["offeredRate"]) == int(held)]
+        if mine and theirs and (line := row(f"{held:,.0f} msg/s (saturation search)", mine, theirs)):
+            rows.append(line)
+    return rows
+
+
 def main():
     work = sys.argv[1]
     targets = target_rows(work)
@@ -268,6 +314,16 @@ def main():
             for row in round_rows:
                 print(row)
             print()
+    cpu = cpu_rows(work)
+    if cpu:
+        print("CPU per relayed message, user + system µs, ours / Mosquitto (medians over the rounds). The bench's")
+        print("clients share the cores with the server, so the total is what bounds the saturation point here:")
+        print()
+        print("| offered load | server | bench clients | total | total ratio |")
+        print("|---|---|---|---|---|")
+        for line in cpu:
+            print(line)
+        print()
     rows = []
     rows += relay_rows(report(work, "relay"), report(work, "relay-mosquitto"), "ours vs Mosquitto")
     relay = report(work, "relay")

@@ -71,15 +71,19 @@ package struct FlatJSONObject: Equatable {
     /// fields of a large object allocates only for those. Nil for any text ``init(_:)`` refuses, except that a
     /// key outside `keys` may repeat (the general decoder ignores those members too).
     package static func pick(_ keys: [StaticString], from text: String) -> [Value?]? {
-        precondition(keys.count <= 64, "pick reads at most 64 keys")
         var text = text
-        return text.withUTF8 { bytes -> [Value?]? in
-            var reader = Reader(bytes: bytes)
-            reader.skipSpace()
-            guard let values = reader.pickedObject(keys) else { return nil }
-            reader.skipSpace()
-            return reader.atEnd ? values : nil
-        }
+        return text.withUTF8 { pick(keys, fromUTF8: $0) }
+    }
+
+    /// ``pick(_:from:)`` over text's bytes, which must be valid UTF-8 (a reader whose bytes come off a socket
+    /// checks them first, as ``UTF8Text/isASCII(_:)`` does).
+    package static func pick(_ keys: [StaticString], fromUTF8 bytes: UnsafeBufferPointer<UInt8>) -> [Value?]? {
+        precondition(keys.count <= 64, "pick reads at most 64 keys")
+        var reader = Reader(bytes: bytes)
+        reader.skipSpace()
+        guard let values = reader.pickedObject(keys) else { return nil }
+        reader.skipSpace()
+        return reader.atEnd ? values : nil
     }
 
     private static func read(_ bytes: UnsafeBufferPointer<UInt8>) -> [Member]? {
@@ -276,7 +280,7 @@ package struct FlatJSONObject: Equatable {
                 default: return nil  // a raw control character
                 }
             }
-            // Escapes: the plain runs are copied as bytes (valid UTF-8 already: the text is a String) and each
+            // Escapes: the plain runs are copied as bytes (valid UTF-8 already: readers take only valid text) and each
             // escape's scalar is appended as its UTF-8 bytes.
             var unescaped: [UInt8] = []
             unescaped.reserveCapacity(bytes.count - start)

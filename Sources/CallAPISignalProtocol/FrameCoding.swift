@@ -75,6 +75,17 @@ public enum FrameCoding {
         return decodeServerFrameGenerally(text)
     }
 
+    /// Decodes a server frame from the bytes of a text message as they came off the socket, or says precisely
+    /// why they are not one. ASCII text (nearly every frame) is read in place, with no `String` made of the whole
+    /// frame; other text is decoded as UTF-8, invalid sequences replaced, and read as ``decodeServerFrame(_:)``
+    /// reads it.
+    package static func decodeServerFrame(utf8: UnsafeBufferPointer<UInt8>) -> Result<ServerFrame, FrameDecodingError> {
+        guard UTF8Text.isASCII(utf8) else { return decodeServerFrame(String(decoding: utf8, as: UTF8.self)) }
+        if let frame = FrameFastPath.decodeServerFrame(utf8: utf8) { return .success(frame) }
+        // ASCII is UTF-8: decoding it repairs nothing.
+        return decodeServerFrameGenerally(String(decoding: utf8, as: UTF8.self))
+    }
+
     /// Decodes a server frame with `JSONDecoder` (what the fast path must agree with).
     static func decodeServerFrameGenerally(_ text: String) -> Result<ServerFrame, FrameDecodingError> {
         decode(text) { type, data in

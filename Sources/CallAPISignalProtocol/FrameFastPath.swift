@@ -64,8 +64,14 @@ enum FrameFastPath {
     }
 
     static func decodeServerFrame(_ text: String) -> ServerFrame? {
+        var text = text
+        return text.withUTF8 { decodeServerFrame(utf8: $0) }
+    }
+
+    /// ``decodeServerFrame(_:)`` over valid UTF-8 bytes.
+    static func decodeServerFrame(utf8 text: UnsafeBufferPointer<UInt8>) -> ServerFrame? {
         // Picked as client frames are: only these frames' members are built.
-        guard let values = FlatJSONObject.pick(serverKeys, from: text),
+        guard let values = FlatJSONObject.pick(serverKeys, fromUTF8: text),
             case .string(let type)? = values[ServerKey.type.rawValue]
         else {
             return nil

@@ -94,6 +94,33 @@ import Testing
         }
     }
 
+    /// The client reads frames from the bytes off its socket: the same frame, or the same precise error, as from
+    /// the text those bytes decode to. Non-ASCII text and invalid UTF-8 (replaced, as before) included.
+    @Test func serverFramesReadFromTheirBytesAreReadAsFromTheirText() {
+        var messages: [[UInt8]] = Self.serverFrames.map { Array(FrameCoding.encode($0).utf8) }
+        let general: [ServerFrame] = [
+            .presenceChanged(.init(userId: "é\"1", online: true)), .error(.init(code: .invalidFrame, message: "a\nb")),
+            .presenceChanged(.init(userId: "1001", online: false)),
+        ]
+        messages += general.map { Array(FrameCoding.encode($0).utf8) }
+        messages += [
+            "", "{oops", "[1,2]", #"{"type":"answer","id":1,"result":"maybe"}"#, #"{"type":"pong","id":1}"#,
+            #"{"type":"message","from":"1","body":"x","sentAt":1.5,"messageId":"m"}"#,
+        ].map { Array($0.utf8) }
+        // Invalid UTF-8 inside a string and outside one, and a truncated four-byte sequence at the end.
+        let invalid: [[UInt8]] = [[0xFF], [0xC3], [0xF0, 0x9F, 0x98]]
+        for bytes in invalid {
+            messages.append(
+                Array(#"{"type":"message","from":"1","body":""#.utf8) + bytes
+                    + Array(#"","sentAt":1,"messageId":"m"}"#.utf8))
+            messages.append(Array(#"{"type":"pong","serverTime":1}"#.utf8) + bytes)
+        }
+        for bytes in messages {
+            let fromBytes = bytes.withUnsafeBufferPointer { FrameCoding.decodeServerFrame(utf8: $0) }
+            #expect(fromBytes == FrameCoding.decodeServerFrame(String(decoding: bytes, as: UTF8.self)))
+        }
+    }
+
     @Test func theWireFormatIsUnchanged() {
         #expect(
             FrameCoding.encode(.send(.init(id: 2, to: "1002", body: "a\"b\n", ttl: 30)))

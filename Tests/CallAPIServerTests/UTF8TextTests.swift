@@ -1,6 +1,6 @@
 import Testing
 
-@testable import CallAPIServer
+@testable import CallAPISignalProtocol
 
 @Suite struct UTF8TextTests {
     /// Every length up to three words, from every start, with one byte of 0x80 or above at each position (and

@@ -15,6 +15,7 @@ struct RelayBenchCommand: AsyncParsableCommand {
     var saturationRates = "1000,2000,5000,10000,20000,30000,40000,50000,60000,80000,100000"
     @Option(help: "Seconds at each saturation step.") var saturationSeconds = 2.0
     @Flag(help: "Skip the saturation search.") var noSaturation = false
+    @Option(help: "The server's process id, to report the CPU time it uses per step (Linux).") var serverPid: Int?
     @OptionGroup var peer: BenchPeerOptions
 
     func run() async throws {
@@ -27,6 +28,7 @@ struct RelayBenchCommand: AsyncParsableCommand {
         settings.saturationSeconds = saturationSeconds
         settings.findSaturation = !noSaturation
         settings.peer = peer.settings
+        settings.serverPID = serverPid
         guard pairs > 0, seconds > 0, seconds <= 60, saturationSeconds > 0, saturationSeconds <= 60 else {
             throw ValidationError("pairs must be positive and seconds in (0, 60]")
         }
@@ -57,7 +59,7 @@ enum RelayReportTable {
         var table = MarkdownTable([
             "offered msg/s", "achieved msg/s", "sent", "delivered", "lost", "status", "p50 µs", "p90 µs", "p99 µs",
             "p99.9 µs", "max µs",
-            "ack p50 µs", "ack p99 µs",
+            "ack p50 µs", "ack p99 µs", "bench CPU µs/msg", "server CPU µs/msg",
         ])
         for step in report.steps { table.add(row(step)) }
         var text =
@@ -81,7 +83,13 @@ enum RelayReportTable {
             "\(step.lost)",
             step.drained ? (step.failed > 0 ? "\(step.failed) sends failed" : "ok") : "saturated: backlog",
             f(step.oneWay.p50), f(step.oneWay.p90), f(step.oneWay.p99), f(step.oneWay.p999), f(step.oneWay.max),
-            f(step.ack.p50), f(step.ack.p99),
+            f(step.ack.p50), f(step.ack.p99), perMessage(step.benchCPU, step), perMessage(step.serverCPU, step),
         ]
+    }
+
+    /// CPU time (user + system) per delivered message, or "—" when not read.
+    static func perMessage(_ cpu: ProcessCPU?, _ step: RelayBench.Step) -> String {
+        guard let cpu, step.delivered > 0 else { return "—" }
+        return MarkdownTable.format(cpu.totalSeconds * 1e6 / Double(step.delivered))
     }
 }

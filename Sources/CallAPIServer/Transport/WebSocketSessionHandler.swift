@@ -1,3 +1,4 @@
+import CallAPISignalProtocol
 import NIOCore
 
 /// The one handler of an upgraded WebSocket connection, for both endpoints: reads the client's frames from the

@@ -35,8 +35,9 @@ final class RTCChannelCore: ClientSocketDelegate {
         handle(.socketOpened)
     }
 
-    func received(_ text: String, socket: Int) {
-        switch ChannelFrameCoding.decodeServerFrame(text) {
+    func received(utf8 text: UnsafeBufferPointer<UInt8>, socket: Int) {
+        // Channel frames are few (join, leave, notices): read from a `String`, invalid UTF-8 replaced.
+        switch ChannelFrameCoding.decodeServerFrame(String(decoding: text, as: UTF8.self)) {
         case .success(let frame): handle(.received(frame))
         case .failure(let error): handle(.unreadable("\(error)"))
         }

@@ -215,8 +215,8 @@ final class ClientCore: ClientSocketDelegate {
         handle(.socketOpened(socket: socket))
     }
 
-    func received(_ text: String, socket: Int) {
-        switch FrameCoding.decodeServerFrame(text) {
+    func received(utf8 text: UnsafeBufferPointer<UInt8>, socket: Int) {
+        switch FrameCoding.decodeServerFrame(utf8: text) {
         case .success(let frame):
             handle(.frame(socket: socket, frame))
         case .failure(let error):

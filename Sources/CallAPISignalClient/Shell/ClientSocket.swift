@@ -9,7 +9,9 @@ import NIOWebSocket
 /// socket's event loop, which is the delegate's own loop: a received frame reaches it with no thread hop.
 protocol ClientSocketDelegate: AnyObject {
     func socketOpened(_ socket: Int)
-    func received(_ text: String, socket: Int)
+    /// A whole text message, as the bytes that came off the socket (not yet checked as UTF-8); valid only
+    /// during the call.
+    func received(utf8 text: UnsafeBufferPointer<UInt8>, socket: Int)
     func socketClosed(_ socket: Int, cause: String)
 }
 
@@ -299,10 +301,11 @@ private final class FrameHandler: ChannelInboundHandler {
 
     private func deliver(_ data: ByteBuffer, context: ChannelHandlerContext) {
         let owner = owner.value
-        guard let text = data.getString(at: data.readerIndex, length: data.readableBytes),
-            let delegate = owner.delegate
-        else { return }
-        delegate.received(text, socket: owner.socket.id)
+        guard let delegate = owner.delegate else { return }
+        // Lent in place: the delegate reads the frame from the bytes, with no `String` made of the whole message.
+        data.withUnsafeReadableBytes { bytes in
+            delegate.received(utf8: bytes.assumingMemoryBound(to: UInt8.self), socket: owner.socket.id)
+        }
     }
 
     private func fail(_ context: ChannelHandlerContext, _ code: WebSocketErrorCode, _ cause: String) {
