@@ -40,6 +40,14 @@ public enum FrameCoding {
         return decodeClientFrameGenerally(text)
     }
 
+    /// Decodes a client frame from a text message's bytes, which must be valid UTF-8 (the server checks them as
+    /// they come off the socket): read in place, with no `String` made of the whole frame unless the fast path
+    /// leaves it to the general one.
+    package static func decodeClientFrame(utf8: UnsafeBufferPointer<UInt8>) -> Result<ClientFrame, FrameDecodingError> {
+        if let frame = FrameFastPath.decodeClientFrame(utf8: utf8) { return .success(frame) }
+        return decodeClientFrameGenerally(String(decoding: utf8, as: UTF8.self))
+    }
+
     /// Decodes a client frame with `JSONDecoder` (what the fast path must agree with).
     static func decodeClientFrameGenerally(_ text: String) -> Result<ClientFrame, FrameDecodingError> {
         decode(text) { type, data in

@@ -3,9 +3,15 @@
 /// text the general way, so results and error messages are the same as the general path's.
 enum FrameFastPath {
     static func decodeClientFrame(_ text: String) -> ClientFrame? {
+        var text = text
+        return text.withUTF8 { decodeClientFrame(utf8: $0) }
+    }
+
+    /// ``decodeClientFrame(_:)`` over valid UTF-8 bytes.
+    static func decodeClientFrame(utf8 text: UnsafeBufferPointer<UInt8>) -> ClientFrame? {
         // Picked, not read whole: only the members these two frames have are built, each key is compared as
         // bytes, and the general decoder ignores the other members too.
-        guard let values = FlatJSONObject.pick(clientKeys, from: text),
+        guard let values = FlatJSONObject.pick(clientKeys, fromUTF8: text),
             case .string(let type)? = values[ClientKey.type.rawValue]
         else {
             return nil

@@ -16,16 +16,19 @@ public struct FrameHeadPeek: Sendable, Equatable {
     /// Reads the head of `text`.
     public init(_ text: String) {
         var text = text
-        self = text.withUTF8 { bytes in
-            var head = Self.read(UnsafeBufferPointer(rebasing: bytes.prefix(Self.scanLimit)))
-            // Encoders that write the payload's keys first put `type` last: look at the tail too.
-            if head.type == nil || head.requestId == nil, bytes.count > Self.scanLimit {
-                let tail = Self.read(UnsafeBufferPointer(rebasing: bytes.suffix(Self.scanLimit)))
-                head.type = head.type ?? tail.type
-                head.requestId = head.requestId ?? tail.requestId
-            }
-            return head
+        self = text.withUTF8 { Self(utf8: $0) }
+    }
+
+    /// Reads the head of a text's UTF-8 bytes.
+    package init(utf8 bytes: UnsafeBufferPointer<UInt8>) {
+        var head = Self.read(UnsafeBufferPointer(rebasing: bytes.prefix(Self.scanLimit)))
+        // Encoders that write the payload's keys first put `type` last: look at the tail too.
+        if head.type == nil || head.requestId == nil, bytes.count > Self.scanLimit {
+            let tail = Self.read(UnsafeBufferPointer(rebasing: bytes.suffix(Self.scanLimit)))
+            head.type = head.type ?? tail.type
+            head.requestId = head.requestId ?? tail.requestId
         }
+        self = head
     }
 
     /// A head with these values.

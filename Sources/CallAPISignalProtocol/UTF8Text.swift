@@ -4,6 +4,7 @@ package enum UTF8Text {
     /// ASCII (JSON with escaped text), and for those the standard library's general UTF-8 validation, which is
     /// not specialized for the buffer and looks up type metadata on each call, cost ~2% of the server's
     /// instructions per relayed message (docs/benchmarks.md).
+    @inlinable
     package static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         guard let base = bytes.baseAddress else { return true }
         let highBits: UInt64 = 0x8080_8080_8080_8080

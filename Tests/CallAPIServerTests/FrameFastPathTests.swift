@@ -121,6 +121,20 @@ import Testing
         }
     }
 
+    /// The server reads client frames from the checked bytes of a message: the same frame, or the same precise
+    /// error, as from its text.
+    @Test func clientFramesReadFromTheirBytesAreReadAsFromTheirText() {
+        var messages = Self.clientFrames.map { FrameCoding.encode($0) }
+        messages += [
+            "", "{oops", "[1,2]", #"{"type":"dance","id":4}"#, #"{"type":"send","id":5,"to":"1002"}"#,
+            #"{"type":"login","token":"t"}"#, #"{"type":"send","id":1,"to":"1","body":"\ud800"}"#,
+        ]
+        for text in messages {
+            let fromBytes = Array(text.utf8).withUnsafeBufferPointer { FrameCoding.decodeClientFrame(utf8: $0) }
+            #expect(fromBytes == FrameCoding.decodeClientFrame(text))
+        }
+    }
+
     @Test func theWireFormatIsUnchanged() {
         #expect(
             FrameCoding.encode(.send(.init(id: 2, to: "1002", body: "a\"b\n", ttl: 30)))

@@ -20,8 +20,10 @@ import Testing
             return opened
         }
 
-        func received(text: String, on id: SessionID, at instant: ContinuousClock.Instant) -> Bool {
-            connection.withLockedValue { $0 }?.send(text: text)
+        func received(utf8 text: UnsafeBufferPointer<UInt8>, on id: SessionID, at instant: ContinuousClock.Instant)
+            -> Bool
+        {
+            connection.withLockedValue { $0 }?.send(text: String(decoding: text, as: UTF8.self))
             return true
         }
         func receivedBinary(on id: SessionID) {}

@@ -96,9 +96,10 @@ final class SignalHub: SessionEndpoint {
         return opened!
     }
 
-    func received(text: String, on id: SessionID, at instant: ContinuousClock.Instant) -> Bool {
+    func received(utf8 text: UnsafeBufferPointer<UInt8>, on id: SessionID, at instant: ContinuousClock.Instant) -> Bool
+    {
         // Parsed before taking the lock, so that connections on other loops parse at the same time.
-        received(Self.decode(text, maxFrameBytes: limits.maxFrameBytes), on: id, at: instant)
+        received(Self.decode(utf8: text, maxFrameBytes: limits.maxFrameBytes), on: id, at: instant)
     }
 
     /// A text message arrived on `id`, decoded as ``decode(_:maxFrameBytes:)`` does. Returns whether the session is
@@ -124,15 +125,14 @@ final class SignalHub: SessionEndpoint {
         case oversized(bytes: Int, requestId: Int?, isSend: Bool)
     }
 
-    /// Reads `text` as a client frame, checking the size limit.
-    static func decode(_ text: String, maxFrameBytes: Int) -> DecodedMessage {
-        let bytes = text.utf8.count
+    /// Reads a text message's bytes (valid UTF-8) as a client frame, checking the size limit.
+    static func decode(utf8 text: UnsafeBufferPointer<UInt8>, maxFrameBytes: Int) -> DecodedMessage {
         // Size before parse: an oversized frame is refused from a look at its first bytes, never parsed.
-        if bytes > maxFrameBytes {
-            let head = FrameHeadPeek(text)
-            return .oversized(bytes: bytes, requestId: head.requestId, isSend: head.type == "send")
+        if text.count > maxFrameBytes {
+            let head = FrameHeadPeek(utf8: text)
+            return .oversized(bytes: text.count, requestId: head.requestId, isSend: head.type == "send")
         }
-        switch FrameCoding.decodeClientFrame(text) {
+        switch FrameCoding.decodeClientFrame(utf8: text) {
         case .success(let frame): return .frame(frame)
         case .failure(let error): return .undecodable(error)
         }

@@ -10,9 +10,10 @@ protocol SessionEndpoint: Sendable {
     var maxMessageBytes: Int { get }
     /// A WebSocket connection opened on `channel`: registers it and returns its connection.
     func open(channel: any Channel, flusher: LoopFlusher) -> WebSocketConnection
-    /// A complete text message arrived (valid UTF-8, within ``maxMessageBytes``). Returns whether the session is
-    /// still open: once the endpoint has closed it, the transport reads no further.
-    func received(text: String, on id: SessionID, at instant: ContinuousClock.Instant) -> Bool
+    /// A complete text message arrived, as its bytes (checked as valid UTF-8, within ``maxMessageBytes``; lent for
+    /// the call). Returns whether the session is still open: once the endpoint has closed it, the transport reads
+    /// no further.
+    func received(utf8 text: UnsafeBufferPointer<UInt8>, on id: SessionID, at instant: ContinuousClock.Instant) -> Bool
     /// A binary message arrived.
     func receivedBinary(on id: SessionID)
     /// The socket closed.

@@ -163,8 +163,8 @@ final class WebSocketSessionHandler: ChannelInboundHandler {
             frame.unmask(into: scratch)
             let utf8 = UnsafeRawBufferPointer(scratch).assumingMemoryBound(to: UInt8.self)
             guard UTF8Text.isASCII(utf8) else { return deliver(utf8, isText: true) }
-            // Checked already: ASCII is UTF-8, and decoding it repairs nothing.
-            deliver(text: String(decoding: utf8, as: UTF8.self))
+            // Checked already: ASCII is UTF-8.
+            deliver(utf8: utf8)
         }
     }
 
@@ -175,15 +175,16 @@ final class WebSocketSessionHandler: ChannelInboundHandler {
             endpoint.receivedBinary(on: connection.id)
             return
         }
-        guard let text = String(validating: payload, as: UTF8.self) else {
+        guard var text = String(validating: payload, as: UTF8.self) else {
             return fail(code: 1007, reason: "text is not UTF-8")
         }
-        deliver(text: text)
+        text.withUTF8 { deliver(utf8: $0) }
     }
 
-    private func deliver(text: String) {
+    /// Text checked as UTF-8, to the endpoint.
+    private func deliver(utf8 text: UnsafeBufferPointer<UInt8>) {
         guard !ignoring, !closeSent, let connection else { return }
-        if !endpoint.received(text: text, on: connection.id, at: .now) {
+        if !endpoint.received(utf8: text, on: connection.id, at: .now) {
             ignoring = true
         }
     }

@@ -32,8 +32,8 @@ import Testing
         let big =
             "{\"type\":\"send\",\"id\":42,\"to\":\"1002\",\"body\":\"" + String(repeating: "y", count: 1 << 20) + "\"}"
         #expect(FrameHeadPeek(big) == FrameHeadPeek(type: "send", requestId: 42))
-        guard case .oversized(let bytes, let requestId, let isSend) = SignalHub.decode(big, maxFrameBytes: 65_536)
-        else {
+        let decoded = Array(big.utf8).withUnsafeBufferPointer { SignalHub.decode(utf8: $0, maxFrameBytes: 65_536) }
+        guard case .oversized(let bytes, let requestId, let isSend) = decoded else {
             Issue.record("a 1 MiB frame was not refused as oversized")
             return
         }

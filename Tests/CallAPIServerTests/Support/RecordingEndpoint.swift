@@ -1,5 +1,6 @@
 import NIOConcurrencyHelpers
 import NIOCore
+import Testing
 
 @testable import CallAPIServer
 
@@ -19,8 +20,11 @@ final class RecordingEndpoint: SessionEndpoint {
         WebSocketConnection(id: Self.sessionID, channel: channel, flusher: flusher, tally: WriteTally(), metrics: nil)
     }
 
-    func received(text: String, on id: SessionID, at instant: ContinuousClock.Instant) -> Bool {
-        record.withLockedValue { $0.texts.append(text) }
+    func received(utf8 text: UnsafeBufferPointer<UInt8>, on id: SessionID, at instant: ContinuousClock.Instant) -> Bool
+    {
+        let text = String(validating: text, as: UTF8.self)
+        #expect(text != nil, "the transport handed on bytes that are not UTF-8")
+        record.withLockedValue { $0.texts.append(text ?? "") }
         return true
     }
     func receivedBinary(on id: SessionID) { record.withLockedValue { $0.binaries += 1 } }
