@@ -85,16 +85,16 @@ final class ClientSocket {
         if let tls {
             try sync.addHandler(NIOSSLClientHandler(context: tls, serverHostname: target.serverName))
         }
-        // Between the socket (or TLS) and the WebSocket encoder NIO adds at the upgrade, which it bypasses.
+        // Between the socket (or TLS) and the WebSocket encoder the upgrade adds, which it bypasses.
         try sync.addHandler(TextFrameWriter())
         let request = UpgradeRequestHandler(target: target, owner: owner)
-        let upgrader = NIOWebSocketClientUpgrader(maxFrameSize: maxMessageBytes, automaticErrorHandling: true) {
-            channel, _ in
-            channel.eventLoop.makeCompletedFuture {
-                try channel.pipeline.syncOperations.addHandler(FrameHandler(owner: owner))
-            }
+        let upgrader = WebSocketUpgrader { channel in
+            try channel.pipeline.syncOperations.addHandler(FrameHandler(owner: owner))
         }
         try sync.addHTTPClientHandlers(
+            // Frames the server writes right after its 101 can arrive in the same read as the 101: NIO's default
+            // drops them.
+            leftOverBytesStrategy: .forwardBytes,
             withClientUpgrade: (
                 upgraders: [upgrader],
                 completionHandler: { context in
@@ -234,14 +234,24 @@ private final class UpgradeRequestHandler: ChannelInboundHandler, RemovableChann
     }
 }
 
-/// The upgraded connection: text messages (reassembled) to the owner, pings answered, the close handshake.
+/// The upgraded connection: reads the server's frames from the socket's bytes (``ServerFrameReader``), hands text
+/// messages (reassembled) to the owner, answers pings, and does the close handshake. Control frames are written
+/// through NIO's encoder.
 private final class FrameHandler: ChannelInboundHandler {
-    typealias InboundIn = WebSocketFrame
+    typealias InboundIn = ByteBuffer
     typealias OutboundOut = WebSocketFrame
 
     private let owner: NIOLoopBound<ClientSocket.Owner>
-    /// A fragmented text message being reassembled.
-    private var fragments: ByteBuffer?
+    private let reader = ServerFrameReader(maxPayload: ClientSocket.maxMessageBytes)
+    private var reading = Reading.frames(partial: nil, message: nil)
+
+    private enum Reading {
+        /// Reading frames. `partial`: the start of a frame whose other bytes have not arrived; `message`: a
+        /// fragmented text message being reassembled.
+        case frames(partial: ByteBuffer?, message: ByteBuffer?)
+        /// The connection failed or closed: nothing more is read.
+        case stopped
+    }
 
     init(owner: NIOLoopBound<ClientSocket.Owner>) {
         self.owner = owner
@@ -252,30 +262,58 @@ private final class FrameHandler: ChannelInboundHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let frame = unwrapInboundIn(data)
+        var bytes = unwrapInboundIn(data)
+        switch reading {
+        case .stopped:
+            return
+        case .frames(partial: var partial?, let message):
+            reading = .frames(partial: nil, message: message)
+            partial.writeBuffer(&bytes)
+            bytes = partial
+        case .frames(partial: nil, _):
+            break
+        }
+        do {
+            while let frame = try reader.next(from: &bytes) {
+                handle(frame, context: context)
+                // The owner may have closed the connection meanwhile.
+                guard case .frames = reading else { return }
+            }
+        } catch {
+            return fail(context, error)
+        }
+        if bytes.readableBytes > 0, case .frames(_, let message) = reading {
+            reading = .frames(partial: bytes, message: message)
+        }
+    }
+
+    private func handle(_ frame: ServerFrameReader.Frame, context: ChannelHandlerContext) {
         switch frame.opcode {
         case .text:
             if frame.fin {
-                deliver(frame.unmaskedData, context: context)
+                deliver(frame.payload, context: context)
             } else {
-                fragments = frame.unmaskedData
+                reading = .frames(partial: nil, message: frame.payload)
             }
         case .continuation:
-            guard var message = fragments else { return }
-            var part = frame.unmaskedData
+            guard case .frames(let partial, var message?) = reading else { return }
+            // Released first, so the append does not copy the message.
+            reading = .frames(partial: partial, message: nil)
+            var part = frame.payload
             guard message.readableBytes + part.readableBytes <= ClientSocket.maxMessageBytes else {
-                fail(
-                    context, .messageTooLarge, "a message from the server is over \(ClientSocket.maxMessageBytes) bytes"
-                )
-                return
+                return fail(context, .tooLarge(UInt64(message.readableBytes + part.readableBytes)))
             }
             message.writeBuffer(&part)
-            fragments = frame.fin ? nil : message
-            if frame.fin { deliver(message, context: context) }
+            if frame.fin {
+                deliver(message, context: context)
+            } else {
+                reading = .frames(partial: partial, message: message)
+            }
         case .ping:
-            context.writeAndFlush(wrapOutboundOut(ClientSocket.frame(.pong, frame.unmaskedData)), promise: nil)
-        case .connectionClose:
-            var data = frame.unmaskedData
+            context.writeAndFlush(wrapOutboundOut(ClientSocket.frame(.pong, frame.payload)), promise: nil)
+        case .close:
+            reading = .stopped
+            var data = frame.payload
             let code = data.readWebSocketErrorCode()
             let reason = data.readString(length: data.readableBytes) ?? ""
             let owner = owner.value
@@ -294,8 +332,6 @@ private final class FrameHandler: ChannelInboundHandler {
                 .whenComplete { _ in channel.close(promise: nil) }
         case .binary, .pong:
             break
-        default:
-            break
         }
     }
 
@@ -308,8 +344,19 @@ private final class FrameHandler: ChannelInboundHandler {
         }
     }
 
-    private func fail(_ context: ChannelHandlerContext, _ code: WebSocketErrorCode, _ cause: String) {
-        owner.value.cause = cause
+    /// Closes with the code the RFC gives for what was wrong: 1009 for a message too large, 1002 otherwise.
+    private func fail(_ context: ChannelHandlerContext, _ failure: ServerFrameReader.Failure) {
+        reading = .stopped
+        let code: WebSocketErrorCode
+        switch failure {
+        case .tooLarge(let bytes):
+            code = .messageTooLarge
+            owner.value.cause =
+                "a message from the server is over \(ClientSocket.maxMessageBytes) bytes (\(bytes) bytes)"
+        default:
+            code = .protocolError
+            owner.value.cause = "the server broke the WebSocket protocol: \(failure)"
+        }
         var data = context.channel.allocator.buffer(capacity: 2)
         data.write(webSocketErrorCode: code)
         let channel = context.channel
@@ -317,7 +364,13 @@ private final class FrameHandler: ChannelInboundHandler {
             .whenComplete { _ in channel.close(promise: nil) }
     }
 
+    func channelInactive(context: ChannelHandlerContext) {
+        reading = .stopped
+        context.fireChannelInactive()
+    }
+
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        reading = .stopped
         owner.value.cause = owner.value.cause ?? "\(error)"
         context.close(promise: nil)
     }
