@@ -1,7 +1,6 @@
 import Crypto
 import Foundation
 import Logging
-import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import Testing
@@ -10,7 +9,7 @@ import Testing
 
 /// The client's socket reads frames itself (``ServerFrameReader``), so what NIO used to do for it is checked over a
 /// real socket against a raw server that writes exactly the bytes each test needs.
-@Suite struct ClientSocketFramingTests {
+@Suite(.timeLimit(.minutes(1))) struct ClientSocketFramingTests {
     @Test func framesInTheSameWriteAsTheUpgradeResponseAreRead() async throws {
         // The 101, a ping and two text messages (one in two fragments) leave in one write, so they are read together.
         var after = Self.frame(0x89, Array("hi".utf8))
@@ -18,10 +17,9 @@ import Testing
         after += Self.frame(0x01, Array("sec".utf8)) + Self.frame(0x80, Array("ond".utf8))
         let server = try await RawUpgradeServer.start(sending: after)
         let client = try await SocketProbe.connect(to: server.port)
-        #expect(try await client.texts(count: 2) == ["first", "second"])
+        #expect(await client.events(untilTexts: 2) == [.text("first"), .text("second")])
         // The ping was answered: the server read a masked pong carrying "hi".
-        let pong = try await server.clientFrame(opcode: 0xA)
-        #expect(pong == Array("hi".utf8))
+        #expect(await server.clientFrame(opcode: 0xA) == Array("hi".utf8))
         await client.close()
         try await server.stop()
     }
@@ -31,11 +29,15 @@ import Testing
         let masked: [UInt8] = [0x81, 0x82, 1, 2, 3, 4, UInt8(ascii: "h") ^ 1, UInt8(ascii: "i") ^ 2]
         let server = try await RawUpgradeServer.start(sending: masked)
         let client = try await SocketProbe.connect(to: server.port)
-        let cause = try await client.closedCause()
+        // Closed without the masked text reaching the owner.
+        let heard = await client.events(untilTexts: 1)
+        #expect(heard.count == 1)
+        guard case .closed(let cause)? = heard.first else {
+            Issue.record("the masked frame was delivered: \(heard)")
+            return
+        }
         #expect(cause.contains("broke the WebSocket protocol"))
-        #expect(client.receivedTexts.isEmpty)
-        let close = try await server.clientFrame(opcode: 0x8)
-        #expect(close.prefix(2) == [0x03, 0xEA])  // 1002
+        #expect(await server.clientFrame(opcode: 0x8)?.prefix(2) == [0x03, 0xEA])  // 1002
         try await server.stop()
     }
 
@@ -44,9 +46,13 @@ import Testing
         let header: [UInt8] = [0x81, 0x7F] + withUnsafeBytes(of: UInt64(5 << 20).bigEndian) { Array($0) }
         let server = try await RawUpgradeServer.start(sending: header)
         let client = try await SocketProbe.connect(to: server.port)
-        #expect(try await client.closedCause().contains("over \(ClientSocket.maxMessageBytes) bytes"))
-        let close = try await server.clientFrame(opcode: 0x8)
-        #expect(close.prefix(2) == [0x03, 0xF1])  // 1009
+        let heard = await client.events(untilTexts: 1)
+        guard case .closed(let cause)? = heard.last, heard.count == 1 else {
+            Issue.record("the connection did not close at the header: \(heard)")
+            return
+        }
+        #expect(cause.contains("over \(ClientSocket.maxMessageBytes) bytes"))
+        #expect(await server.clientFrame(opcode: 0x8)?.prefix(2) == [0x03, 0xF1])  // 1009
         try await server.stop()
     }
 
@@ -57,20 +63,22 @@ import Testing
     }
 }
 
-/// A client socket and what its delegate heard, read from the test.
+/// A client socket and what its delegate heard, in order.
 private final class SocketProbe: ClientSocketDelegate, @unchecked Sendable {
-    // Touched on the socket's loop only, except through `events`.
+    // Touched on the socket's loop only.
     private var socket: ClientSocket?
     private let loop: any EventLoop
-    private let events = NIOLockedValueBox(Events())
+    private let events: AsyncStream<Event>
+    private let heard: AsyncStream<Event>.Continuation
 
-    private struct Events {
-        var texts: [String] = []
-        var closed: String?
+    enum Event: Equatable {
+        case text(String)
+        case closed(String)
     }
 
     private init(loop: any EventLoop) {
         self.loop = loop
+        (events, heard) = AsyncStream.makeStream(of: Event.self)
     }
 
     static func connect(to port: Int) async throws -> SocketProbe {
@@ -87,33 +95,26 @@ private final class SocketProbe: ClientSocketDelegate, @unchecked Sendable {
     func socketOpened(_ socket: Int) {}
 
     func received(utf8 text: UnsafeBufferPointer<UInt8>, socket: Int) {
-        let text = String(decoding: text, as: UTF8.self)
-        events.withLockedValue { $0.texts.append(text) }
+        heard.yield(.text(String(decoding: text, as: UTF8.self)))
     }
 
     func socketClosed(_ socket: Int, cause: String) {
-        events.withLockedValue { $0.closed = cause }
+        heard.yield(.closed(cause))
+        heard.finish()
     }
 
-    /// Every text received so far.
-    var receivedTexts: [String] { events.withLockedValue { $0.texts } }
-
-    /// The first `count` texts, once that many arrived (10 s at most).
-    func texts(count: Int) async throws -> [String] {
-        try await wait { $0.texts.count >= count ? Array($0.texts.prefix(count)) : nil }
-    }
-
-    /// Why the socket closed, once it did (10 s at most).
-    func closedCause() async throws -> String {
-        try await wait { $0.closed }
+    /// What was heard until `count` texts arrived or the socket closed.
+    func events(untilTexts count: Int) async -> [Event] {
+        var seen: [Event] = []
+        for await event in events {
+            seen.append(event)
+            if seen.count(where: { if case .text = $0 { true } else { false } }) == count { break }
+        }
+        return seen
     }
 
     func close() async {
         try? await loop.submit { self.socket?.close() }.get()
-    }
-
-    private func wait<Value: Sendable>(_ read: @escaping @Sendable (Events) -> Value?) async throws -> Value {
-        try await RawUpgradeServer.poll { self.events.withLockedValue { read($0) } }
     }
 }
 
@@ -122,42 +123,39 @@ private final class SocketProbe: ClientSocketDelegate, @unchecked Sendable {
 private final class RawUpgradeServer: Sendable {
     let port: Int
     private let channel: any Channel
-    private let frames: NIOLockedValueBox<[(opcode: UInt8, payload: [UInt8])]>
+    private let frames: AsyncStream<ClientFrame>
 
-    private init(port: Int, channel: any Channel, frames: NIOLockedValueBox<[(opcode: UInt8, payload: [UInt8])]>) {
+    struct ClientFrame: Sendable {
+        var opcode: UInt8
+        var payload: [UInt8]
+    }
+
+    private init(port: Int, channel: any Channel, frames: AsyncStream<ClientFrame>) {
         self.port = port
         self.channel = channel
         self.frames = frames
     }
 
     static func start(sending after: [UInt8]) async throws -> RawUpgradeServer {
-        let frames = NIOLockedValueBox<[(opcode: UInt8, payload: [UInt8])]>([])
+        let (frames, received) = AsyncStream.makeStream(of: ClientFrame.self)
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(Connection(after: after, frames: frames))
+                    try channel.pipeline.syncOperations.addHandler(Connection(after: after, frames: received))
                 }
             }
             .bind(host: "127.0.0.1", port: 0).get()
         return RawUpgradeServer(port: channel.localAddress?.port ?? 0, channel: channel, frames: frames)
     }
 
-    /// The payload of the first frame the client sent with `opcode`, once it arrived (10 s at most).
-    func clientFrame(opcode: UInt8) async throws -> [UInt8] {
-        try await Self.poll { self.frames.withLockedValue { $0.first { $0.opcode == opcode }?.payload } }
+    /// The payload of the first frame the client sent with `opcode`, once it arrived.
+    func clientFrame(opcode: UInt8) async -> [UInt8]? {
+        for await frame in frames where frame.opcode == opcode { return frame.payload }
+        return nil
     }
 
     func stop() async throws {
         try await channel.close()
-    }
-
-    /// Checks `read` every 10 ms of real time until it answers; fails after 10 s.
-    static func poll<Value>(_ read: () -> Value?) async throws -> Value {
-        for _ in 0..<1_000 {
-            if let value = read() { return value }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        throw CancellationError()
     }
 
     private final class Connection: ChannelInboundHandler {
@@ -165,11 +163,11 @@ private final class RawUpgradeServer: Sendable {
         typealias OutboundOut = ByteBuffer
 
         private let after: [UInt8]
-        private let frames: NIOLockedValueBox<[(opcode: UInt8, payload: [UInt8])]>
+        private let frames: AsyncStream<ClientFrame>.Continuation
         private var received = ByteBuffer()
         private var upgraded = false
 
-        init(after: [UInt8], frames: NIOLockedValueBox<[(opcode: UInt8, payload: [UInt8])]>) {
+        init(after: [UInt8], frames: AsyncStream<ClientFrame>.Continuation) {
             self.after = after
             self.frames = frames
         }
@@ -209,7 +207,7 @@ private final class RawUpgradeServer: Sendable {
                 let key = received.readBytes(length: 4) ?? []
                 let payload = (received.readBytes(length: Int(second & 0x7F)) ?? []).enumerated()
                     .map { $0.element ^ key[$0.offset % 4] }
-                frames.withLockedValue { $0.append((first & 0x0F, payload)) }
+                frames.yield(ClientFrame(opcode: first & 0x0F, payload: payload))
             }
         }
     }
