@@ -102,7 +102,7 @@ final class SignalHub: SessionEndpoint {
         received(Self.decode(utf8: text, maxFrameBytes: limits.maxFrameBytes), on: id, at: instant)
     }
 
-    /// A text message arrived on `id`, decoded as ``decode(_:maxFrameBytes:)`` does. Returns whether the session is
+    /// A text message arrived on `id`, decoded as ``decode(utf8:maxFrameBytes:)`` does. Returns whether the session is
     /// still open: once the hub has closed it, its connection reads no further.
     @discardableResult
     func received(_ message: DecodedMessage, on id: SessionID, at instant: ContinuousClock.Instant) -> Bool {
