@@ -56,6 +56,36 @@ import Testing
         try await server.stop()
     }
 
+    @Test func aFragmentedBinaryMessageIsDroppedAndTheNextTextRead() async throws {
+        var after = Self.frame(0x02, [1, 2]) + Self.frame(0x00, [3]) + Self.frame(0x80, [4])
+        after += Self.frame(0x82, [5]) + Self.frame(0x81, Array("text".utf8))
+        let server = try await RawUpgradeServer.start(sending: after)
+        let client = try await SocketProbe.connect(to: server.port)
+        #expect(await client.events(untilTexts: 1) == [.text("text")])
+        await client.close()
+        try await server.stop()
+    }
+
+    /// RFC 6455 §5.4: fragments come in order, one message at a time.
+    @Test(arguments: [
+        // A continuation with no message begun.
+        [0x80, 0x01, 0x61] as [UInt8],
+        // A text message begun inside another.
+        [0x01, 0x01, 0x61, 0x81, 0x01, 0x62],
+    ])
+    func fragmentsOutOfOrderCloseTheConnectionWith1002(after: [UInt8]) async throws {
+        let server = try await RawUpgradeServer.start(sending: after)
+        let client = try await SocketProbe.connect(to: server.port)
+        let heard = await client.events(untilTexts: 1)
+        guard case .closed(let cause)? = heard.last, heard.count == 1 else {
+            Issue.record("the connection did not close: \(heard)")
+            return
+        }
+        #expect(cause.contains("broke the WebSocket protocol"))
+        #expect(await server.clientFrame(opcode: 0x8)?.prefix(2) == [0x03, 0xEA])  // 1002
+        try await server.stop()
+    }
+
     /// An unmasked frame as a server writes it, with a one-byte length (the tests' payloads are short).
     static func frame(_ first: UInt8, _ payload: [UInt8]) -> [UInt8] {
         precondition(payload.count <= 125)

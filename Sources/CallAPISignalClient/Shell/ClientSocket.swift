@@ -247,10 +247,17 @@ private final class FrameHandler: ChannelInboundHandler {
 
     private enum Reading {
         /// Reading frames. `partial`: the start of a frame whose other bytes have not arrived; `message`: a
-        /// fragmented text message being reassembled.
-        case frames(partial: ByteBuffer?, message: ByteBuffer?)
+        /// fragmented message whose last frame has not come.
+        case frames(partial: ByteBuffer?, message: Fragmented?)
         /// The connection failed or closed: nothing more is read.
         case stopped
+    }
+
+    private enum Fragmented {
+        /// A text message, reassembled as its frames come.
+        case text(ByteBuffer)
+        /// A binary message: not for this client, its frames are dropped.
+        case binary
     }
 
     init(owner: NIOLoopBound<ClientSocket.Owner>) {
@@ -289,14 +296,22 @@ private final class FrameHandler: ChannelInboundHandler {
 
     private func handle(_ frame: ServerFrameReader.Frame, context: ChannelHandlerContext) {
         switch frame.opcode {
-        case .text:
-            if frame.fin {
+        case .text, .binary:
+            // RFC 6455 §5.4: a message's fragments are not interleaved with another message's.
+            guard case .frames(_, nil) = reading else { return fail(context, .messageInterrupted) }
+            if !frame.fin {
+                reading = .frames(partial: nil, message: frame.opcode == .text ? .text(frame.payload) : .binary)
+            } else if frame.opcode == .text {
                 deliver(frame.payload, context: context)
-            } else {
-                reading = .frames(partial: nil, message: frame.payload)
-            }
+            }  // A whole binary message is not for this client: dropped.
         case .continuation:
-            guard case .frames(let partial, var message?) = reading else { return }
+            guard case .frames(let partial, let fragmented?) = reading else {
+                return fail(context, .continuationWithoutMessage)
+            }
+            guard case .text(var message) = fragmented else {
+                if frame.fin { reading = .frames(partial: partial, message: nil) }
+                return
+            }
             // Released first, so the append does not copy the message.
             reading = .frames(partial: partial, message: nil)
             var part = frame.payload
@@ -307,7 +322,7 @@ private final class FrameHandler: ChannelInboundHandler {
             if frame.fin {
                 deliver(message, context: context)
             } else {
-                reading = .frames(partial: partial, message: message)
+                reading = .frames(partial: partial, message: .text(message))
             }
         case .ping:
             context.writeAndFlush(wrapOutboundOut(ClientSocket.frame(.pong, frame.payload)), promise: nil)
@@ -330,7 +345,7 @@ private final class FrameHandler: ChannelInboundHandler {
             let channel = context.channel
             context.writeAndFlush(wrapOutboundOut(ClientSocket.frame(.connectionClose, answer)))
                 .whenComplete { _ in channel.close(promise: nil) }
-        case .binary, .pong:
+        case .pong:
             break
         }
     }

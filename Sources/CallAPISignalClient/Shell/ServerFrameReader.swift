@@ -38,8 +38,13 @@ struct ServerFrameReader {
         case unknownOpcode(UInt8)
         case fragmentedControlFrame
         case controlFrameTooLong(Int)
-        /// The frame's length as its header gives it.
+        /// The frame's length as its header gives it (or, for a fragmented message, the length so far).
         case tooLarge(UInt64)
+        /// A data frame began a message before the last fragmented one ended (found by the reader's user, which
+        /// follows messages).
+        case messageInterrupted
+        /// A continuation frame came with no fragmented message in progress (found by the reader's user).
+        case continuationWithoutMessage
     }
 
     /// Takes the next whole frame off the front of `bytes`; nil, with `bytes` untouched, when the frame's bytes
