@@ -1,3 +1,4 @@
+import CallAPISignalProtocol
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOEmbedded

@@ -1,3 +1,4 @@
+import CallAPISignalProtocol
 import NIOCore
 import NIOEmbedded
 import NIOWebSocket
@@ -22,9 +23,10 @@ import Testing
     @Test(arguments: [0, 1, 125, 126, 127, 300, 65_535, 65_536, 70_000])
     func aServersDataFrameIsReadWholeAndNotBeforeItsLastByte(length: Int) throws {
         let payload = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ 5) }
-        for (opcode, expected) in [
-            (WebSocketOpcode.text, ServerFrameReader.Opcode.text), (.binary, .binary), (.continuation, .continuation),
-        ] {
+        let opcodes: [(WebSocketOpcode, UInt8)] = [
+            (.text, FrameOpcode.text), (.binary, FrameOpcode.binary), (.continuation, FrameOpcode.continuation),
+        ]
+        for (opcode, expected) in opcodes {
             let bytes = try framedByNIO(opcode, fin: length % 2 == 0, payload)
             var whole = ByteBuffer(bytes: bytes)
             let frame = try #require(try reader.next(from: &whole))
@@ -47,11 +49,11 @@ import Testing
         bytes += try framedByNIO(.connectionClose, [0x03, 0xE8])
         bytes += Array(try framedByNIO(.text, Array("the next read".utf8)).prefix(5))
         var buffer = ByteBuffer(bytes: bytes)
-        var read: [(ServerFrameReader.Opcode, [UInt8])] = []
+        var read: [(UInt8, [UInt8])] = []
         while let frame = try reader.next(from: &buffer) {
             read.append((frame.opcode, Array(frame.payload.readableBytesView)))
         }
-        #expect(read.map(\.0) == [.ping, .text, .close])
+        #expect(read.map(\.0) == [FrameOpcode.ping, FrameOpcode.text, FrameOpcode.close])
         #expect(
             read.map(\.1) == [
                 Array("are you there".utf8), Array(#"{"type":"pong","serverTime":1}"#.utf8), [0x03, 0xE8],
@@ -61,20 +63,21 @@ import Testing
 
     @Test(
         arguments: [
-            ([0xC1, 0x00], ServerFrameReader.Failure.reservedBitsSet),
-            ([0x91, 0x00], .reservedBitsSet),
+            ([0xC1, 0x00], WebSocketFrameHeader.Refusal.reservedBits),
+            ([0x91, 0x00], .reservedBits),
             ([0x81, 0x85, 1, 2, 3, 4], .masked),
             ([0x83, 0x00], .unknownOpcode(3)),
             ([0x8B, 0x00], .unknownOpcode(0xB)),
             ([0x09, 0x00], .fragmentedControlFrame),
-            ([0x89, 0x7E, 0x00, 0x7E], .controlFrameTooLong(126)),
+            ([0x89, 0x7E, 0x00, 0x7E], .longControlFrame),
             // Refused from the header alone: the payload has not arrived.
-            ([0x81, 0x7F, 0, 0, 0, 0, 0, 0x10, 0, 1], .tooLarge(1_048_577)),
-            ([0x82, 0x7F, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF], .tooLarge(UInt64.max)),
-        ] as [([UInt8], ServerFrameReader.Failure)])
-    func framesTheRFCRefusesAreRefused(bytes: [UInt8], failure: ServerFrameReader.Failure) {
+            ([0x81, 0x7F, 0, 0, 0, 0, 0, 0x10, 0, 1], .tooLarge(declared: 1_048_577)),
+            ([0x82, 0x7F, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF], .tooLarge(declared: UInt64.max)),
+        ] as [([UInt8], WebSocketFrameHeader.Refusal)])
+    func framesTheRFCRefusesAreRefused(bytes: [UInt8], refusal: WebSocketFrameHeader.Refusal) {
         var buffer = ByteBuffer(bytes: bytes)
-        #expect(throws: failure) { try reader.next(from: &buffer) }
+        #expect(throws: ServerFrameReader.Failure.refused(refusal)) { try reader.next(from: &buffer) }
+        #expect(buffer.readableBytes == bytes.count)
     }
 
     @Test func aFrameOfExactlyTheLimitIsRead() throws {
@@ -82,6 +85,8 @@ import Testing
         var buffer = ByteBuffer(bytes: try framedByNIO(.text, [UInt8](repeating: 0x61, count: 300)))
         #expect(try limited.next(from: &buffer)?.payload.readableBytes == 300)
         var over = ByteBuffer(bytes: try framedByNIO(.text, [UInt8](repeating: 0x61, count: 301)))
-        #expect(throws: ServerFrameReader.Failure.tooLarge(301)) { try limited.next(from: &over) }
+        #expect(throws: ServerFrameReader.Failure.refused(.tooLarge(declared: 301))) {
+            try limited.next(from: &over)
+        }
     }
 }

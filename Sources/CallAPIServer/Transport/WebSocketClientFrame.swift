@@ -1,3 +1,4 @@
+import CallAPISignalProtocol
 import NIOCore
 
 /// One frame from a WebSocket client (RFC 6455 §5.2), read from the front of a connection's bytes: its header
@@ -23,76 +24,31 @@ struct WebSocketClientFrame {
         case refused(Refusal)
     }
 
-    /// Why a client frame closes its connection.
-    enum Refusal: Equatable {
-        /// RFC 6455 §5.1: every client frame is masked.
-        case unmasked
-        /// No extension is negotiated, so the reserved bits are zero (§5.2).
-        case reservedBits
-        case unknownOpcode(UInt8)
-        /// Control frames are not fragmented and carry at most 125 bytes (§5.5).
-        case fragmentedControlFrame
-        case longControlFrame
-        /// The payload is over the endpoint's message limit (refused from the header, before it is buffered).
-        case tooLarge(declared: UInt64)
-
-        /// The close code: 1009 for a message over the limit, 1002 (protocol error) for the rest.
-        var closeCode: UInt16 {
-            if case .tooLarge = self { 1009 } else { 1002 }
-        }
-
-        /// The close frame's reason (none for an unmasked frame: the client is not speaking WebSocket).
-        var reason: String? {
-            switch self {
-            case .unmasked: nil
-            case .reservedBits: "reserved bits set"
-            case .unknownOpcode: "unknown opcode"
-            case .fragmentedControlFrame: "fragmented control frame"
-            case .longControlFrame: "control frame over 125 bytes"
-            case .tooLarge: "message too large"
-            }
-        }
-    }
+    /// Why a client frame closes its connection (checked by the header reader both ends share).
+    typealias Refusal = WebSocketFrameHeader.Refusal
 
     /// Reads the frame at the front of `bytes`, moving past it; on `.incomplete` or `.refused`, `bytes` is
     /// unchanged.
     static func read(from bytes: inout ByteBuffer, maxPayloadBytes: Int) -> Reading {
-        let start = bytes.readerIndex
-        guard let first = bytes.getInteger(at: start, as: UInt8.self),
-            let second = bytes.getInteger(at: start + 1, as: UInt8.self)
-        else { return .incomplete }
-        guard second & 0x80 != 0 else { return .refused(.unmasked) }
-        guard first & 0x70 == 0 else { return .refused(.reservedBits) }
-        let fin = first & 0x80 != 0
-        let opcode = first & 0x0F
-        switch opcode {
-        case FrameOpcode.continuation, FrameOpcode.text, FrameOpcode.binary:
-            break
-        case FrameOpcode.close, FrameOpcode.ping, FrameOpcode.pong:
-            guard fin else { return .refused(.fragmentedControlFrame) }
-            guard second & 0x7F <= 125 else { return .refused(.longControlFrame) }
-        default:
-            return .refused(.unknownOpcode(opcode))
+        let reading = bytes.withUnsafeReadableBytes { readable in
+            WebSocketFrameHeader.read(
+                UnsafeRawBufferPointer(rebasing: readable.prefix(WebSocketFrameHeader.maxSize)), masked: true,
+                maxPayloadBytes: maxPayloadBytes)
         }
-        let length: UInt64
-        let keyOffset: Int
-        switch second & 0x7F {
-        case 126:
-            guard let word = bytes.getInteger(at: start + 2, as: UInt16.self) else { return .incomplete }
-            (length, keyOffset) = (UInt64(word), 4)
-        case 127:
-            guard let word = bytes.getInteger(at: start + 2, as: UInt64.self) else { return .incomplete }
-            (length, keyOffset) = (word, 10)
-        case let short:
-            (length, keyOffset) = (UInt64(short), 2)
+        switch reading {
+        case .incomplete:
+            return .incomplete
+        case .refused(let refusal):
+            return .refused(refusal)
+        case .header(let header):
+            // Read with `masked: true`, every header has a key.
+            guard let maskKey = header.maskKey else { return .refused(.unmasked) }
+            guard let payload = bytes.getSlice(at: bytes.readerIndex + header.size, length: header.payloadLength)
+            else { return .incomplete }
+            bytes.moveReaderIndex(forwardBy: header.size + header.payloadLength)
+            return .frame(
+                WebSocketClientFrame(fin: header.fin, opcode: header.opcode, maskKey: maskKey, payload: payload))
         }
-        // Before waiting for the payload: a declared length over the limit is never buffered.
-        guard length <= UInt64(maxPayloadBytes) else { return .refused(.tooLarge(declared: length)) }
-        guard let maskKey = bytes.getInteger(at: start + keyOffset, endianness: .host, as: UInt32.self),
-            let payload = bytes.getSlice(at: start + keyOffset + 4, length: Int(length))
-        else { return .incomplete }
-        bytes.moveReaderIndex(to: start + keyOffset + 4 + Int(length))
-        return .frame(WebSocketClientFrame(fin: fin, opcode: opcode, maskKey: maskKey, payload: payload))
     }
 
     /// Writes the unmasked payload to the start of `destination` (at least ``payload``'s readable bytes long).

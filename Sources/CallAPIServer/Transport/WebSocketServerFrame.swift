@@ -1,3 +1,4 @@
+import CallAPISignalProtocol
 import NIOCore
 
 /// Server-to-client WebSocket frames (RFC 6455 §5.2), written straight into an outgoing buffer: unmasked, unfragmented.

@@ -1,3 +1,4 @@
+import CallAPISignalProtocol
 import Logging
 import NIOCore
 import NIOHTTP1
@@ -296,15 +297,16 @@ private final class FrameHandler: ChannelInboundHandler {
 
     private func handle(_ frame: ServerFrameReader.Frame, context: ChannelHandlerContext) {
         switch frame.opcode {
-        case .text, .binary:
+        case FrameOpcode.text, FrameOpcode.binary:
             // RFC 6455 §5.4: a message's fragments are not interleaved with another message's.
             guard case .frames(_, nil) = reading else { return fail(context, .messageInterrupted) }
             if !frame.fin {
-                reading = .frames(partial: nil, message: frame.opcode == .text ? .text(frame.payload) : .binary)
-            } else if frame.opcode == .text {
+                reading = .frames(
+                    partial: nil, message: frame.opcode == FrameOpcode.text ? .text(frame.payload) : .binary)
+            } else if frame.opcode == FrameOpcode.text {
                 deliver(frame.payload, context: context)
             }  // A whole binary message is not for this client: dropped.
-        case .continuation:
+        case FrameOpcode.continuation:
             guard case .frames(let partial, let fragmented?) = reading else {
                 return fail(context, .continuationWithoutMessage)
             }
@@ -316,7 +318,7 @@ private final class FrameHandler: ChannelInboundHandler {
             reading = .frames(partial: partial, message: nil)
             var part = frame.payload
             guard message.readableBytes + part.readableBytes <= ClientSocket.maxMessageBytes else {
-                return fail(context, .tooLarge(UInt64(message.readableBytes + part.readableBytes)))
+                return fail(context, .messageTooLarge(message.readableBytes + part.readableBytes))
             }
             message.writeBuffer(&part)
             if frame.fin {
@@ -324,9 +326,9 @@ private final class FrameHandler: ChannelInboundHandler {
             } else {
                 reading = .frames(partial: partial, message: .text(message))
             }
-        case .ping:
+        case FrameOpcode.ping:
             context.writeAndFlush(wrapOutboundOut(ClientSocket.frame(.pong, frame.payload)), promise: nil)
-        case .close:
+        case FrameOpcode.close:
             reading = .stopped
             var data = frame.payload
             let code = data.readWebSocketErrorCode()
@@ -345,8 +347,8 @@ private final class FrameHandler: ChannelInboundHandler {
             let channel = context.channel
             context.writeAndFlush(wrapOutboundOut(ClientSocket.frame(.connectionClose, answer)))
                 .whenComplete { _ in channel.close(promise: nil) }
-        case .pong:
-            break
+        default:
+            break  // A pong; no other opcode gets past the header reader.
         }
     }
 
@@ -362,14 +364,15 @@ private final class FrameHandler: ChannelInboundHandler {
     /// Closes with the code the RFC gives for what was wrong: 1009 for a message too large, 1002 otherwise.
     private func fail(_ context: ChannelHandlerContext, _ failure: ServerFrameReader.Failure) {
         reading = .stopped
-        let code: WebSocketErrorCode
+        let code = WebSocketErrorCode(codeNumber: Int(failure.closeCode))
         switch failure {
-        case .tooLarge(let bytes):
-            code = .messageTooLarge
+        case .refused(.tooLarge(let bytes)):
             owner.value.cause =
                 "a message from the server is over \(ClientSocket.maxMessageBytes) bytes (\(bytes) bytes)"
+        case .messageTooLarge(let bytes):
+            owner.value.cause =
+                "a message from the server is over \(ClientSocket.maxMessageBytes) bytes (\(bytes) bytes so far)"
         default:
-            code = .protocolError
             owner.value.cause = "the server broke the WebSocket protocol: \(failure)"
         }
         var data = context.channel.allocator.buffer(capacity: 2)

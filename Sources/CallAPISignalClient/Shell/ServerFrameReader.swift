@@ -1,3 +1,4 @@
+import CallAPISignalProtocol
 import NIOCore
 
 /// Takes the server's WebSocket frames (RFC 6455 §5.2) off the front of the bytes a client socket has read.
@@ -5,81 +6,59 @@ import NIOCore
 /// NIO's `WebSocketFrameDecoder`, behind its `ByteToMessageHandler`, cost the bench's clients ~9,500 of the
 /// ~97,000 instructions they spent per relayed message (callgrind, docs/benchmarks.md): a frame value and a
 /// handler hop per frame, and a buffer kept across reads. Here a frame's payload is a slice of the bytes read, and
-/// only a frame split across reads is kept.
-///
-/// Refused, as the RFC says a client must: reserved bits set (no extension is negotiated), a masked frame (a
-/// server never masks), an opcode the RFC does not define, a control frame that is fragmented or longer than 125
-/// bytes, and a frame longer than `maxPayload`, refused from its header before its payload is read.
+/// only a frame split across reads is kept. The header is checked as the server checks its clients' frames
+/// (``WebSocketFrameHeader``), except that a server's frames must not be masked.
 struct ServerFrameReader {
     /// The largest payload a data frame may carry.
     let maxPayload: Int
 
-    enum Opcode: UInt8 {
-        case continuation = 0x0
-        case text = 0x1
-        case binary = 0x2
-        case close = 0x8
-        case ping = 0x9
-        case pong = 0xA
-
-        var isControl: Bool { rawValue & 0x8 != 0 }
-    }
-
     struct Frame {
         var fin: Bool
-        var opcode: Opcode
-        /// The payload, a slice of the bytes read (a server's frames are not masked).
+        /// One of ``FrameOpcode``'s: the header reader refuses the others.
+        var opcode: UInt8
+        /// The payload, a slice of the bytes read.
         var payload: ByteBuffer
     }
 
     enum Failure: Error, Equatable {
-        case reservedBitsSet
-        case masked
-        case unknownOpcode(UInt8)
-        case fragmentedControlFrame
-        case controlFrameTooLong(Int)
-        /// The frame's length as its header gives it (or, for a fragmented message, the length so far).
-        case tooLarge(UInt64)
-        /// A data frame began a message before the last fragmented one ended (found by the reader's user, which
-        /// follows messages).
+        /// The frame's header breaks the protocol or the limit.
+        case refused(WebSocketFrameHeader.Refusal)
+        /// A fragmented message grew over the limit (found by the reader's user, which follows messages; so are
+        /// the two below).
+        case messageTooLarge(Int)
+        /// A data frame began a message before the last fragmented one ended (§5.4).
         case messageInterrupted
-        /// A continuation frame came with no fragmented message in progress (found by the reader's user).
+        /// A continuation frame came with no fragmented message in progress.
         case continuationWithoutMessage
+
+        /// The close code: 1009 for a message over the limit, 1002 (protocol error) for the rest.
+        var closeCode: UInt16 {
+            switch self {
+            case .refused(let refusal): refusal.closeCode
+            case .messageTooLarge: 1009
+            case .messageInterrupted, .continuationWithoutMessage: 1002
+            }
+        }
     }
 
     /// Takes the next whole frame off the front of `bytes`; nil, with `bytes` untouched, when the frame's bytes
     /// have not all arrived yet. A frame the RFC refuses throws as soon as its header shows it.
     func next(from bytes: inout ByteBuffer) throws(Failure) -> Frame? {
-        let start = bytes.readerIndex
-        guard let first = bytes.getInteger(at: start, as: UInt8.self),
-            let second = bytes.getInteger(at: start + 1, as: UInt8.self)
-        else { return nil }
-        guard first & 0x70 == 0 else { throw .reservedBitsSet }
-        guard second & 0x80 == 0 else { throw .masked }
-        guard let opcode = Opcode(rawValue: first & 0x0F) else { throw .unknownOpcode(first & 0x0F) }
-        let fin = first & 0x80 != 0
-        var headerLength = 2
-        var length = UInt64(second & 0x7F)
-        if length == 126 {
-            guard let extended = bytes.getInteger(at: start + 2, as: UInt16.self) else { return nil }
-            length = UInt64(extended)
-            headerLength = 4
-        } else if length == 127 {
-            guard let extended = bytes.getInteger(at: start + 2, as: UInt64.self) else { return nil }
-            length = extended
-            headerLength = 10
+        let reading = bytes.withUnsafeReadableBytes { readable in
+            WebSocketFrameHeader.read(
+                UnsafeRawBufferPointer(rebasing: readable.prefix(WebSocketFrameHeader.maxSize)), masked: false,
+                maxPayloadBytes: maxPayload)
         }
-        if opcode.isControl {
-            guard fin else { throw .fragmentedControlFrame }
-            guard length <= 125 else { throw .controlFrameTooLong(Int(clamping: length)) }
-        } else {
-            guard length <= UInt64(maxPayload) else { throw .tooLarge(length) }
+        switch reading {
+        case .incomplete:
+            return nil
+        case .refused(let refusal):
+            throw .refused(refusal)
+        case .header(let header):
+            guard let payload = bytes.getSlice(at: bytes.readerIndex + header.size, length: header.payloadLength)
+            else { return nil }
+            bytes.moveReaderIndex(forwardBy: header.size + header.payloadLength)
+            return Frame(fin: header.fin, opcode: header.opcode, payload: payload)
         }
-        let payloadLength = Int(length)
-        guard bytes.readableBytes >= headerLength + payloadLength else { return nil }
-        bytes.moveReaderIndex(forwardBy: headerLength)
-        // Present: checked just above.
-        let payload = bytes.readSlice(length: payloadLength)!
-        return Frame(fin: fin, opcode: opcode, payload: payload)
     }
 }

@@ -1,3 +1,4 @@
+import CallAPISignalProtocol
 import CallAPITesting
 import NIOCore
 import NIOEmbedded
