@@ -27,33 +27,14 @@ import Testing
     @Test func aMaskedFrameFromTheServerClosesTheConnectionWith1002() async throws {
         // A server never masks (RFC 6455 §5.1): the client must fail the connection.
         let masked: [UInt8] = [0x81, 0x82, 1, 2, 3, 4, UInt8(ascii: "h") ^ 1, UInt8(ascii: "i") ^ 2]
-        let server = try await RawUpgradeServer.start(sending: masked)
-        let client = try await SocketProbe.connect(to: server.port)
-        // Closed without the masked text reaching the owner.
-        let heard = await client.events(untilTexts: 1)
-        #expect(heard.count == 1)
-        guard case .closed(let cause)? = heard.first else {
-            Issue.record("the masked frame was delivered: \(heard)")
-            return
-        }
-        #expect(cause.contains("broke the WebSocket protocol"))
-        #expect(await server.clientFrame(opcode: 0x8)?.prefix(2) == [0x03, 0xEA])  // 1002
-        try await server.stop()
+        try await Self.expectClose(after: masked, cause: "broke the WebSocket protocol", code: [0x03, 0xEA])  // 1002
     }
 
     @Test func aFrameOverTheLimitIsRefusedFromItsHeaderWith1009() async throws {
         // Only the header of a 5 MiB message is sent: the client must not wait for the rest.
         let header: [UInt8] = [0x81, 0x7F] + withUnsafeBytes(of: UInt64(5 << 20).bigEndian) { Array($0) }
-        let server = try await RawUpgradeServer.start(sending: header)
-        let client = try await SocketProbe.connect(to: server.port)
-        let heard = await client.events(untilTexts: 1)
-        guard case .closed(let cause)? = heard.last, heard.count == 1 else {
-            Issue.record("the connection did not close at the header: \(heard)")
-            return
-        }
-        #expect(cause.contains("over \(ClientSocket.maxMessageBytes) bytes"))
-        #expect(await server.clientFrame(opcode: 0x8)?.prefix(2) == [0x03, 0xF1])  // 1009
-        try await server.stop()
+        try await Self.expectClose(
+            after: header, cause: "over \(ClientSocket.maxMessageBytes) bytes", code: [0x03, 0xF1])  // 1009
     }
 
     @Test func aFragmentedBinaryMessageIsDroppedAndTheNextTextRead() async throws {
@@ -74,15 +55,21 @@ import Testing
         [0x01, 0x01, 0x61, 0x81, 0x01, 0x62],
     ])
     func fragmentsOutOfOrderCloseTheConnectionWith1002(after: [UInt8]) async throws {
+        try await Self.expectClose(after: after, cause: "broke the WebSocket protocol", code: [0x03, 0xEA])  // 1002
+    }
+
+    /// A server that writes `after` behind its 101: the client closes before anything reaches its owner, says
+    /// why (`cause`), and sends a close frame whose first two bytes are `code`.
+    static func expectClose(after: [UInt8], cause expected: String, code: [UInt8]) async throws {
         let server = try await RawUpgradeServer.start(sending: after)
         let client = try await SocketProbe.connect(to: server.port)
         let heard = await client.events(untilTexts: 1)
-        guard case .closed(let cause)? = heard.last, heard.count == 1 else {
-            Issue.record("the connection did not close: \(heard)")
+        guard case .closed(let cause)? = heard.first, heard.count == 1 else {
+            Issue.record("the connection did not close before delivering: \(heard)")
             return
         }
-        #expect(cause.contains("broke the WebSocket protocol"))
-        #expect(await server.clientFrame(opcode: 0x8)?.prefix(2) == [0x03, 0xEA])  // 1002
+        #expect(cause.contains(expected))
+        #expect(await server.clientFrame(opcode: 0x8)?.prefix(2) == code[...])
         try await server.stop()
     }
 
