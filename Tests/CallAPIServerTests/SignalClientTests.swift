@@ -41,6 +41,39 @@ import Testing
         try await server.stop()
     }
 
+    /// An app logs in, then initializes CallAPI, which adds its listener: what arrives in between is not lost.
+    @Test func messagesThatArriveBeforeAnyListenerReachTheFirstListenerAdded() async throws {
+        let server = try await TestServer.start()
+        let alice = client(server)
+        let bob = client(server)
+        try await alice.login(token: try await server.token("1001"))
+        try await bob.login(token: try await server.token("1002"))
+        let events = bob.events()
+        for body in ["first", "second"] { _ = try await alice.send(to: "1002", body: body) }
+        // Bob's client has both once its event stream has: no listener was there to hear them.
+        var seen = 0
+        for await event in events {
+            if case .message = event { seen += 1 }
+            if seen == 2 { break }
+        }
+        let listener = RecordingSignalListener()
+        bob.addListener(listener: listener)
+        let later = RecordingSignalListener()
+        bob.addListener(listener: later)
+        // A request answered on the client's loop, which has run both adds by then.
+        _ = await bob.state
+        listener.finish()
+        later.finish()
+        let heard = await Array(listener.messages)
+        #expect(heard.map(\.0) == ["first", "second"])
+        #expect(heard.allSatisfy { $0.1?.userId == "1001" })
+        // Kept for the first listener only: a second one hears from now on.
+        #expect(await Array(later.messages).isEmpty)
+        alice.logout()
+        bob.logout()
+        try await server.stop()
+    }
+
     @Test func sendMessageCompletionReportsTheServersAnswer() async throws {
         let server = try await TestServer.start()
         let alice = client(server)

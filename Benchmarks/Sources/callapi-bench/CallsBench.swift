@@ -13,6 +13,9 @@ struct CallsBench {
         var callTimeoutMillis: UInt64 = 10_000
         /// The relay the signaling goes through: our server (default), Mosquitto or Synapse.
         var peer = BenchPeerSettings()
+        /// Whether each endpoint keeps a ``CallTrace``, so that a failed call's report says what both sides saw.
+        /// Off for timed runs: recording costs the clients a little per message.
+        var traceFailures = false
     }
 
     struct Report: Codable, Sendable {
@@ -33,6 +36,8 @@ struct CallsBench {
         var setup: LatencySummary
         /// hangup() → both sides `prepared`.
         var hangup: LatencySummary
+        /// For each failed call: the step it failed at and, with ``Settings/traceFailures``, what both sides saw.
+        var failures: [String] = []
     }
 
     let settings: Settings
@@ -45,9 +50,11 @@ struct CallsBench {
         do {
             for index in 0..<settings.pairs {
                 let caller = try await CallEndpoint.make(
-                    user: UInt(300_000 + index), peer: peer, world: world, timeout: settings.callTimeoutMillis)
+                    user: UInt(300_000 + index), peer: peer, world: world, timeout: settings.callTimeoutMillis,
+                    traced: settings.traceFailures)
                 let callee = try await CallEndpoint.make(
-                    user: UInt(400_000 + index), peer: peer, world: world, timeout: settings.callTimeoutMillis)
+                    user: UInt(400_000 + index), peer: peer, world: world, timeout: settings.callTimeoutMillis,
+                    traced: settings.traceFailures)
                 endpoints.append((caller, callee))
             }
         } catch {
@@ -60,7 +67,7 @@ struct CallsBench {
         let start = BenchClock.nanos()
         let deadline = start + UInt64(settings.seconds * 1e9)
         let grace = settings.seconds + Double(settings.callTimeoutMillis) / 1000 + 5
-        let outcomes = await withTaskGroup(of: (Int, Int)?.self) { group in
+        let outcomes = await withTaskGroup(of: CallLoopOutcome?.self) { group in
             for pair in endpoints {
                 group.addTask { await Self.callLoop(pair.caller, pair.callee, until: deadline, recorders: recorders) }
             }
@@ -69,18 +76,18 @@ struct CallsBench {
                 try? await Task.sleep(for: .seconds(grace))
                 return nil
             }
-            var completed = 0, failed = 0, running = endpoints.count
+            var completed = 0, failures: [String] = [], running = endpoints.count
             for await outcome in group {
-                guard let (done, lost) = outcome else {
+                guard let outcome else {
                     group.cancelAll()
                     continue
                 }
-                completed += done
-                failed += lost
+                completed += outcome.completed
+                if let failure = outcome.failure { failures.append(failure) }
                 running -= 1
                 if running == 0 { group.cancelAll() }
             }
-            return (completed, failed)
+            return (completed, failures)
         }
         let elapsed = BenchClock.seconds(since: start)
         for pair in endpoints {
@@ -91,48 +98,69 @@ struct CallsBench {
         return Report(
             peer: settings.peer.kind.rawValue, peerTitle: peer.title, pairs: settings.pairs,
             seconds: (elapsed * 1000).rounded() / 1000, completed: outcomes.0,
-            failed: outcomes.1, callsPerSecond: (Double(outcomes.0) / elapsed).rounded(),
+            failed: outcomes.1.count, callsPerSecond: (Double(outcomes.0) / elapsed).rounded(),
             callToRinging: recorders.ringing.summary, acceptToConnected: recorders.connected.summary,
-            setup: recorders.setup.summary, hangup: recorders.hangup.summary)
+            setup: recorders.setup.summary, hangup: recorders.hangup.summary, failures: outcomes.1)
     }
 
-    /// Calls until `deadline`; returns (completed, failed). A failed call ends the loop (the pair is then in an
-    /// unknown state).
+    /// How one pair's loop ended: the calls it completed and, if a call failed, why.
+    struct CallLoopOutcome: Sendable {
+        var completed: Int
+        var failure: String?
+    }
+
+    /// Calls until `deadline`. A failed call ends the loop (the pair is then in an unknown state).
     static func callLoop(
         _ caller: CallEndpoint, _ callee: CallEndpoint, until deadline: UInt64, recorders: CallRecorders
     )
-        async -> (Int, Int)
+        async -> CallLoopOutcome
     {
         var callerChanges = caller.api.stateChanges.makeAsyncIterator()
         var calleeChanges = callee.api.stateChanges.makeAsyncIterator()
         var completed = 0
+        func failed(_ step: String, since start: UInt64) -> CallLoopOutcome {
+            let millis = (BenchClock.nanos() &- start) / 1_000_000
+            var report = "call \(completed + 1) of \(caller.user) → \(callee.user): \(step), \(millis) ms after call()"
+            report += "; caller \(caller.api.state), callee \(callee.api.state)"
+            for endpoint in [caller, callee] {
+                guard let trace = endpoint.trace else { continue }
+                report += "\n  \(endpoint.user) saw:\n    " + trace.lines.joined(separator: "\n    ")
+            }
+            return CallLoopOutcome(completed: completed, failure: report)
+        }
         while BenchClock.nanos() < deadline {
+            let start = BenchClock.nanos()
             do {
-                let start = BenchClock.nanos()
                 try await caller.api.call(remoteUserId: callee.user, callType: .video)
-                guard await reach(.calling, &calleeChanges, endings: [.failed, .idle]) else { return (completed, 1) }
+                guard await reach(.calling, &calleeChanges, endings: [.failed, .idle]) else {
+                    return failed("the callee did not ring", since: start)
+                }
                 let ringing = BenchClock.nanos()
                 recorders.ringing.record(nanos: ringing &- start)
                 try await callee.api.accept(remoteUserId: caller.user)
-                guard await reach(.connected, &calleeChanges), await reach(.connected, &callerChanges) else {
-                    return (completed, 1)
+                guard await reach(.connected, &calleeChanges) else {
+                    return failed("the callee did not connect", since: start)
+                }
+                guard await reach(.connected, &callerChanges) else {
+                    return failed("the caller did not connect", since: start)
                 }
                 let connected = BenchClock.nanos()
                 recorders.connected.record(nanos: connected &- ringing)
                 recorders.setup.record(nanos: connected &- start)
                 try await caller.api.hangup(remoteUserId: callee.user)
-                guard await reach(.prepared, &callerChanges, endings: [.idle]),
-                    await reach(.prepared, &calleeChanges, endings: [.idle])
-                else {
-                    return (completed, 1)
+                guard await reach(.prepared, &callerChanges, endings: [.idle]) else {
+                    return failed("the caller did not end the call", since: start)
+                }
+                guard await reach(.prepared, &calleeChanges, endings: [.idle]) else {
+                    return failed("the callee did not end the call", since: start)
                 }
                 recorders.hangup.record(nanos: BenchClock.nanos() &- connected)
                 completed += 1
             } catch {
-                return (completed, 1)
+                return failed("CallAPI refused a request: \(error)", since: start)
             }
         }
-        return (completed, 0)
+        return CallLoopOutcome(completed: completed)
     }
 
     /// Reads state changes until `target`; false if the call ended on the way (any of `endings`), or the stream
@@ -162,18 +190,23 @@ struct CallEndpoint: Sendable {
     let user: UInt
     let api: CallApiImpl
     let signal: any BenchPeerClient
+    /// What this endpoint saw, when the bench traces failures.
+    let trace: CallTrace?
 
-    static func make(user: UInt, peer: any BenchPeer, world: SimulatedRTCWorld, timeout: UInt64) async throws
-        -> CallEndpoint
-    {
-        let signal = try await peer.client(user: "\(user)")
+    static func make(
+        user: UInt, peer: any BenchPeer, world: SimulatedRTCWorld, timeout: UInt64, traced: Bool
+    ) async throws -> CallEndpoint {
+        let trace = traced ? CallTrace(user: user) : nil
+        let client = try await peer.client(user: "\(user)")
+        let signal = trace.map { TracedSignalClient(client, trace: $0) } ?? client
         let api = CallApiImpl()
+        if let trace { api.addListener(listener: trace) }
         api.initialize(
             config: CallConfig(
                 userId: user, rtcEngine: world.engine(userId: user), signalClient: signal, clock: SystemCallClock()))
         try await api.prepareForCall(
             prepareConfig: PrepareConfig(roomId: "room-\(user)", callTimeoutMillisecond: timeout))
-        return CallEndpoint(user: user, api: api, signal: signal)
+        return CallEndpoint(user: user, api: api, signal: signal, trace: trace)
     }
 
     func close() async {

@@ -9,6 +9,8 @@ struct CallsBenchCommand: AsyncParsableCommand {
     @Option(help: "Caller/callee pairs calling back to back.") var pairs = 100
     @Option(help: "Seconds to run.") var seconds = 5.0
     @OptionGroup var peer: BenchPeerOptions
+    @Flag(help: "Keep what each endpoint saw, and print it for every failed call (costs the clients a little).")
+    var traceFailures = false
 
     func run() async throws {
         guard pairs > 0, pairs <= 5_000, seconds > 0, seconds <= 120 else {
@@ -18,7 +20,9 @@ struct CallsBenchCommand: AsyncParsableCommand {
         settings.pairs = pairs
         settings.seconds = seconds
         settings.peer = peer.settings
+        settings.traceFailures = traceFailures
         let report = try await CallsBench(settings: settings).run { BenchOutput.progress($0) }
+        for failure in report.failures { BenchOutput.progress("failed: \(failure)") }
         print(CallsReportTable.render(report))
         print(BenchJSONLine.render(report))
     }

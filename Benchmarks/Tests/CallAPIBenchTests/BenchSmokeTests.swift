@@ -34,9 +34,11 @@ struct BenchSmokeTests {
         var settings = CallsBench.Settings()
         settings.pairs = 2
         settings.seconds = 0.5
+        settings.traceFailures = true
         let report = try await CallsBench(settings: settings).run()
         #expect(report.completed > 0)
-        #expect(report.failed == 0)
+        #expect(report.failed == 0, "\(report.failures.joined(separator: "\n"))")
+        #expect(report.failures.count == report.failed)
         #expect(report.setup.count == report.completed)
         #expect(report.callToRinging.count >= report.completed)
         for summary in [report.callToRinging, report.acceptToConnected, report.setup, report.hangup] {

@@ -27,6 +27,8 @@ final class ClientCore: ClientSocketDelegate {
     private var invitationObservers: [Int: AsyncStream<InvitationEvent>.Continuation] = [:]
     private var loginWaiters: [CheckedContinuation<Void, any Error>] = []
     private var messageListeners: [WeakListener] = []
+    /// Messages that arrived while no message listener was added.
+    private var unheard = UnheardMessages()
     private var connectionListeners: [WeakConnectionListener] = []
     private var stateObservers: [Int: AsyncStream<SignalConnectionState>.Continuation] = [:]
     private var eventObservers: [Int: AsyncStream<SignalClientEvent>.Continuation] = [:]
@@ -163,6 +165,9 @@ final class ClientCore: ClientSocketDelegate {
     func addListener(_ listener: any ISignalClientListener) {
         messageListeners.removeAll { $0.value == nil || $0.value === listener }
         messageListeners.append(WeakListener(value: listener))
+        for message in unheard.takeAll() {
+            listener.onMessageReceive(message: message.body, from: Self.sender(of: message))
+        }
     }
 
     func removeListener(_ listener: any ISignalClientListener) {
@@ -284,10 +289,14 @@ final class ClientCore: ClientSocketDelegate {
         case .state(let state):
             changeState(to: state)
         case .deliver(let message):
-            let sender = SignalSender(userId: message.from, receivedAtMillis: message.sentAt)
             messageListeners.removeAll { $0.value == nil }
-            for listener in messageListeners {
-                listener.value?.onMessageReceive(message: message.body, from: sender)
+            if messageListeners.isEmpty {
+                keepUnheard(message)
+            } else {
+                let sender = Self.sender(of: message)
+                for listener in messageListeners {
+                    listener.value?.onMessageReceive(message: message.body, from: sender)
+                }
             }
             emit(.message(from: message.from, body: message.body, sentAt: message.sentAt))
         case .presenceChanged(let change):
@@ -393,6 +402,24 @@ final class ClientCore: ClientSocketDelegate {
         let waiters = loginWaiters
         loginWaiters = []
         for waiter in waiters { waiter.resume(throwing: error) }
+    }
+
+    private static func sender(of message: ServerFrame.Message) -> SignalSender {
+        SignalSender(userId: message.from, receivedAtMillis: message.sentAt)
+    }
+
+    /// Keeps a message no listener heard for the first listener added, and says which kept ones made room.
+    private func keepUnheard(_ message: ServerFrame.Message) {
+        for dropped in unheard.keep(message) {
+            // Apps that read `events()` instead of adding listeners got it there: nothing is lost for them.
+            let level: Logger.Level = eventObservers.isEmpty ? .warning : .debug
+            logger.log(
+                level: level, "a message no listener heard was let go: the most kept for a listener not yet added",
+                metadata: [
+                    "from": "\(dropped.from)", "messageId": "\(dropped.messageId)",
+                    "kept": "\(UnheardMessages.maxCount) messages or \(UnheardMessages.maxBytes) bytes",
+                ])
+        }
     }
 
     private func emit(_ event: SignalClientEvent) {

@@ -16,6 +16,9 @@ final class RecordingSignalListener: ISignalClientListener {
 
     /// The messages as a stream (read it from one task).
     var messages: AsyncStream<(String, SignalSender?)> { stream }
+
+    /// Ends the stream: what it has so far is all it gives.
+    func finish() { continuation.finish() }
 }
 
 /// Records connection callbacks.

@@ -1,0 +1,34 @@
+import CallAPI
+import Testing
+
+@testable import callapi_bench
+
+/// The trace that explains a failed call in the calls bench.
+@Suite("calls bench trace")
+struct CallTraceTests {
+    @Test func keepsTheLastEntriesOldestFirst() {
+        let trace = CallTrace(user: 7)
+        let total = CallTrace.capacity + 5
+        for index in 0..<total { trace.record("entry \(index)") }
+        let lines = trace.lines
+        #expect(lines.count == CallTrace.capacity)
+        #expect(lines.first?.hasSuffix("entry 5") == true)
+        #expect(lines.last?.hasSuffix("entry \(total - 1)") == true)
+    }
+
+    @Test func recordsStateChangesAndDebugText() {
+        let trace = CallTrace(user: 7)
+        trace.onCallStateChanged(with: .calling, stateReason: .none, eventReason: "", eventInfo: [:])
+        trace.callDebugInfo(message: "retrying call 3", logLevel: .normal)
+        #expect(trace.lines.count == 2)
+        #expect(trace.lines[0].contains("state calling"))
+        #expect(trace.lines[1].contains("debug retrying call 3"))
+    }
+
+    @Test func namesAMessageByItsActionAndCall() {
+        let message = CallMessage(
+            action: .videoCall, timestamp: 1, messageId: 4, fromUserId: 1, callId: "abc", remoteUserId: 2, fromRoomId: "r")
+        #expect(TracedSignalClient.summary(of: message.encoded()) == "videoCall of call abc")
+        #expect(TracedSignalClient.summary(of: "not json").hasPrefix("unreadable (8 bytes: "))
+    }
+}
