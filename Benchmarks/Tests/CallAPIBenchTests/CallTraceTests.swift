@@ -27,7 +27,8 @@ struct CallTraceTests {
 
     @Test func namesAMessageByItsActionAndCall() {
         let message = CallMessage(
-            action: .videoCall, timestamp: 1, messageId: 4, fromUserId: 1, callId: "abc", remoteUserId: 2, fromRoomId: "r")
+            action: .videoCall, timestamp: 1, messageId: 4, fromUserId: 1, callId: "abc", remoteUserId: 2,
+            fromRoomId: "r")
         #expect(TracedSignalClient.summary(of: message.encoded()) == "videoCall of call abc")
         #expect(TracedSignalClient.summary(of: "not json").hasPrefix("unreadable (8 bytes: "))
     }
