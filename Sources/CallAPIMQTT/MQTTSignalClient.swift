@@ -70,6 +70,8 @@ public final class MQTTSignalClient: ISignalClient {
 
     public let configuration: Configuration
     private let state = Locked(State())
+    /// Who hears received messages; what arrives before CallAPI adds its listener is kept for it.
+    private let messageListeners = SignalMessageListeners()
     private let alarm = TokenExpiryAlarm()
 
     public init(configuration: Configuration) {
@@ -170,11 +172,11 @@ public final class MQTTSignalClient: ISignalClient {
     }
 
     public func addListener(listener: any ISignalClientListener) {
-        state.withLock { $0.listeners.add(listener) }
+        messageListeners.add(listener)
     }
 
     public func removeListener(listener: any ISignalClientListener) {
-        state.withLock { $0.listeners.remove(listener) }
+        messageListeners.remove(listener)
     }
 
     // MARK: - Connections
@@ -204,9 +206,7 @@ public final class MQTTSignalClient: ISignalClient {
 
     private func deliver(_ publish: MQTTPublish) {
         let message = String(decoding: publish.payload, as: UTF8.self)
-        for listener in state.withLock({ $0.listeners.messageListeners }) {
-            listener.onMessageReceive(message: message)
-        }
+        messageListeners.deliver(message)
     }
 
     /// The connection of login `clientId` ended by itself: tell the listeners and reconnect.

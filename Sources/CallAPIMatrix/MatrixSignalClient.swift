@@ -73,6 +73,8 @@ public final class MatrixSignalClient: ISignalClient {
     public let configuration: Configuration
     private let http: MatrixHTTP
     private let state = Locked(State())
+    /// Who hears received messages; what arrives before CallAPI adds its listener is kept for it.
+    private let messageListeners = SignalMessageListeners()
     private let alarm = TokenExpiryAlarm()
     /// Makes transaction ids unique across clients of one device (the homeserver deduplicates by them).
     private let nonce = String(UInt32.random(in: 0...UInt32.max), radix: 36)
@@ -202,11 +204,11 @@ public final class MatrixSignalClient: ISignalClient {
     }
 
     public func addListener(listener: any ISignalClientListener) {
-        state.withLock { $0.listeners.add(listener) }
+        messageListeners.add(listener)
     }
 
     public func removeListener(listener: any ISignalClientListener) {
-        state.withLock { $0.listeners.remove(listener) }
+        messageListeners.remove(listener)
     }
 
     // MARK: - Sync loop and sends
@@ -267,11 +269,10 @@ public final class MatrixSignalClient: ISignalClient {
 
     private func deliver(_ response: MatrixSyncResponse) {
         guard let events = response.toDevice?.events, !events.isEmpty else { return }
-        let listeners = state.withLock { $0.listeners.messageListeners }
         for event in events where event.type == configuration.eventType {
             guard let body = event.content.body else { continue }
-            let sender = SignalSender(userId: MatrixAccount.callUser(of: event.sender) ?? event.sender)
-            for listener in listeners { listener.onMessageReceive(message: body, from: sender) }
+            messageListeners.deliver(
+                body, from: SignalSender(userId: MatrixAccount.callUser(of: event.sender) ?? event.sender))
         }
     }
 

@@ -297,8 +297,8 @@ public final class SignalClient: ISignalClient {
     }
 
     /// Starts delivering received messages to `listener` (held weakly). Messages that arrived while the client had
-    /// no listener (an app logs in, then initializes CallAPI) are delivered to the first one added, oldest first:
-    /// up to 64 messages or 1 MiB of bodies, beyond which the oldest are let go with a warning in the log.
+    /// no listener (an app logs in, then initializes CallAPI) are delivered to the first one added, oldest first
+    /// (``SignalMessageListeners``).
     public func addListener(listener: any ISignalClientListener) {
         commands.yield { $0.addListener(listener) }
     }

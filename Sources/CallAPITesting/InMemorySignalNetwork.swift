@@ -238,14 +238,10 @@ public enum InMemorySignalError: Error, Sendable, Equatable, CustomStringConvert
 
 /// One user's end of an ``InMemorySignalNetwork``.
 public final class InMemorySignalClient: ISignalClient {
-    private struct Entry: Sendable {
-        weak var listener: (any ISignalClientListener)?
-    }
-
     public let userId: UInt
     /// Which of its user's devices this is (0: the first).
     public let device: Int
-    private let listeners = Locked<[Entry]>([])
+    private let listeners = SignalMessageListeners()
     private weak let network: InMemorySignalNetwork?
 
     init(userId: UInt, device: Int, network: InMemorySignalNetwork) {
@@ -259,23 +255,14 @@ public final class InMemorySignalClient: ISignalClient {
     }
 
     public func addListener(listener: any ISignalClientListener) {
-        listeners.withLock { entries in
-            entries.removeAll { $0.listener == nil || $0.listener === listener }
-            entries.append(Entry(listener: listener))
-        }
+        listeners.add(listener)
     }
 
     public func removeListener(listener: any ISignalClientListener) {
-        listeners.withLock { $0.removeAll { $0.listener == nil || $0.listener === listener } }
+        listeners.remove(listener)
     }
 
     func receive(_ text: String, from sender: SignalSender?) {
-        for listener in listeners.withLock({ $0.compactMap(\.listener) }) {
-            if let sender {
-                listener.onMessageReceive(message: text, from: sender)
-            } else {
-                listener.onMessageReceive(message: text)
-            }
-        }
+        listeners.deliver(text, from: sender)
     }
 }

@@ -1,28 +1,14 @@
-/// A signaling adapter's listeners, held weakly as ``ISignalClient/addListener(listener:)`` asks: those that
-/// receive messages and those that hear the connection (``ISignalConnectionListener``). A value: keep it
-/// behind your adapter's lock (docs/adapters.md).
+/// A signaling adapter's connection listeners (``ISignalConnectionListener``), held weakly. A value: keep it behind
+/// your adapter's lock (docs/adapters.md). Message listeners go in a ``SignalMessageListeners``, which also keeps
+/// what arrives before the first one is added.
 public struct SignalAdapterListeners: Sendable {
-    private struct Message: Sendable {
-        weak var listener: (any ISignalClientListener)?
-    }
-
     private struct Connection: Sendable {
         weak var listener: (any ISignalConnectionListener)?
     }
 
-    private var messages: [Message] = []
     private var connections: [Connection] = []
 
     public init() {}
-
-    public mutating func add(_ listener: any ISignalClientListener) {
-        remove(listener)
-        messages.append(Message(listener: listener))
-    }
-
-    public mutating func remove(_ listener: any ISignalClientListener) {
-        messages.removeAll { $0.listener == nil || $0.listener === listener }
-    }
 
     public mutating func add(_ listener: any ISignalConnectionListener) {
         remove(listener)
@@ -33,6 +19,5 @@ public struct SignalAdapterListeners: Sendable {
         connections.removeAll { $0.listener == nil || $0.listener === listener }
     }
 
-    public var messageListeners: [any ISignalClientListener] { messages.compactMap(\.listener) }
     public var connectionListeners: [any ISignalConnectionListener] { connections.compactMap(\.listener) }
 }

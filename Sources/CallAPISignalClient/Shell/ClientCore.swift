@@ -26,9 +26,9 @@ final class ClientCore: ClientSocketDelegate {
     private var invitationBook = InvitationBook()
     private var invitationObservers: [Int: AsyncStream<InvitationEvent>.Continuation] = [:]
     private var loginWaiters: [CheckedContinuation<Void, any Error>] = []
-    private var messageListeners: [WeakListener] = []
-    /// Messages that arrived while no message listener was added.
-    private var unheard = UnheardMessages()
+    /// CallAPI's listener, and what arrives before it is added (an app logs in, then initializes CallAPI; and
+    /// `addListener` reaches this loop as a task, which NIO may run after a read that was already waiting).
+    private let messageListeners = SignalMessageListeners()
     private var connectionListeners: [WeakConnectionListener] = []
     private var stateObservers: [Int: AsyncStream<SignalConnectionState>.Continuation] = [:]
     private var eventObservers: [Int: AsyncStream<SignalClientEvent>.Continuation] = [:]
@@ -163,15 +163,11 @@ final class ClientCore: ClientSocketDelegate {
     private func removeInvitationObserver(_ key: Int) { invitationObservers[key] = nil }
 
     func addListener(_ listener: any ISignalClientListener) {
-        messageListeners.removeAll { $0.value == nil || $0.value === listener }
-        messageListeners.append(WeakListener(value: listener))
-        for message in unheard.takeAll() {
-            listener.onMessageReceive(message: message.body, from: Self.sender(of: message))
-        }
+        messageListeners.add(listener)
     }
 
     func removeListener(_ listener: any ISignalClientListener) {
-        messageListeners.removeAll { $0.value == nil || $0.value === listener }
+        messageListeners.remove(listener)
     }
 
     func addConnectionListener(_ listener: any SignalConnectionListener) {
@@ -289,15 +285,8 @@ final class ClientCore: ClientSocketDelegate {
         case .state(let state):
             changeState(to: state)
         case .deliver(let message):
-            messageListeners.removeAll { $0.value == nil }
-            if messageListeners.isEmpty {
-                keepUnheard(message)
-            } else {
-                let sender = Self.sender(of: message)
-                for listener in messageListeners {
-                    listener.value?.onMessageReceive(message: message.body, from: sender)
-                }
-            }
+            messageListeners.deliver(
+                message.body, from: SignalSender(userId: message.from, receivedAtMillis: message.sentAt))
             emit(.message(from: message.from, body: message.body, sentAt: message.sentAt))
         case .presenceChanged(let change):
             emit(.presenceChanged(userId: change.userId, online: change.online))
@@ -404,24 +393,6 @@ final class ClientCore: ClientSocketDelegate {
         for waiter in waiters { waiter.resume(throwing: error) }
     }
 
-    private static func sender(of message: ServerFrame.Message) -> SignalSender {
-        SignalSender(userId: message.from, receivedAtMillis: message.sentAt)
-    }
-
-    /// Keeps a message no listener heard for the first listener added, and says which kept ones made room.
-    private func keepUnheard(_ message: ServerFrame.Message) {
-        for dropped in unheard.keep(message) {
-            // Apps that read `events()` instead of adding listeners got it there: nothing is lost for them.
-            let level: Logger.Level = eventObservers.isEmpty ? .warning : .debug
-            logger.log(
-                level: level, "a message no listener heard was let go: the most kept for a listener not yet added",
-                metadata: [
-                    "from": "\(dropped.from)", "messageId": "\(dropped.messageId)",
-                    "kept": "\(UnheardMessages.maxCount) messages or \(UnheardMessages.maxBytes) bytes",
-                ])
-        }
-    }
-
     private func emit(_ event: SignalClientEvent) {
         for continuation in eventObservers.values { continuation.yield(event) }
     }
@@ -429,10 +400,6 @@ final class ClientCore: ClientSocketDelegate {
 
 private struct WeakCore {
     weak var value: ClientCore?
-}
-
-private struct WeakListener {
-    weak var value: (any ISignalClientListener)?
 }
 
 private struct WeakConnectionListener {

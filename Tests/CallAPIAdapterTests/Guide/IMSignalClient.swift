@@ -14,6 +14,8 @@ final class IMSignalClient: ISignalClient, IMSDKDelegate, @unchecked Sendable {
     // @unchecked Sendable: `state` is only touched under `lock` (the SDK calls back on its own threads).
     private let lock = NSLock()
     private var state = State()
+    /// Thread-safe by itself. It keeps what arrives between login and CallAPI's `initialize` for CallAPI.
+    private let messageListeners = SignalMessageListeners()
 
     init(sdk: any IMSDK) {
         self.sdk = sdk
@@ -57,16 +59,14 @@ final class IMSignalClient: ISignalClient, IMSDKDelegate, @unchecked Sendable {
         sdk.send(text: message, to: userId) { completion?($0) }
     }
 
-    func addListener(listener: any ISignalClientListener) { withState { $0.listeners.add(listener) } }
-    func removeListener(listener: any ISignalClientListener) { withState { $0.listeners.remove(listener) } }
+    func addListener(listener: any ISignalClientListener) { messageListeners.add(listener) }
+    func removeListener(listener: any ISignalClientListener) { messageListeners.remove(listener) }
 
     // MARK: IMSDKDelegate
 
     func messageReceived(text: String, from sender: String) {
         // The IM service authenticated the sender: say so, and CallAPI trusts it over the message body.
-        for listener in withState({ $0.listeners.messageListeners }) {
-            listener.onMessageReceive(message: text, from: SignalSender(userId: sender))
-        }
+        messageListeners.deliver(text, from: SignalSender(userId: sender))
     }
 
     func connectionChanged(connected: Bool) {

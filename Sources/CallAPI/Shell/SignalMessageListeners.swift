@@ -1,0 +1,125 @@
+/// A signaling client's message listeners, held weakly as ``ISignalClient/addListener(listener:)`` asks, and the
+/// messages that arrived before there was one.
+///
+/// Apps log in to their signaling and then initialize CallAPI, which adds its listener; a call that arrives in
+/// between must still ring. So a message that arrives while no listener is added is kept (up to 64 messages or
+/// 1 MiB, the oldest let go first) and handed to the first listener added, in order, before any later message.
+/// If some were let go, that listener hears it through ``ISignalClientListener/debugInfo(message:logLevel:)``.
+///
+/// Safe from any thread; listeners are called on the calling thread, never under the lock.
+public final class SignalMessageListeners: Sendable {
+    private struct Entry: Sendable {
+        weak var listener: (any ISignalClientListener)?
+    }
+
+    /// Where received messages go.
+    private enum Phase: Sendable {
+        /// Straight to the listeners.
+        case delivering
+        /// Nowhere yet: kept, with a count of those let go to bound what is kept.
+        case keeping(UnheardMessages, dropped: Int)
+        /// Kept ones are being handed to a listener just added; new ones queue behind them.
+        case handingOver(UnheardMessages, dropped: Int)
+    }
+
+    private struct State: Sendable {
+        var entries: [Entry] = []
+        var phase = Phase.keeping(UnheardMessages(), dropped: 0)
+
+        /// The listeners still alive; the others are forgotten.
+        mutating func live() -> [any ISignalClientListener] {
+            entries.removeAll { $0.listener == nil }
+            return entries.compactMap(\.listener)
+        }
+    }
+
+    private let state = Locked(State())
+
+    public init() {}
+
+    /// Adds `listener`. If messages arrived while there was no listener, they are handed to it now, oldest first.
+    public func add(_ listener: any ISignalClientListener) {
+        let handOver = state.withLock { state in
+            state.entries.removeAll { $0.listener == nil || $0.listener === listener }
+            state.entries.append(Entry(listener: listener))
+            guard case .keeping(let kept, let dropped) = state.phase else { return false }
+            guard !kept.isEmpty || dropped > 0 else {
+                state.phase = .delivering
+                return false
+            }
+            state.phase = .handingOver(kept, dropped: dropped)
+            return true
+        }
+        guard handOver else { return }
+        while let (batch, dropped, listeners) = nextHandover() {
+            if dropped > 0 {
+                let text =
+                    "\(dropped) received messages were let go before a listener was added: at most "
+                    + "\(UnheardMessages.maxCount) messages or \(UnheardMessages.maxBytes) bytes are kept"
+                for listener in listeners { listener.debugInfo(message: text, logLevel: CallLogLevel.warning.rawValue) }
+            }
+            for message in batch { Self.give(message, to: listeners) }
+        }
+    }
+
+    /// Stops delivering to `listener`.
+    public func remove(_ listener: any ISignalClientListener) {
+        state.withLock { $0.entries.removeAll { $0.listener == nil || $0.listener === listener } }
+    }
+
+    /// Delivers a received message to every listener, or keeps it for the first one added. `sender` is who the
+    /// channel vouches sent it, if it knows (``ISignalClientListener/onMessageReceive(message:from:)``).
+    public func deliver(_ text: String, from sender: SignalSender? = nil) {
+        let message = UnheardMessages.Message(text: text, sender: sender)
+        let listeners = state.withLock { state -> [any ISignalClientListener] in
+            switch state.phase {
+            case .delivering:
+                let listeners = state.live()
+                guard listeners.isEmpty else { return listeners }
+                var kept = UnheardMessages()
+                let dropped = kept.keep(message)
+                state.phase = .keeping(kept, dropped: dropped)
+            case .keeping(var kept, let dropped):
+                state.phase = .keeping(UnheardMessages(), dropped: 0)  // not two copies while `kept` changes
+                let more = kept.keep(message)
+                state.phase = .keeping(kept, dropped: dropped + more)
+            case .handingOver(var kept, let dropped):
+                state.phase = .keeping(UnheardMessages(), dropped: 0)
+                let more = kept.keep(message)
+                state.phase = .handingOver(kept, dropped: dropped + more)
+            }
+            return []
+        }
+        Self.give(message, to: listeners)
+    }
+
+    /// The next kept messages to hand over and who to, or nil once none are left (then messages go straight
+    /// to the listeners) or no listener is left to take them (then they stay kept).
+    private func nextHandover() -> (batch: [UnheardMessages.Message], dropped: Int, [any ISignalClientListener])? {
+        state.withLock { state in
+            guard case .handingOver(var kept, let dropped) = state.phase else { return nil }
+            let listeners = state.live()
+            guard !listeners.isEmpty else {
+                state.phase = .keeping(kept, dropped: dropped)
+                return nil
+            }
+            guard !kept.isEmpty || dropped > 0 else {
+                state.phase = .delivering
+                return nil
+            }
+            let batch = kept.takeAll()
+            state.phase = .handingOver(kept, dropped: 0)
+            return (batch, dropped, listeners)
+        }
+    }
+
+    private static func give(_ message: UnheardMessages.Message, to listeners: [any ISignalClientListener]) {
+        for listener in listeners {
+            if let sender = message.sender {
+                listener.onMessageReceive(message: message.text, from: sender)
+            } else {
+                listener.onMessageReceive(message: message.text)
+            }
+        }
+    }
+}
