@@ -64,6 +64,36 @@ import Testing
         try await b.reaches(.calling, type == .video ? .remoteVideoCall : .remoteAudioCall)
     }
 
+    /// An app woken by a push logs in, and the server delivers the held call at once, before the app has
+    /// initialized and prepared CallAPI: the call rings once it has, and is answered as usual.
+    @Test func aCallThatArrivesBeforeTheCalleeInitializesRingsOnceItDoes() async throws {
+        let server = try await TestServer.start()
+        let caller = try await endpoint(1001, on: server)
+        let signal = SignalClient(configuration: .init(url: server.url), logger: quietLogger)
+        try await signal.login(token: try await server.token("1002"))
+        let arrivals = signal.events()
+        try await caller.api.call(remoteUserId: 1002, callType: .video)
+        _ = try await arrivals.first(within: 5, "the call at the callee's client") {
+            if case .message = $0 { return true }
+            return false
+        }
+        let api = CallApiImpl()
+        let changes = api.stateChanges
+        api.initialize(
+            config: CallConfig(
+                userId: 1002, rtcEngine: world.engine(userId: 1002), signalClient: signal, clock: SystemCallClock()))
+        try await api.prepareForCall(
+            prepareConfig: PrepareConfig(roomId: "room-1002", firstFrameWaittingDisabled: true))
+        let callee = Endpoint(user: 1002, api: api, signal: signal, changes: changes)
+        try await callee.reaches(.calling, .remoteVideoCall)
+        try await callee.api.accept(remoteUserId: caller.user)
+        try await caller.reaches(.connected)
+        try await callee.reaches(.connected)
+        await caller.close()
+        await callee.close()
+        try await server.stop()
+    }
+
     @Test(arguments: [true, false])
     func videoCallAcceptedThenHungUp(byCaller: Bool) async throws {
         let server = try await TestServer.start()

@@ -193,6 +193,17 @@ struct StateMachineLocalActionTests {
             actions.stateChanges == [CallStateChange(state: .prepared, reason: .none, eventReason: "", eventInfo: [:])])
     }
 
+    @Test("The signaling channel is listened to from the first prepareForCall on, after prepared is reported")
+    func firstPrepareListensToTheChannel() {
+        var driver = MachineDriver(.idleInitialized)
+        let first = driver.handle(.prepare(MachineDriver.prepareConfig()))
+        #expect(first.last == .listen)
+        #expect(first.firstIndex(of: .listen)! > first.firstIndex { if case .notifyState = $0 { true } else { false } }!)
+        #expect(!driver.handle(.prepare(MachineDriver.prepareConfig())).contains(.listen), "listening already")
+        var initialized = MachineDriver(.idleUninitialized)
+        #expect(!initialized.handle(.initialize(userId: MachineDriver.selfId)).contains(.listen))
+    }
+
     @Test("accept, reject and hangup naming another user than the call's peer are refused with invalidArgument")
     func wrongPeerIsRefused() {
         for (situation, input) in [

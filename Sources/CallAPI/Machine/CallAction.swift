@@ -1,8 +1,12 @@
 /// What the state machine asks its shell to do, in order.
 package enum CallAction: Sendable, Equatable {
-    /// The endpoint is initialized: from now on, feed the signaling channel's messages and the RTC engine's
-    /// events in as inputs.
+    /// The endpoint is initialized: from now on, feed the RTC engine's events in as inputs.
     case attach
+    /// The endpoint is prepared for the first time since it was initialized: from now on, feed the signaling
+    /// channel's messages in as inputs. Not at initialize: apps often log in to their signaling first, and a call
+    /// that reached the channel before the app prepared (a held call delivered at login, after a push woke the
+    /// app) is then handed over now, when it can ring, rather than ignored as received before prepare.
+    case listen
     /// The endpoint is deinitialized: stop feeding them, and cancel every timer still running.
     case detach
     /// Send `message` to `to`. When `completesRequest`, the request being handled completes with the send's

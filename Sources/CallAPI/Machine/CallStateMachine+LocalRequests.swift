@@ -53,11 +53,13 @@ extension CallStateMachine {
                 "userExtension values must be JSON (String, number, Bool, array, dictionary); not: "
                     + config.invalidExtensionKeys.joined(separator: ", "), code: .invalidArgument, into: &actions)
         }
+        let firstPrepare = if case .initialized = phase { true } else { false }
         // A new prepare leaves any pre-joined room (the leave below) and forgets it.
         phase = .prepared(Endpoint(userId: userId, config: config), preJoined: nil)
         actions.append(.leaveRTC(remoteUid: nil))
         actions.append(.stateChanged(.prepared, .none))
         actions.append(.completeRequest(nil))
+        if firstPrepare { actions.append(.listen) }
     }
 
     mutating func placeCall(

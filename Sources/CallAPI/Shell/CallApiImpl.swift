@@ -221,6 +221,8 @@ public final class CallApiImpl: CallApiProtocol, ISignalClientListener {
         case .attach:
             guard let config = step.config else { return }
             attach(to: config)
+        case .listen:
+            step.config?.signalClient.addListener(listener: self)
         case .detach:
             guard let config = step.config else { return }
             detach(from: config)
@@ -323,7 +325,6 @@ public final class CallApiImpl: CallApiProtocol, ISignalClientListener {
             $0.config = config
             $0.rtcListener = token
         }
-        config.signalClient.addListener(listener: self)
     }
 
     private func detach(from config: CallConfig) {
