@@ -198,7 +198,8 @@ struct StateMachineLocalActionTests {
         var driver = MachineDriver(.idleInitialized)
         let first = driver.handle(.prepare(MachineDriver.prepareConfig()))
         #expect(first.last == .listen)
-        #expect(first.firstIndex(of: .listen)! > first.firstIndex { if case .notifyState = $0 { true } else { false } }!)
+        let reported = first.firstIndex { if case .notifyState = $0 { true } else { false } }
+        #expect(reported != nil && first.firstIndex(of: .listen)! > reported!)
         #expect(!driver.handle(.prepare(MachineDriver.prepareConfig())).contains(.listen), "listening already")
         var initialized = MachineDriver(.idleUninitialized)
         #expect(!initialized.handle(.initialize(userId: MachineDriver.selfId)).contains(.listen))
