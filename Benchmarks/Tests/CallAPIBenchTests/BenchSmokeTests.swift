@@ -67,6 +67,11 @@ struct BenchSmokeTests {
         #expect(MarkdownTable.format(12, decimals: 0) == "12")
     }
 
+    @Test func callsCommandTakesTheTraceFlag() throws {
+        #expect(try CallsBenchCommand.parse(["--pairs", "2", "--trace-failures"]).traceFailures)
+        #expect(try !CallsBenchCommand.parse([]).traceFailures)
+    }
+
     @Test func ratesParseAndRefuseNonsense() throws {
         #expect(try RelayBenchCommand.parseRates("1000, 10000") == [1_000, 10_000])
         #expect(throws: (any Error).self) { try RelayBenchCommand.parseRates("fast") }
