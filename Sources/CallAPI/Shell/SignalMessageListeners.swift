@@ -58,7 +58,9 @@ public final class SignalMessageListeners: Sendable {
                     + "\(UnheardMessages.maxCount) messages or \(UnheardMessages.maxBytes) bytes are kept"
                 for listener in listeners { listener.debugInfo(message: text, logLevel: CallLogLevel.warning.rawValue) }
             }
-            for message in batch { Self.give(message, to: listeners) }
+            for message in batch {
+                for listener in listeners { Self.give(message, to: listener) }
+            }
         }
     }
 
@@ -71,11 +73,13 @@ public final class SignalMessageListeners: Sendable {
     /// channel vouches sent it, if it knows (``ISignalClientListener/onMessageReceive(message:from:)``).
     public func deliver(_ text: String, from sender: SignalSender? = nil) {
         let message = UnheardMessages.Message(text: text, sender: sender)
-        let listeners = state.withLock { state -> [any ISignalClientListener] in
+        // The entries themselves, not the live listeners: a copy of an array allocates nothing, and this runs for
+        // every message.
+        let entries = state.withLock { state -> [Entry] in
             switch state.phase {
             case .delivering:
-                let listeners = state.live()
-                guard listeners.isEmpty else { return listeners }
+                if state.entries.contains(where: { $0.listener != nil }) { return state.entries }
+                state.entries = []
                 var kept = UnheardMessages()
                 let dropped = kept.keep(message)
                 state.phase = .keeping(kept, dropped: dropped)
@@ -90,7 +94,10 @@ public final class SignalMessageListeners: Sendable {
             }
             return []
         }
-        Self.give(message, to: listeners)
+        for entry in entries {
+            guard let listener = entry.listener else { continue }
+            Self.give(message, to: listener)
+        }
     }
 
     /// The next kept messages to hand over and who to, or nil once none are left (then messages go straight
@@ -113,13 +120,11 @@ public final class SignalMessageListeners: Sendable {
         }
     }
 
-    private static func give(_ message: UnheardMessages.Message, to listeners: [any ISignalClientListener]) {
-        for listener in listeners {
-            if let sender = message.sender {
-                listener.onMessageReceive(message: message.text, from: sender)
-            } else {
-                listener.onMessageReceive(message: message.text)
-            }
+    private static func give(_ message: UnheardMessages.Message, to listener: any ISignalClientListener) {
+        if let sender = message.sender {
+            listener.onMessageReceive(message: message.text, from: sender)
+        } else {
+            listener.onMessageReceive(message: message.text)
         }
     }
 }
