@@ -29,7 +29,8 @@ public struct SignalClientConfiguration: Sendable {
     public var sendQueueTimeoutMillis: Int64 = 15_000
     /// How long to wait for the server's answer to a frame.
     public var requestTimeoutMillis: Int64 = 10_000
-    /// How often timers are checked.
+    /// The least time between two checks of the client's timers. They are checked when the next one falls due
+    /// (an idle connection wakes only to ping), but no more often than this, however busy the connection.
     public var tickIntervalMillis: Int64 = 100
 
     public init(url: String) {

@@ -37,6 +37,41 @@ import Testing
                 == [.completeSend(ticket: 7, .failure(.failed(.peerOffline, "offline")))])
     }
 
+    /// The shell wakes up at `nextDeadline` only: a tick just before it has nothing to do, a tick at it has.
+    @Test mutating func theNextDeadlineIsTheFirstTickWithWorkToDo() {
+        func check(_ expected: Int64, _ what: Comment) -> [ConnectionAction] {
+            #expect(machine.nextDeadline == expected, what)
+            var early = machine
+            #expect(early.handle(.tick(jitter: 0), now: expected - 1).isEmpty, what)
+            var due = machine
+            let work = due.handle(.tick(jitter: 0), now: expected)
+            #expect(!work.isEmpty, what)
+            return work
+        }
+        #expect(machine.nextDeadline == nil, "never logged in: nothing waits on time")
+        _ = machine.handle(.login(token: "t"), now: 0)
+        _ = check(5_000, "the connect timeout")
+        _ = machine.handle(.socketOpened(socket: 1), now: 0)
+        _ = machine.handle(.frame(socket: 1, Self.welcome), now: 0)
+        #expect(check(15_000, "an idle connection: the next ping") == [.write(1, .ping(.init()))])
+        _ = machine.handle(.send(ticket: 7, to: "1002", body: "b", ttl: 0), now: 1)
+        _ = check(8_001, "the answer to a request")
+        _ = machine.handle(.socketClosed(socket: 1, cause: "reset", jitter: 1), now: 100)
+        _ = check(300, "the reconnect after the backoff")
+        _ = machine.handle(.send(ticket: 8, to: "1002", body: "q", ttl: 0), now: 150)
+        // The server stays away: attempts time out until the queued send's own deadline comes first.
+        while let due = machine.nextDeadline, due < 10_150 {
+            _ = machine.handle(.tick(jitter: 0), now: due)
+            if case .connecting(let attempt) = machine.phase, attempt.since == due {
+                _ = machine.handle(.socketClosed(socket: attempt.socket, cause: "refused", jitter: 0), now: due)
+            }
+        }
+        let failed = check(10_150, "a send queued while disconnected")
+        #expect(failed.contains { if case .completeSend(8, .failure) = $0 { true } else { false } })
+        _ = machine.handle(.logout, now: 10_200)
+        #expect(machine.nextDeadline == nil, "stopped: nothing waits on time")
+    }
+
     @Test mutating func reconnectBacksOffExponentiallyWithJitter() {
         connect()
         var delays: [Int64] = []

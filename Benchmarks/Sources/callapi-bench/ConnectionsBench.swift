@@ -20,6 +20,8 @@ struct ConnectionsBench {
         var warmup = 100
         /// Seconds to let the server settle before reading its memory.
         var settleSeconds = 2.0
+        /// Seconds over which the CPU that idle connections cost is read, after the memory.
+        var idleSeconds = 3.0
     }
 
     struct Report: Codable, Sendable {
@@ -35,6 +37,10 @@ struct ConnectionsBench {
         /// (RSS with every connection − baseline) / connections, in bytes.
         var serverBytesPerConnection: Int
         var fileDescriptorLimit: Int
+        /// CPU (user + system) while every connection is idle, per connection and second, in microseconds: the
+        /// server's, and this process's (every client's timers and pings).
+        var serverIdleCPUMicros: Double = 0
+        var clientIdleCPUMicros: Double = 0
     }
 
     let settings: Settings
@@ -67,16 +73,33 @@ struct ConnectionsBench {
         try await Task.sleep(for: .seconds(settings.settleSeconds))
         let after = child.rssKiB()
         log("server RSS \(after) KiB with \(batch.clients.count) more connections")
+        let idle = try await Self.idleCPU(over: settings.idleSeconds, server: child.pid)
+        let perConnectionSecond = 1e6 / (Double(max(clients.count, 1)) * settings.idleSeconds)
         let connected = batch.clients.count
         return Report(
             count: settings.count, connected: connected, failed: batch.failed,
             connectSeconds: (seconds * 1000).rounded() / 1000,
             connectionsPerSecond: (Double(connected) / seconds).rounded(), serverBaselineRSSKiB: baseline,
             serverRSSKiB: after, serverBytesPerConnection: connected > 0 ? (after - baseline) * 1024 / connected : 0,
-            fileDescriptorLimit: Int(limit))
+            fileDescriptorLimit: Int(limit),
+            serverIdleCPUMicros: ((idle.server.totalSeconds * perConnectionSecond) * 100).rounded() / 100,
+            clientIdleCPUMicros: ((idle.clients.totalSeconds * perConnectionSecond) * 100).rounded() / 100)
     }
 
-    /// Logs `users` in, `concurrency` at a time; idle clients check their timers once a second.
+    /// The CPU the server and this process use over `seconds` in which nothing is asked of them.
+    static func idleCPU(over seconds: Double, server: String) async throws -> (server: ProcessCPU, clients: ProcessCPU)
+    {
+        let zero = ProcessCPU(userSeconds: 0, systemSeconds: 0)
+        let serverBefore = ProcessCPU.read(server) ?? zero
+        let clientsBefore = ProcessCPU.read("self") ?? zero
+        try await Task.sleep(for: .seconds(seconds))
+        return (
+            (ProcessCPU.read(server) ?? zero).since(serverBefore),
+            (ProcessCPU.read("self") ?? zero).since(clientsBefore)
+        )
+    }
+
+    /// Logs `users` in, `concurrency` at a time, each with the default configuration.
     static func connect(users: Range<Int>, url: String, authority: TokenAuthority, concurrency: Int) async
         -> (clients: [SignalClient], failed: Int)
     {
@@ -88,8 +111,7 @@ struct ConnectionsBench {
                 let user = "\(500_000 + next)"
                 next += 1
                 group.addTask {
-                    var configuration = SignalClientConfiguration(url: url)
-                    configuration.tickIntervalMillis = 1_000
+                    let configuration = SignalClientConfiguration(url: url)
                     var logger = Logger(label: "callapi.bench.idle")
                     logger.logLevel = .critical
                     let client = SignalClient(configuration: configuration, logger: logger)
@@ -176,6 +198,9 @@ final class ChildServer: Sendable {
         }
         throw BenchError("callapi-bench serve did not start listening within \(Int(seconds)) s")
     }
+
+    /// The server's process id, as `/proc` names it.
+    var pid: String { "\(process.processIdentifier)" }
 
     /// The server's resident set size in KiB (`VmRSS` in /proc/<pid>/status), 0 if unreadable.
     func rssKiB() -> Int {

@@ -37,12 +37,14 @@ enum ConnectionsReportTable {
     static func render(_ report: ConnectionsBench.Report) -> String {
         var table = MarkdownTable([
             "connections", "failed", "connect s", "connections/s", "server RSS before KiB", "server RSS after KiB",
-            "server bytes/connection",
+            "server bytes/connection", "idle CPU µs per connection-second: server / clients",
         ])
         table.add([
             "\(report.connected)", "\(report.failed)", MarkdownTable.format(report.connectSeconds, decimals: 2),
             MarkdownTable.format(report.connectionsPerSecond, decimals: 0), "\(report.serverBaselineRSSKiB)",
             "\(report.serverRSSKiB)", "\(report.serverBytesPerConnection)",
+            MarkdownTable.format(report.serverIdleCPUMicros, decimals: 2) + " / "
+                + MarkdownTable.format(report.clientIdleCPUMicros, decimals: 2),
         ])
         return "### Idle connections, our server as a child process\n\n" + table.render() + "\n"
     }

@@ -638,6 +638,32 @@ struct ConnectionMachine: Sendable {
 
     // MARK: - Time
 
+    /// When a `tick` next has something to do (a timeout, a reconnect, a ping), in the milliseconds of `now`;
+    /// nil when nothing waits on time (never logged in, or stopped). The shell wakes up then, not on a fixed beat:
+    /// an idle connection sleeps until its next ping.
+    var nextDeadline: Int64? {
+        // Called after every event: no arrays built.
+        func earliest(_ due: Int64, _ other: Int64?) -> Int64 { other.map { min(due, $0) } ?? due }
+        func queueDeadline(_ queue: [Queued]) -> Int64? {
+            queue.first.map { $0.queuedAt + settings.sendQueueTimeoutMillis }  // the queue is oldest first
+        }
+        switch phase {
+        case .idle, .stopped:
+            return nil
+        case .waiting(let backoff):
+            return earliest(backoff.until, queueDeadline(backoff.queue))
+        case .connecting(let attempt), .authenticating(let attempt):
+            return earliest(attempt.since + settings.connectTimeoutMillis, queueDeadline(attempt.queue))
+        case .connected(let connection):
+            let alive = min(
+                connection.lastReceived + settings.livenessTimeoutMillis,
+                connection.lastPing + settings.pingIntervalMillis)
+            var oldestRequest: Int64?
+            for entry in connection.inFlight.values { oldestRequest = min(oldestRequest ?? entry.sentAt, entry.sentAt) }
+            return earliest(alive, oldestRequest.map { $0 + settings.requestTimeoutMillis })
+        }
+    }
+
     private mutating func tick(now: Int64, jitter: Double) -> [ConnectionAction] {
         var actions: [ConnectionAction] = []
         switch phase {

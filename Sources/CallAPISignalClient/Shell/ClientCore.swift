@@ -33,7 +33,10 @@ final class ClientCore: ClientSocketDelegate {
     private var stateObservers: [Int: AsyncStream<SignalConnectionState>.Continuation] = [:]
     private var eventObservers: [Int: AsyncStream<SignalClientEvent>.Continuation] = [:]
     private var nextObserver = 1
-    private var ticker: RepeatedTask?
+    /// The one wake-up armed for the machine's next deadline, and when it fires (the machine's milliseconds).
+    private var wakeUp: (at: Int64, task: Scheduled<Void>)?
+    /// When the machine was last ticked.
+    private var lastTick: Int64 = 0
     private var lastState: SignalConnectionState = .idle
 
     init(
@@ -71,7 +74,6 @@ final class ClientCore: ClientSocketDelegate {
             }
         }
         handle(.login(token: token))
-        startTicker()
     }
 
     func loginTimedOut() {
@@ -200,8 +202,8 @@ final class ClientCore: ClientSocketDelegate {
     /// Ends everything (the client is going away).
     func shutdown() {
         handle(.logout)
-        ticker?.cancel()
-        ticker = nil
+        wakeUp?.task.cancel()
+        wakeUp = nil
         for continuation in stateObservers.values { continuation.finish() }
         for continuation in eventObservers.values { continuation.finish() }
         for continuation in invitationObservers.values { continuation.finish() }
@@ -231,14 +233,27 @@ final class ClientCore: ClientSocketDelegate {
     }
 
     private func tick() {
+        wakeUp = nil
+        lastTick = now()
         handle(.tick(jitter: jitter()))
     }
 
-    private func startTicker() {
-        guard ticker == nil else { return }
-        let interval = TimeAmount.milliseconds(tickInterval)
-        let tick: @Sendable (RepeatedTask) -> Void = onLoop { $0.tick() }
-        ticker = loop.scheduleRepeatedTask(initialDelay: interval, delay: interval, tick)
+    /// Arms the wake-up for the machine's next deadline, unless one is armed for that time or earlier: a deadline
+    /// that moved later (a frame arrived, pushing the liveness check back) is met by the earlier wake-up, which
+    /// finds nothing to do and arms the next. Never sooner than `tickInterval` after the last tick, so a busy
+    /// connection is not re-armed per frame.
+    private func armWakeUp() {
+        guard let due = machine.nextDeadline else {
+            wakeUp?.task.cancel()
+            wakeUp = nil
+            return
+        }
+        let at = max(due, lastTick + tickInterval)
+        if let wakeUp, wakeUp.at <= at { return }
+        wakeUp?.task.cancel()
+        let core = NIOLoopBound(WeakCore(value: self), eventLoop: loop)
+        let task = loop.scheduleTask(in: .milliseconds(max(0, at - now()))) { () -> Void in core.value.value?.tick() }
+        wakeUp = (at, task)
     }
 
     /// A closure that may be called from anywhere and runs `body` on this core's loop, if the core still exists.
@@ -264,6 +279,7 @@ final class ClientCore: ClientSocketDelegate {
         for action in machine.handle(event, now: now()) {
             perform(action)
         }
+        armWakeUp()
     }
 
     private func perform(_ action: ConnectionAction) {
@@ -377,11 +393,6 @@ final class ClientCore: ClientSocketDelegate {
         switch state {
         case .stopped(let reason):
             failLoginWaiters(.stopped(reason))
-            ticker?.cancel()
-            ticker = nil
-        case .idle:
-            ticker?.cancel()
-            ticker = nil
         default:
             break
         }
