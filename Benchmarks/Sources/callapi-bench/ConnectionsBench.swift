@@ -38,9 +38,9 @@ struct ConnectionsBench {
         var serverBytesPerConnection: Int
         var fileDescriptorLimit: Int
         /// CPU (user + system) while every connection is idle, per connection and second, in microseconds: the
-        /// server's, and this process's (every client's timers and pings).
-        var serverIdleCPUMicros: Double = 0
-        var clientIdleCPUMicros: Double = 0
+        /// server's, and this process's (every client's timers and pings). Nil where /proc cannot be read.
+        var serverIdleCPUMicros: Double?
+        var clientIdleCPUMicros: Double?
     }
 
     let settings: Settings
@@ -82,20 +82,22 @@ struct ConnectionsBench {
             connectionsPerSecond: (Double(connected) / seconds).rounded(), serverBaselineRSSKiB: baseline,
             serverRSSKiB: after, serverBytesPerConnection: connected > 0 ? (after - baseline) * 1024 / connected : 0,
             fileDescriptorLimit: Int(limit),
-            serverIdleCPUMicros: ((idle.server.totalSeconds * perConnectionSecond) * 100).rounded() / 100,
-            clientIdleCPUMicros: ((idle.clients.totalSeconds * perConnectionSecond) * 100).rounded() / 100)
+            serverIdleCPUMicros: idle.server.map { ($0.totalSeconds * perConnectionSecond * 100).rounded() / 100 },
+            clientIdleCPUMicros: idle.clients.map { ($0.totalSeconds * perConnectionSecond * 100).rounded() / 100 })
     }
 
     /// The CPU the server and this process use over `seconds` in which nothing is asked of them.
-    static func idleCPU(over seconds: Double, server: String) async throws -> (server: ProcessCPU, clients: ProcessCPU)
-    {
-        let zero = ProcessCPU(userSeconds: 0, systemSeconds: 0)
-        let serverBefore = ProcessCPU.read(server) ?? zero
-        let clientsBefore = ProcessCPU.read("self") ?? zero
+    static func idleCPU(over seconds: Double, server: String) async throws -> (
+        server: ProcessCPU?, clients: ProcessCPU?
+    ) {
+        let serverBefore = ProcessCPU.read(server)
+        let clientsBefore = ProcessCPU.read("self")
         try await Task.sleep(for: .seconds(seconds))
+        let serverAfter = ProcessCPU.read(server)
+        let clientsAfter = ProcessCPU.read("self")
         return (
-            (ProcessCPU.read(server) ?? zero).since(serverBefore),
-            (ProcessCPU.read("self") ?? zero).since(clientsBefore)
+            serverBefore.flatMap { before in serverAfter?.since(before) },
+            clientsBefore.flatMap { before in clientsAfter?.since(before) }
         )
     }
 

@@ -43,8 +43,9 @@ enum ConnectionsReportTable {
             "\(report.connected)", "\(report.failed)", MarkdownTable.format(report.connectSeconds, decimals: 2),
             MarkdownTable.format(report.connectionsPerSecond, decimals: 0), "\(report.serverBaselineRSSKiB)",
             "\(report.serverRSSKiB)", "\(report.serverBytesPerConnection)",
-            MarkdownTable.format(report.serverIdleCPUMicros, decimals: 2) + " / "
-                + MarkdownTable.format(report.clientIdleCPUMicros, decimals: 2),
+            [report.serverIdleCPUMicros, report.clientIdleCPUMicros].map {
+                $0.map { MarkdownTable.format($0, decimals: 2) } ?? "—"
+            }.joined(separator: " / "),
         ])
         return "### Idle connections, our server as a child process\n\n" + table.render() + "\n"
     }
