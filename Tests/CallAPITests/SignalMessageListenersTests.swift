@@ -88,10 +88,14 @@ import Testing
     @Test func theOldestMakeRoomPastTheBytes() {
         var unheard = UnheardMessages()
         let half = String(repeating: "x", count: UnheardMessages.maxBytes / 2)
-        #expect(unheard.keep(.init(text: half, sender: nil)) == 0)
-        #expect(unheard.keep(.init(text: half, sender: nil)) == 0)
-        #expect(unheard.keep(.init(text: "y", sender: nil)) == 1)
-        #expect(unheard.takeAll().map(\.text.count) == [half.count, 1])
+        unheard.keep(.init(text: half, sender: nil))
+        unheard.keep(.init(text: half, sender: nil))
+        #expect(unheard.dropped == 0)
+        unheard.keep(.init(text: "y", sender: nil))
+        #expect(unheard.dropped == 1)
+        let (kept, dropped) = unheard.takeAll()
+        #expect(kept.map(\.text.count) == [half.count, 1])
+        #expect(dropped == 1)
         #expect(unheard.isEmpty)
     }
 

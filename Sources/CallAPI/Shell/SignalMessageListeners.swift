@@ -16,15 +16,15 @@ public final class SignalMessageListeners: Sendable {
     private enum Phase: Sendable {
         /// Straight to the listeners.
         case delivering
-        /// Nowhere yet: kept, with a count of those let go to bound what is kept.
-        case keeping(UnheardMessages, dropped: Int)
+        /// Nowhere yet: kept.
+        case keeping(UnheardMessages)
         /// Kept ones are being handed to a listener just added; new ones queue behind them.
-        case handingOver(UnheardMessages, dropped: Int)
+        case handingOver(UnheardMessages)
     }
 
     private struct State: Sendable {
         var entries: [Entry] = []
-        var phase = Phase.keeping(UnheardMessages(), dropped: 0)
+        var phase = Phase.keeping(UnheardMessages())
 
         /// The listeners still alive; the others are forgotten.
         mutating func live() -> [any ISignalClientListener] {
@@ -42,13 +42,9 @@ public final class SignalMessageListeners: Sendable {
         let handOver = state.withLock { state in
             state.entries.removeAll { $0.listener == nil || $0.listener === listener }
             state.entries.append(Entry(listener: listener))
-            guard case .keeping(let kept, let dropped) = state.phase else { return false }
-            guard !kept.isEmpty || dropped > 0 else {
-                state.phase = .delivering
-                return false
-            }
-            state.phase = .handingOver(kept, dropped: dropped)
-            return true
+            guard case .keeping(let kept) = state.phase else { return false }
+            state.phase = kept.isEmpty ? .delivering : .handingOver(kept)
+            return !kept.isEmpty
         }
         guard handOver else { return }
         while let (batch, dropped, listeners) = nextHandover() {
@@ -81,16 +77,16 @@ public final class SignalMessageListeners: Sendable {
                 if state.entries.contains(where: { $0.listener != nil }) { return state.entries }
                 state.entries = []
                 var kept = UnheardMessages()
-                let dropped = kept.keep(message)
-                state.phase = .keeping(kept, dropped: dropped)
-            case .keeping(var kept, let dropped):
-                state.phase = .keeping(UnheardMessages(), dropped: 0)  // not two copies while `kept` changes
-                let more = kept.keep(message)
-                state.phase = .keeping(kept, dropped: dropped + more)
-            case .handingOver(var kept, let dropped):
-                state.phase = .keeping(UnheardMessages(), dropped: 0)
-                let more = kept.keep(message)
-                state.phase = .handingOver(kept, dropped: dropped + more)
+                kept.keep(message)
+                state.phase = .keeping(kept)
+            case .keeping(var kept):
+                state.phase = .delivering  // not two copies while `kept` changes
+                kept.keep(message)
+                state.phase = .keeping(kept)
+            case .handingOver(var kept):
+                state.phase = .delivering
+                kept.keep(message)
+                state.phase = .handingOver(kept)
             }
             return []
         }
@@ -104,18 +100,18 @@ public final class SignalMessageListeners: Sendable {
     /// to the listeners) or no listener is left to take them (then they stay kept).
     private func nextHandover() -> (batch: [UnheardMessages.Message], dropped: Int, [any ISignalClientListener])? {
         state.withLock { state in
-            guard case .handingOver(var kept, let dropped) = state.phase else { return nil }
+            guard case .handingOver(var kept) = state.phase else { return nil }
             let listeners = state.live()
             guard !listeners.isEmpty else {
-                state.phase = .keeping(kept, dropped: dropped)
+                state.phase = .keeping(kept)
                 return nil
             }
-            guard !kept.isEmpty || dropped > 0 else {
+            guard !kept.isEmpty else {
                 state.phase = .delivering
                 return nil
             }
-            let batch = kept.takeAll()
-            state.phase = .handingOver(kept, dropped: 0)
+            let (batch, dropped) = kept.takeAll()
+            state.phase = .handingOver(kept)
             return (batch, dropped, listeners)
         }
     }

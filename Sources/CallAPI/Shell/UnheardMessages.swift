@@ -1,7 +1,8 @@
 /// Messages that arrived while a signaling client had no message listener, kept for the first listener added
 /// (``SignalMessageListeners``).
 ///
-/// Bounded by count and bytes: when a message would exceed either, the oldest kept ones make room.
+/// Bounded by count and bytes: when a message would exceed either, the oldest kept ones make room, and how many
+/// were let go is counted.
 struct UnheardMessages: Sendable {
     /// A received message and who the channel says sent it.
     struct Message: Sendable, Equatable {
@@ -16,30 +17,29 @@ struct UnheardMessages: Sendable {
 
     private var kept: [Message] = []
     private var bytes = 0
+    /// Messages let go since the last ``takeAll()``: the oldest that made room, or one larger than all that is kept.
+    private(set) var dropped = 0
 
-    var isEmpty: Bool { kept.isEmpty }
+    /// Whether there is nothing to hand over: no message kept and none let go.
+    var isEmpty: Bool { kept.isEmpty && dropped == 0 }
 
-    /// Keeps `message`; returns how many messages were let go for it: the oldest kept ones that made room, or
-    /// the message itself if it alone is larger than what is kept.
-    mutating func keep(_ message: Message) -> Int {
+    mutating func keep(_ message: Message) {
         let size = message.text.utf8.count
-        guard size <= Self.maxBytes else { return 1 }
-        var dropped = 0
+        guard size <= Self.maxBytes else {
+            dropped += 1
+            return
+        }
         while !kept.isEmpty, kept.count >= Self.maxCount || bytes + size > Self.maxBytes {
             bytes -= kept.removeFirst().text.utf8.count
             dropped += 1
         }
         kept.append(message)
         bytes += size
-        return dropped
     }
 
-    /// Every kept message, oldest first; none are kept afterwards.
-    mutating func takeAll() -> [Message] {
-        defer {
-            kept = []
-            bytes = 0
-        }
-        return kept
+    /// Every kept message, oldest first, and how many were let go; nothing is kept or counted afterwards.
+    mutating func takeAll() -> (messages: [Message], dropped: Int) {
+        defer { self = UnheardMessages() }
+        return (kept, dropped)
     }
 }
