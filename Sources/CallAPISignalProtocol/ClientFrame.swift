@@ -107,7 +107,12 @@ public enum ClientFrame: Sendable, Equatable {
         /// The target user id.
         public var to: String
         /// The payload, relayed unchanged.
-        public var body: String
+        public var body: String {
+            get { relayBody.text }
+            set { relayBody = MessageBody(newValue) }
+        }
+        /// The payload as it travels: the server keeps a received body escaped (see ``MessageBody``).
+        package var relayBody: MessageBody
         /// Seconds the server may hold the message while `to` is offline; absent or 0 means fail at once.
         public var ttl: Int?
         /// Whether the message rings a call or withdraws one (see ``PushMark``); absent for other messages.
@@ -117,12 +122,20 @@ public enum ClientFrame: Sendable, Equatable {
         /// to the sender's own user with `copy` goes to its other sessions only (failing when there are none).
         public var copy: Bool?
         public init(id: Int, to: String, body: String, ttl: Int? = nil, push: PushMark? = nil, copy: Bool? = nil) {
+            self.init(id: id, to: to, relayBody: MessageBody(body), ttl: ttl, push: push, copy: copy)
+        }
+        package init(
+            id: Int, to: String, relayBody: MessageBody, ttl: Int? = nil, push: PushMark? = nil, copy: Bool? = nil
+        ) {
             self.id = id
             self.to = to
-            self.body = body
+            self.relayBody = relayBody
             self.ttl = ttl
             self.push = push
             self.copy = copy
+        }
+        private enum CodingKeys: String, CodingKey {
+            case id, to, relayBody = "body", ttl, push, copy
         }
     }
 

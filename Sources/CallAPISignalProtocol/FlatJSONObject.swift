@@ -15,6 +15,9 @@ package struct FlatJSONObject: Equatable {
     /// A member's value.
     package enum Value: Equatable {
         case string(String)
+        /// A string kept as the escaped bytes between its quotes (checked, not unescaped): only for the keys
+        /// ``FlatJSONObject/pick(_:fromUTF8:keepingEscaped:)`` is asked to keep so.
+        case escapedString([UInt8])
         case int(Int64)
         case bool(Bool)
         case null
@@ -70,20 +73,35 @@ package struct FlatJSONObject: Equatable {
     /// The other members are checked as ``init(_:)`` checks them but never built, so a reader that needs a few
     /// fields of a large object allocates only for those. Nil for any text ``init(_:)`` refuses, except that a
     /// key outside `keys` may repeat (the general decoder ignores those members too).
-    package static func pick(_ keys: [StaticString], from text: String) -> [Value?]? {
+    package static func pick(_ keys: [StaticString], from text: String, keepingEscaped: UInt64 = 0) -> [Value?]? {
         var text = text
-        return text.withUTF8 { pick(keys, fromUTF8: $0) }
+        return text.withUTF8 { pick(keys, fromUTF8: $0, keepingEscaped: keepingEscaped) }
     }
 
     /// ``pick(_:from:)`` over text's bytes, which must be valid UTF-8 (a reader whose bytes come off a socket
-    /// checks them first, as ``UTF8Text/isASCII(_:)`` does).
-    package static func pick(_ keys: [StaticString], fromUTF8 bytes: UnsafeBufferPointer<UInt8>) -> [Value?]? {
+    /// checks them first, as ``UTF8Text/isASCII(_:)`` does). The string values of the keys whose bits are set in
+    /// `keepingEscaped` (bit n: `keys[n]`) are kept escaped (``Value/escapedString(_:)``), for a reader that copies
+    /// them into other JSON as they are.
+    package static func pick(
+        _ keys: [StaticString], fromUTF8 bytes: UnsafeBufferPointer<UInt8>, keepingEscaped: UInt64 = 0
+    ) -> [Value?]? {
         precondition(keys.count <= 64, "pick reads at most 64 keys")
         var reader = Reader(bytes: bytes)
         reader.skipSpace()
-        guard let values = reader.pickedObject(keys) else { return nil }
+        guard let values = reader.pickedObject(keys, keepingEscaped: keepingEscaped) else { return nil }
         reader.skipSpace()
         return reader.atEnd ? values : nil
+    }
+
+    /// The text of a string's contents that a reader has already checked (``Value/escapedString(_:)``).
+    package static func unescape(checkedContents contents: [UInt8]) -> String {
+        contents.withUnsafeBufferPointer { bytes in
+            var reader = Reader(bytes: bytes)
+            guard let text = reader.contents() else {
+                preconditionFailure("the contents of a JSON string were not checked before they were kept")
+            }
+            return text
+        }
     }
 
     private static func read(_ bytes: UnsafeBufferPointer<UInt8>) -> [Member]? {
@@ -148,7 +166,7 @@ package struct FlatJSONObject: Equatable {
         }
 
         /// An object's values for `keys` (see ``FlatJSONObject/pick(_:from:)``).
-        mutating func pickedObject(_ keys: [StaticString]) -> [Value?]? {
+        mutating func pickedObject(_ keys: [StaticString], keepingEscaped: UInt64) -> [Value?]? {
             guard take(UInt8(ascii: "{")) else { return nil }
             var values = [Value?](repeating: nil, count: keys.count)
             var seen: UInt64 = 0
@@ -161,9 +179,16 @@ package struct FlatJSONObject: Equatable {
                 guard take(UInt8(ascii: ":")) else { return nil }
                 skipSpace()
                 if let slot {
-                    guard seen & (1 << slot) == 0, let value = value(nesting: true) else { return nil }
+                    guard seen & (1 << slot) == 0 else { return nil }
                     seen |= 1 << slot
-                    values[slot] = value
+                    if keepingEscaped & (1 << slot) != 0, index < bytes.count, bytes[index] == UInt8(ascii: "\"") {
+                        let start = index + 1
+                        guard skipString() else { return nil }
+                        values[slot] = .escapedString(Array(bytes[start..<(index - 1)]))
+                    } else {
+                        guard let value = value(nesting: true) else { return nil }
+                        values[slot] = value
+                    }
                 } else {
                     guard skipValue() else { return nil }
                 }
@@ -267,12 +292,27 @@ package struct FlatJSONObject: Equatable {
         /// A string, unescaped; nil for raw control characters, bad escapes and lone surrogates.
         mutating func string() -> String? {
             guard take(UInt8(ascii: "\"")) else { return nil }
+            return unescaped(closedByQuote: true)
+        }
+
+        /// All the bytes as a string's contents (no quotes around them), unescaped; nil as for ``string()``, and
+        /// for a quote in them.
+        mutating func contents() -> String? {
+            unescaped(closedByQuote: false)
+        }
+
+        /// The string from here on, unescaped: up to and past its closing quote, or up to the end of the bytes.
+        private mutating func unescaped(closedByQuote: Bool) -> String? {
             let start = index
             // Most strings have no escapes: take their bytes whole.
             index += JSONPlainRun.length(in: bytes, from: index)
+            if index == bytes.count, !closedByQuote {
+                return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+            }
             if index < bytes.count {
                 switch bytes[index] {
                 case UInt8(ascii: "\""):
+                    guard closedByQuote else { return nil }
                     let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
                     index += 1
                     return text
@@ -288,6 +328,7 @@ package struct FlatJSONObject: Equatable {
             while index < bytes.count {
                 switch bytes[index] {
                 case UInt8(ascii: "\""):
+                    guard closedByQuote else { return nil }
                     unescaped.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[plainStart..<index]))
                     index += 1
                     return String(decoding: unescaped, as: UTF8.self)
@@ -302,7 +343,9 @@ package struct FlatJSONObject: Equatable {
                     return nil  // a raw control character: nothing else stops a plain run
                 }
             }
-            return nil
+            guard !closedByQuote else { return nil }
+            unescaped.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[plainStart..<index]))
+            return String(decoding: unescaped, as: UTF8.self)
         }
 
         /// The scalar of the escape after a backslash.
@@ -363,6 +406,7 @@ extension Optional where Wrapped == FlatJSONObject.Value {
         switch self {
         case nil, .null?: .some(nil)
         case .string(let value)?: .some(value)
+        case .escapedString(let contents)?: .some(FlatJSONObject.unescape(checkedContents: contents))
         default: nil
         }
     }

@@ -11,7 +11,10 @@ enum FrameFastPath {
     static func decodeClientFrame(utf8 text: UnsafeBufferPointer<UInt8>) -> ClientFrame? {
         // Picked, not read whole: only the members these two frames have are built, each key is compared as
         // bytes, and the general decoder ignores the other members too.
-        guard let values = FlatJSONObject.pick(clientKeys, fromUTF8: text),
+        // A send's body is kept escaped: the server writes it into the relayed message as it came.
+        guard
+            let values = FlatJSONObject.pick(
+                clientKeys, fromUTF8: text, keepingEscaped: 1 << UInt64(ClientKey.body.rawValue)),
             case .string(let type)? = values[ClientKey.type.rawValue]
         else {
             return nil
@@ -20,7 +23,7 @@ enum FrameFastPath {
         switch type {
         case "send":
             guard case .int(let wideId)? = value(.id), let id = Int(exactly: wideId),
-                case .string(let to)? = value(.to), case .string(let body)? = value(.body),
+                case .string(let to)? = value(.to), case .escapedString(let body)? = value(.body),
                 let ttl = value(.ttl).optionalInt, let copy = value(.copy).optionalBool,
                 let pushObject = value(.push).optionalObject
             else { return nil }
@@ -29,7 +32,9 @@ enum FrameFastPath {
                 guard let mark = pushMark(pushObject) else { return nil }
                 push = mark
             }
-            return .send(.init(id: id, to: to, body: body, ttl: ttl, push: push, copy: copy))
+            return .send(
+                .init(
+                    id: id, to: to, relayBody: MessageBody(checkedEscaped: body), ttl: ttl, push: push, copy: copy))
         case "ping":
             guard let id = value(.id).optionalInt else { return nil }
             return .ping(.init(id: id))
@@ -142,8 +147,8 @@ enum FrameFastPath {
     static func encodeUTF8(_ frame: ClientFrame) -> [UInt8]? {
         switch frame {
         case .send(let send):
-            var writer = FrameJSONWriter(capacity: send.body.utf8.count + send.to.utf8.count + 48)
-            writer.member("body", send.body)
+            var writer = FrameJSONWriter(capacity: send.relayBody.storedCount + send.to.utf8.count + 48)
+            writer.member("body", send.relayBody)
             writer.member("copy", send.copy)
             writer.member("id", send.id)
             if let push = send.push {
@@ -183,7 +188,7 @@ enum FrameFastPath {
     private static func capacity(of frame: ServerFrame) -> Int {
         switch frame {
         case .message(let message):
-            message.body.utf8.count + message.from.utf8.count + message.messageId.utf8.count + 80
+            message.relayBody.storedCount + message.from.utf8.count + message.messageId.utf8.count + 80
         case .answer(let answer): 96 + (answer.message?.utf8.count ?? 0)
         default: 64
         }
@@ -194,7 +199,7 @@ enum FrameFastPath {
         var writer = writer
         switch frame {
         case .message(let message):
-            writer.member("body", message.body)
+            writer.member("body", message.relayBody)
             writer.member("from", message.from)
             writer.member("held", message.held)
             writer.member("messageId", message.messageId)

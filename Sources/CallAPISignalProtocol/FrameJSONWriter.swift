@@ -40,6 +40,12 @@ package struct FrameJSONWriter {
         Self.appendString(value, to: &bytes)
     }
 
+    /// A message body: escaped as a string is, or copied when it is kept escaped already.
+    package mutating func member(_ key: StaticString, _ value: MessageBody) {
+        open(key)
+        value.appendQuoted(to: &bytes)
+    }
+
     package mutating func member(_ key: StaticString, _ value: String?) {
         if let value { member(key, value) }
     }

@@ -142,7 +142,12 @@ public enum ServerFrame: Sendable, Equatable {
     public struct Message: Codable, Sendable, Equatable {
         /// The authenticated sender's user id.
         public var from: String
-        public var body: String
+        public var body: String {
+            get { relayBody.text }
+            set { relayBody = MessageBody(newValue) }
+        }
+        /// The body as it travels: a relayed one is written as its sender escaped it (see ``MessageBody``).
+        package var relayBody: MessageBody
         /// When the server received it from the sender, in milliseconds since 1970 (server clock).
         public var sentAt: Int64
         public var messageId: String
@@ -154,12 +159,22 @@ public enum ServerFrame: Sendable, Equatable {
         public init(
             from: String, body: String, sentAt: Int64, messageId: String, held: Bool? = nil, to: String? = nil
         ) {
+            self.init(
+                from: from, relayBody: MessageBody(body), sentAt: sentAt, messageId: messageId, held: held, to: to)
+        }
+        package init(
+            from: String, relayBody: MessageBody, sentAt: Int64, messageId: String, held: Bool? = nil,
+            to: String? = nil
+        ) {
             self.from = from
-            self.body = body
+            self.relayBody = relayBody
             self.sentAt = sentAt
             self.messageId = messageId
             self.held = held
             self.to = to
+        }
+        private enum CodingKeys: String, CodingKey {
+            case from, relayBody = "body", sentAt, messageId, held, to
         }
     }
 

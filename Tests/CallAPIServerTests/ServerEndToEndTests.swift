@@ -20,6 +20,40 @@ import Testing
         try await server.stop()
     }
 
+    /// The server copies a body's bytes from the send into the message instead of decoding and escaping them
+    /// again: escapes its own writer never writes (`\u0041`, `\/`) arrive as the sender wrote them, relayed live
+    /// and held alike, and read as the same text.
+    @Test func aRelayedBodyReachesItsReceiverAsItsSenderEscapedIt() async throws {
+        let server = try await TestServer.start()
+        let alice = try await server.loggedIn("1001")
+        let bob = try await server.loggedIn("1002")
+        let escaped = #"{\"a\":\"\u0041\/b\\\"}"#
+        let text = #"{"a":"A/b\"}"#
+        alice.sendText(#"{"type":"send","id":1,"to":"1002","body":""# + escaped + #""}"#)
+        guard case .text(let live) = try await bob.next() else { throw TimedOut(what: "message") }
+        #expect(live.contains(#""body":""# + escaped + #"""#))
+        guard case .message(let message) = try FrameCoding.decodeServerFrame(live).get() else {
+            throw TimedOut(what: "a message frame")
+        }
+        #expect(message.body == text && message.from == "1001")
+        guard case .answer(let delivered) = try await alice.frame() else { throw TimedOut(what: "answer") }
+        #expect(delivered.result == .delivered)
+
+        alice.sendText(#"{"type":"send","id":2,"to":"1003","ttl":30,"body":""# + escaped + #""}"#)
+        guard case .answer(let queued) = try await alice.frame() else { throw TimedOut(what: "answer") }
+        #expect(queued.result == .queued)
+        let carol = RawSocket(url: server.url)
+        carol.send(.login(.init(id: 1, token: try await server.token("1003"))))
+        var held: String?
+        while held == nil {
+            guard case .text(let text) = try await carol.next() else { throw TimedOut(what: "held message") }
+            if text.contains(#""type":"message""#) { held = text }
+        }
+        #expect(held?.contains(#""body":""# + escaped + #"""#) == true)
+        #expect(held?.contains(#""held":true"#) == true)
+        try await server.stop()
+    }
+
     /// `event-loops`: a server on a group of its own size serves and relays, then stops and releases the group.
     @Test(arguments: [1, 3])
     func aServerOnItsOwnEventLoopsRelays(loops: Int) async throws {

@@ -29,7 +29,7 @@ extension HubState {
     mutating func placedCallSent(
         _ send: ClientFrame.Send, from user: String, now: Int64, into actions: inout [HubAction]
     ) {
-        guard match.awaitsCall(from: user), let fields = CallMessageFields.parse(send.body),
+        guard match.awaitsCall(from: user), let fields = CallMessageFields.parse(send.relayBody),
             case .call = fields.action
         else { return }
         runMatch(.callSent(from: user, to: send.to, callId: fields.callId), now: now, into: &actions)

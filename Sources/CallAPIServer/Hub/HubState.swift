@@ -15,7 +15,7 @@ package struct HubState: Sendable, HubFrameQueue {
     struct HeldMessage: Sendable, Equatable {
         var messageId: String
         var from: String
-        var body: String
+        var body: MessageBody
         var sentAt: Int64
         var expiresAt: Int64
         /// The call id, when this is a call pushed to the user's devices.
@@ -30,8 +30,8 @@ package struct HubState: Sendable, HubFrameQueue {
     /// Logged-in sessions by user, in login order.
     private(set) var userSessions: [String: [SessionID]] = [:]
     var held: [String: [HeldMessage]] = [:]
-    /// Messages held for offline users, their body bytes, and how many each sender has held (kept as counts so
-    /// that the limits are checked in O(1)).
+    /// Messages held for offline users, their body bytes (as JSON carries them), and how many each sender has
+    /// held (kept as counts so that the limits are checked in O(1)).
     package private(set) var heldCount = 0
     package private(set) var heldBytes = 0
     private var heldBySender: [String: Int] = [:]
@@ -483,7 +483,8 @@ package struct HubState: Sendable, HubFrameQueue {
         }
         let messageId = makeMessageId()
         if let targets = userSessions[send.to], !targets.isEmpty {
-            let message = ServerFrame.message(.init(from: user, body: send.body, sentAt: now, messageId: messageId))
+            let message = ServerFrame.message(
+                .init(from: user, relayBody: send.relayBody, sentAt: now, messageId: messageId))
             // A target whose outbox cannot take the message is closed now, and the answer counts only the rest.
             let cost = FrameCost.bytes(of: message)
             func fits(_ target: SessionID) -> Bool {
@@ -547,7 +548,7 @@ package struct HubState: Sendable, HubFrameQueue {
                 .queueFull, "you already have \(fromSender) messages held for offline users, the most kept per sender",
                 into: &actions)
         }
-        let bodyBytes = send.body.utf8.count
+        let bodyBytes = send.relayBody.escapedCount
         guard heldBytes + bodyBytes <= limits.maxHeldBytes else {
             return fail(
                 .queueFull, "the server holds as many message bytes for offline users as it keeps", into: &actions)
@@ -565,7 +566,7 @@ package struct HubState: Sendable, HubFrameQueue {
         held[send.to] =
             queue + [
                 HeldMessage(
-                    messageId: messageId, from: user, body: send.body, sentAt: now, expiresAt: expiresAt,
+                    messageId: messageId, from: user, body: send.relayBody, sentAt: now, expiresAt: expiresAt,
                     pushedCall: push?.callId)
             ]
         heldCount += 1
@@ -587,7 +588,8 @@ package struct HubState: Sendable, HubFrameQueue {
         into actions: inout [HubAction]
     ) {
         guard reportsRelays else { return }
-        actions.append(.relayed(RelayedSend(from: user, fromSession: id, to: send.to, body: send.body, result: result)))
+        actions.append(
+            .relayed(RelayedSend(from: user, fromSession: id, to: send.to, relayBody: send.relayBody, result: result)))
     }
 
     /// Answers `send` from the session `id` with `body` from its target, without relaying it (the ledger's busy
@@ -623,7 +625,7 @@ package struct HubState: Sendable, HubFrameQueue {
         into actions: inout [HubAction]
     ) {
         let copy = ServerFrame.message(
-            .init(from: user, body: send.body, sentAt: now, messageId: messageId, to: send.to))
+            .init(from: user, relayBody: send.relayBody, sentAt: now, messageId: messageId, to: send.to))
         for session in sessions { enqueue(copy, to: session, into: &actions) }
     }
 
@@ -648,7 +650,7 @@ package struct HubState: Sendable, HubFrameQueue {
                 enqueue(
                     .message(
                         .init(
-                            from: message.from, body: message.body, sentAt: message.sentAt,
+                            from: message.from, relayBody: message.body, sentAt: message.sentAt,
                             messageId: message.messageId, held: true)), to: id, into: &actions)
             }
             toUser(
@@ -660,7 +662,7 @@ package struct HubState: Sendable, HubFrameQueue {
     /// Uncounts a held message that was delivered, expired or withdrawn.
     mutating func forget(_ message: HeldMessage) {
         heldCount -= 1
-        heldBytes -= message.body.utf8.count
+        heldBytes -= message.body.escapedCount
         let remaining = (heldBySender[message.from] ?? 1) - 1
         heldBySender[message.from] = remaining > 0 ? remaining : nil
     }

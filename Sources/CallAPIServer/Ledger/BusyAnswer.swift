@@ -44,5 +44,5 @@ extension CallLedger {
 struct RelayedSendRequest: Sendable {
     var from: String
     var to: String
-    var body: String
+    var body: MessageBody
 }

@@ -62,7 +62,7 @@ package struct CallLedgerMachine: Sendable {
     package mutating func handle(_ input: LedgerInput, now: Int64) -> [LedgerAction] {
         switch input {
         case .relayed(let send):
-            guard let fields = CallMessageFields.parse(send.body) else { return [] }
+            guard let fields = CallMessageFields.parse(send.relayBody) else { return [] }
             return relayed(send, fields, now: now)
         case .sessionClosed(let session):
             sessionClosed(session, now: now)

@@ -33,6 +33,11 @@ struct CallMessageFields: Sendable, Equatable {
     ///
     /// Every relayed message passes here on the event loop, so the flat objects the clients send are read in one
     /// pass without Foundation; only other shapes (nested values, fractions, duplicate keys…) take `JSONDecoder`.
+    /// ``parse(_:)-(String)`` of a body as it travels: one that cannot be an object is not unescaped to find out.
+    static func parse(_ body: MessageBody) -> CallMessageFields? {
+        body.mayBeObject ? parse(body.text) : nil
+    }
+
     static func parse(_ body: String) -> CallMessageFields? {
         guard body.utf8.first == UInt8(ascii: "{") else { return nil }
         if let values = FlatJSONObject.pick(Raw.keys, from: body) {

@@ -17,14 +17,23 @@ public struct RelayedSend: Sendable, Equatable {
     public var from: String
     public var fromSession: SessionID
     public var to: String
-    public var body: String
+    public var body: String {
+        get { relayBody.text }
+        set { relayBody = MessageBody(newValue) }
+    }
+    /// The body as the hub relayed it: kept escaped, its text built only if the ledger reads it.
+    package var relayBody: MessageBody
     public var result: RelayResult
 
     public init(from: String, fromSession: SessionID, to: String, body: String, result: RelayResult) {
+        self.init(from: from, fromSession: fromSession, to: to, relayBody: MessageBody(body), result: result)
+    }
+
+    package init(from: String, fromSession: SessionID, to: String, relayBody: MessageBody, result: RelayResult) {
         self.from = from
         self.fromSession = fromSession
         self.to = to
-        self.body = body
+        self.relayBody = relayBody
         self.result = result
     }
 }

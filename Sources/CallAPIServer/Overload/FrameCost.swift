@@ -11,7 +11,7 @@ enum FrameCost {
     static func bytes(of frame: ServerFrame) -> Int {
         switch frame {
         case .message(let message):
-            overhead + json(message.body) + json(message.from) + message.messageId.utf8.count
+            overhead + message.relayBody.escapedCount + json(message.from) + message.messageId.utf8.count
         case .answer(let answer):
             overhead + (answer.message.map(json) ?? 0)
         case .error(let error):

@@ -62,3 +62,17 @@ measure("decode the message with the plain body (a receiver)") {
     FrameFastPath.decodeServerFrame(messageText) == nil ? 0 : 1
 }
 measure("decode the answer (a sender)") { FrameFastPath.decodeServerFrame(answerText) == nil ? 0 : 1 }
+// The server's whole path for a relayed body, both ways in one run: the send decoded, then the message written
+// from the body's text (unescaped, then escaped again), or with the body's escaped bytes copied as they came.
+func relay(_ sendText: String, copyingBody: Bool) -> Int {
+    guard case .send(let send)? = FrameFastPath.decodeClientFrame(sendText) else { return 0 }
+    let message =
+        copyingBody
+        ? ServerFrame.Message(from: "1001", relayBody: send.relayBody, sentAt: 1_763_927_000_123, messageId: "m-12345")
+        : ServerFrame.Message(from: "1001", body: send.body, sentAt: 1_763_927_000_123, messageId: "m-12345")
+    return FrameFastPath.encodeUTF8(.message(message))!.count
+}
+measure("relay the JSON body: decode, unescape, escape again, encode") { relay(jsonSend, copyingBody: false) }
+measure("relay the JSON body: decode, copy the escaped bytes, encode") { relay(jsonSend, copyingBody: true) }
+measure("relay the plain body: decode, unescape, escape again, encode") { relay(plainSend, copyingBody: false) }
+measure("relay the plain body: decode, copy the escaped bytes, encode") { relay(plainSend, copyingBody: true) }
