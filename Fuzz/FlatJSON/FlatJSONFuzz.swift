@@ -11,6 +11,11 @@ let pickedKeys: [StaticString] = ["type", "body", "id", "callId", "message_actio
 public func fuzzFlatJSON(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let text = String(decoding: UnsafeBufferPointer(start: data, count: size), as: UTF8.self)
     let picked = FlatJSONObject.pick(pickedKeys, from: text)
+    // Keeping "body" escaped accepts the same texts, and its value reads as the same string.
+    let keptEscaped = FlatJSONObject.pick(pickedKeys, from: text, keepingEscaped: 1 << 1)
+    guard (picked == nil) == (keptEscaped == nil), keptEscaped?[1].optionalString == picked?[1].optionalString else {
+        fatalError("keeping body escaped read \(String(describing: keptEscaped)), not \(String(describing: picked))")
+    }
     if let object = FlatJSONObject(text) {
         for member in object.members {
             _ = object.optionalString(member.key)
