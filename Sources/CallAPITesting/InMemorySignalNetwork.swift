@@ -149,6 +149,13 @@ public final class InMemorySignalNetwork: Sendable {
         for target in targets { target.receive(text, from: sender) }
     }
 
+    /// Hands `text` to `userId` at once as a channel that does not know who sent it would (no ``SignalSender``:
+    /// CallAPI then goes by the ids in the message itself), for injecting what such a channel could carry.
+    public func injectWithoutSender(text: String, to userId: UInt) {
+        let targets = state.withLock { $0.clients[userId] ?? [] }
+        for target in targets { target.receive(text, from: nil) }
+    }
+
     /// Marks `userId` offline (sends to it fail, as with a channel that knows presence) or back online.
     public func setOnline(_ online: Bool, userId: UInt) {
         state.withLock { state in

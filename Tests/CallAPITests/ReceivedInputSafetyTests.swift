@@ -45,7 +45,7 @@ struct ReceivedInputSafetyTests {
         let call = CallMessage(
             action: .videoCall, timestamp: .min, messageId: 1, fromUserId: 1, callId: "x", remoteUserId: 2,
             fromRoomId: "room-1")
-        h[2].api.onMessageReceive(message: call.encoded())
+        h.network.injectWithoutSender(text: call.encoded(), to: 2)
         #expect(h[2].api.state == .prepared)
         #expect(h[2].listener.stateRecords.isEmpty)
     }

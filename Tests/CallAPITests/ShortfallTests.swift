@@ -213,12 +213,13 @@ struct ShortfallTests {
     func staleByTheSenderClock() {
         let h = CallHarness()
         let old = h.clock.nowMillis() - 60_000
-        h[2].api.onMessageReceive(message: Self.rawCall(timestamp: old))
+        h.network.injectWithoutSender(text: Self.rawCall(timestamp: old), to: 2)
         #expect(h[2].api.state == .prepared)
         #expect(h[2].listener.stateRecords.isEmpty)
         #expect(h[2].engine.channel == nil)
         // A fresh one does ring.
-        h[2].api.onMessageReceive(message: Self.rawCall(timestamp: h.clock.nowMillis() - 1_000, callId: "fresh"))
+        h.network.injectWithoutSender(
+            text: Self.rawCall(timestamp: h.clock.nowMillis() - 1_000, callId: "fresh"), to: 2)
         #expect(h[2].api.state == .calling)
     }
 

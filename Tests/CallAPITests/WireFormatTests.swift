@@ -181,10 +181,10 @@ struct WireFormatTests {
         _ = h[1].api.probe { $0.call(remoteUserId: 2, completion: $1) }
         let callId = h[1].api.getCallId()
         func send(_ body: String) {
-            h[1].api.onMessageReceive(
-                message:
-                    #"{"message_version":"1.0","message_timestamp":\#(h.clock.nowMillis()),"fromUserId":2,"callId":"\#(callId)",\#(body)}"#
-            )
+            h.network.injectWithoutSender(
+                text:
+                    #"{"message_version":"1.0","message_timestamp":\#(h.clock.nowMillis()),"fromUserId":2,"callId":"\#(callId)",\#(body)}"#,
+                to: 1)
         }
         send(#""message_action":2,"messageId":900"#)
         #expect(h[1].api.state == .connected || h[1].api.state == .connecting)
@@ -195,10 +195,10 @@ struct WireFormatTests {
 
         _ = h[1].api.probe { $0.call(remoteUserId: 2, completion: $1) }
         let second = h[1].api.getCallId()
-        h[1].api.onMessageReceive(
-            message:
-                #"{"message_action":3,"message_version":"1.0","message_timestamp":1,"messageId":902,"fromUserId":2,"callId":"\#(second)","rejectByInternal":1,"rejectReason":"The user is currently busy"}"#
-        )
+        h.network.injectWithoutSender(
+            text:
+                #"{"message_action":3,"message_version":"1.0","message_timestamp":1,"messageId":902,"fromUserId":2,"callId":"\#(second)","rejectByInternal":1,"rejectReason":"The user is currently busy"}"#,
+            to: 1)
         #expect(h[1].listener.lastState?.reason == .remoteCallBusy)
     }
 

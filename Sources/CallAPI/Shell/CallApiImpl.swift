@@ -6,7 +6,7 @@ import Foundation
 /// time, in order, on the thread that brought them unless another thread is already draining the queue.
 /// Actions run outside the lock, so listeners may call back into the API; those calls are queued behind
 /// the input being handled.
-public final class CallApiImpl: CallApiProtocol, ISignalClientListener {
+public final class CallApiImpl: CallApiProtocol {
     private struct Pending: Sendable {
         var input: CallInput
         var config: CallConfig?
@@ -23,6 +23,9 @@ public final class CallApiImpl: CallApiProtocol, ISignalClientListener {
         var timers: [CallTimerID: any CallTimer] = [:]
         /// CallAPI's own listener of the engine's events, while initialized.
         var rtcListener: RTCEventListenerToken?
+        /// CallAPI's own listener on the signaling client, from the first prepare until deinitialize (the client
+        /// holds it weakly, so it is kept here).
+        var signalListener: CallSignalListener?
     }
 
     /// What one handled input needs to perform its actions (the actions themselves are in the drainer's buffer).
@@ -151,17 +154,13 @@ public final class CallApiImpl: CallApiProtocol, ISignalClientListener {
     /// `rtcEngine.addEventListener(channel: api.getRoomId()) { ... }` (see ``CallRTCEngine``).
     public func getRoomId() -> String { core.withLock { $0.machine.call?.room ?? "" } }
 
-    // MARK: - ISignalClientListener
+    // MARK: - What the signaling client delivers (through CallSignalListener)
 
-    public func onMessageReceive(message: String) {
-        submit(.received(text: message, sender: nil))
-    }
-
-    public func onMessageReceive(message: String, from sender: SignalSender) {
+    func received(_ message: String, from sender: SignalSender?) {
         submit(.received(text: message, sender: sender))
     }
 
-    public func debugInfo(message: String, logLevel: Int) {
+    func signalDebugInfo(message: String, logLevel: Int) {
         let level = CallLogLevel(rawValue: logLevel) ?? .normal
         for listener in core.withLock({ $0.listeners.alive }) {
             listener.callDebugInfo(message: "[signal] \(message)", logLevel: level)
@@ -222,7 +221,10 @@ public final class CallApiImpl: CallApiProtocol, ISignalClientListener {
             guard let config = step.config else { return }
             attach(to: config)
         case .listen:
-            step.config?.signalClient.addListener(listener: self)
+            guard let signal = step.config?.signalClient else { return }
+            let listener = CallSignalListener(api: self)
+            core.withLock { $0.signalListener = listener }
+            signal.addListener(listener: listener)
         case .detach:
             guard let config = step.config else { return }
             detach(from: config)
@@ -333,7 +335,11 @@ public final class CallApiImpl: CallApiProtocol, ISignalClientListener {
             return core.rtcListener
         }
         if let token { config.rtcEngine.removeEventListener(token) }
-        config.signalClient.removeListener(listener: self)
+        let signalListener = core.withLock { core in
+            defer { core.signalListener = nil }
+            return core.signalListener
+        }
+        if let signalListener { config.signalClient.removeListener(listener: signalListener) }
         let timers = core.withLock { core in
             defer {
                 core.config = nil
