@@ -4,8 +4,14 @@ import Foundation
 
 func nowNanos() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 
+/// `FRAME_BENCH_ONLY`: run only the measurements whose name contains it; `FRAME_BENCH_COUNT`: calls per
+/// measurement. Under callgrind, two counts apart give instructions per call (scripts/bench-frame-coding.sh).
+let only = ProcessInfo.processInfo.environment["FRAME_BENCH_ONLY"]
+let defaultCount = ProcessInfo.processInfo.environment["FRAME_BENCH_COUNT"].flatMap { Int($0) } ?? 200_000
+
 /// Prints the mean time of `body` over `count` calls, after a warm-up.
-func measure(_ name: String, count: Int = 200_000, _ body: () -> Int) {
+func measure(_ name: String, count: Int = defaultCount, _ body: () -> Int) {
+    if let only, !name.contains(only) { return }
     var sink = 0
     for _ in 0..<2000 { sink &+= body() }
     let start = nowNanos()
@@ -76,3 +82,9 @@ measure("relay the JSON body: decode, unescape, escape again, encode") { relay(j
 measure("relay the JSON body: decode, copy the escaped bytes, encode") { relay(jsonSend, copyingBody: true) }
 measure("relay the plain body: decode, unescape, escape again, encode") { relay(plainSend, copyingBody: false) }
 measure("relay the plain body: decode, copy the escaped bytes, encode") { relay(plainSend, copyingBody: true) }
+// What the ledger does first with every relayed body that may be a call message: build its text.
+let keptJSONBody: MessageBody = {
+    guard case .send(let send)? = FrameFastPath.decodeClientFrame(jsonSend) else { fatalError("not a send") }
+    return send.relayBody
+}()
+measure("unescape the JSON body kept escaped (the ledger reads its text)") { keptJSONBody.text.utf8.count }
