@@ -97,7 +97,7 @@ package struct FlatJSONObject: Equatable {
     package static func unescape(checkedContents contents: [UInt8]) -> String {
         contents.withUnsafeBufferPointer { bytes in
             var reader = Reader(bytes: bytes)
-            guard let text = reader.contents() else {
+            guard let text = reader.checkedContents() else {
                 preconditionFailure("the contents of a JSON string were not checked before they were kept")
             }
             return text
@@ -292,27 +292,12 @@ package struct FlatJSONObject: Equatable {
         /// A string, unescaped; nil for raw control characters, bad escapes and lone surrogates.
         mutating func string() -> String? {
             guard take(UInt8(ascii: "\"")) else { return nil }
-            return unescaped(closedByQuote: true)
-        }
-
-        /// All the bytes as a string's contents (no quotes around them), unescaped; nil as for ``string()``, and
-        /// for a quote in them.
-        mutating func contents() -> String? {
-            unescaped(closedByQuote: false)
-        }
-
-        /// The string from here on, unescaped: up to and past its closing quote, or up to the end of the bytes.
-        private mutating func unescaped(closedByQuote: Bool) -> String? {
             let start = index
             // Most strings have no escapes: take their bytes whole.
             index += JSONPlainRun.length(in: bytes, from: index)
-            if index == bytes.count, !closedByQuote {
-                return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
-            }
             if index < bytes.count {
                 switch bytes[index] {
                 case UInt8(ascii: "\""):
-                    guard closedByQuote else { return nil }
                     let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
                     index += 1
                     return text
@@ -328,7 +313,6 @@ package struct FlatJSONObject: Equatable {
             while index < bytes.count {
                 switch bytes[index] {
                 case UInt8(ascii: "\""):
-                    guard closedByQuote else { return nil }
                     unescaped.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[plainStart..<index]))
                     index += 1
                     return String(decoding: unescaped, as: UTF8.self)
@@ -343,9 +327,68 @@ package struct FlatJSONObject: Equatable {
                     return nil  // a raw control character: nothing else stops a plain run
                 }
             }
-            guard !closedByQuote else { return nil }
-            unescaped.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[plainStart..<index]))
-            return String(decoding: unescaped, as: UTF8.self)
+            return nil
+        }
+
+        /// All the bytes as a string's contents (no quotes around them), unescaped, when a reader has already
+        /// checked them (``FlatJSONObject/Value/escapedString(_:)``); nil if they are not valid after all.
+        ///
+        /// Written into a string made once at their size (unescaping only ever shortens text), eight bytes at a
+        /// time up to the next backslash: a CallAPI message escapes every quote, so its plain runs are a few bytes
+        /// long, and finding each run as a string reader does and appending it cost five times as many
+        /// instructions (`scripts/bench-frame-coding.sh --instructions`).
+        mutating func checkedContents() -> String? {
+            var valid = true
+            let text = String(unsafeUninitializedCapacity: bytes.count) { target in
+                guard let source = bytes.baseAddress, let out = target.baseAddress else { return 0 }
+                // Locals, not `index`, so that the loop keeps its cursors in registers. `written` never passes
+                // `read` (an escape is longer than what it stands for), so eight bytes stored at `written` always
+                // fit when eight were read at `read`.
+                var read = index
+                var written = 0
+                let end = bytes.count
+                let backslashes: UInt64 = 0x5C5C_5C5C_5C5C_5C5C
+                while read < end {
+                    if read &+ 8 <= end {
+                        let word = UnsafeRawPointer(source + read).loadUnaligned(as: UInt64.self)
+                        UnsafeMutableRawPointer(out + written).storeBytes(of: word, as: UInt64.self)
+                        // The lowest byte equal to a backslash, exactly (see JSONPlainRun): byte 0 read first.
+                        let x = UInt64(littleEndian: word) ^ backslashes
+                        let found = (x &- 0x0101_0101_0101_0101) & ~x & 0x8080_8080_8080_8080
+                        guard found != 0 else {
+                            read &+= 8
+                            written &+= 8
+                            continue
+                        }
+                        let run = found.trailingZeroBitCount >> 3
+                        read &+= run
+                        written &+= run
+                    } else if source[read] != UInt8(ascii: "\\") {
+                        out[written] = source[read]
+                        read &+= 1
+                        written &+= 1
+                        continue
+                    }
+                    index = read &+ 1
+                    guard let scalar = escape() else {
+                        valid = false
+                        return 0
+                    }
+                    read = index
+                    if scalar.isASCII {
+                        out[written] = UInt8(truncatingIfNeeded: scalar.value)
+                        written &+= 1
+                    } else {
+                        UTF8.encode(scalar) {
+                            out[written] = $0
+                            written &+= 1
+                        }
+                    }
+                }
+                index = read
+                return written
+            }
+            return valid ? text : nil
         }
 
         /// The scalar of the escape after a backslash.

@@ -34,6 +34,26 @@ import Testing
                             from: "1001", body: generalSend.body, sentAt: 1, messageId: "m"))))
     }
 
+    /// A kept body's text is read back exactly wherever its escapes fall: before, across and after each
+    /// eight-byte stretch, in the tail shorter than eight, multi-byte characters and `\u` escapes included.
+    @Test func keptBodiesReadBackExactlyWhereverTheirEscapesFall() {
+        let pieces = ["\"", "\\", "\n", "é", "😀", "\u{01}", "/", "ab"]
+        for length in 0...24 {
+            for piece in pieces {
+                for at in 0...length {
+                    let plain = String(repeating: "x", count: length)
+                    let text = String(plain.prefix(at)) + piece + String(plain.dropFirst(at)) + piece
+                    var quoted: [UInt8] = []
+                    FrameJSONWriter.appendString(text, to: &quoted)
+                    let body = MessageBody(checkedEscaped: Array(quoted.dropFirst().dropLast()))
+                    #expect(body.text == text, "\(text.debugDescription)")
+                }
+            }
+        }
+        let spelled = #"\u00e9\ud83d\ude00\/\b\f\n\r\t\"\\ end"#
+        #expect(MessageBody(checkedEscaped: Array(spelled.utf8)).text == "é😀/\u{08}\u{0C}\n\r\t\"\\ end")
+    }
+
     /// Text bodies are escaped as before, and compare equal to the same text kept escaped another way.
     @Test func bodiesAreEqualWhenTheirTextsAre() {
         let kept = MessageBody(checkedEscaped: Array(#"\u0041\/"#.utf8))
