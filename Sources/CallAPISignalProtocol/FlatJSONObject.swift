@@ -1,3 +1,5 @@
+import Foundation
+
 /// A JSON object whose members are strings, integers, booleans, null, or objects of those (one level deep), read
 /// in one pass over the UTF-8 bytes without Foundation: the fast path of ``FrameCoding`` for the frames sent at
 /// high rates, and of the few places that read a CallAPI message.
@@ -206,9 +208,11 @@ package struct FlatJSONObject: Equatable {
             let end = start + JSONPlainRun.length(in: bytes, from: start)
             if end < bytes.count, bytes[end] == UInt8(ascii: "\"") {
                 index = end + 1
-                let raw = UnsafeBufferPointer(rebasing: bytes[start..<end])
-                for (slot, key) in keys.enumerated() where key.utf8CodeUnitCount == raw.count {
-                    if raw.indices.allSatisfy({ key.utf8Start[$0] == raw[$0] }) { return .some(slot) }
+                let count = end - start
+                guard let raw = bytes.baseAddress.map({ $0 + start }) else { return .some(nil) }
+                for slot in keys.indices {
+                    let key = keys[slot]
+                    if key.utf8CodeUnitCount == count, memcmp(key.utf8Start, raw, count) == 0 { return .some(slot) }
                 }
                 return .some(nil)
             }

@@ -56,6 +56,12 @@ struct CallMessageFields: Sendable, Equatable {
         return fields(raw)
     }
 
+    /// `text`'s first `characters` characters. A text of no more UTF-8 bytes than that is whole, which is asked
+    /// first: counting characters walks grapheme boundaries (1,000 instructions for a device id).
+    private static func capped(_ text: String, characters: Int) -> String {
+        text.utf8.count <= characters ? text : String(text.prefix(characters))
+    }
+
     private static func fields(_ raw: Raw) -> CallMessageFields? {
         guard raw.message_version == "1.0", let callId = raw.callId, !callId.isEmpty, callId.utf8.count <= 128,
             let code = raw.message_action
@@ -68,11 +74,12 @@ struct CallMessageFields: Sendable, Equatable {
         case 1: action = .cancel(byTimer: raw.cancelCallByInternal == 1)
         case 2: action = .accept
         case 3: action = .reject(busy: raw.rejectByInternal == 1)
-        case 4: action = .hangup(reason: raw.hangupReason.map { String($0.prefix(200)) })
+        case 4: action = .hangup(reason: raw.hangupReason.map { capped($0, characters: 200) })
         case 20, 21: action = .alive
         default: return nil
         }
-        return CallMessageFields(callId: callId, action: action, deviceId: raw.deviceId.map { String($0.prefix(128)) })
+        return CallMessageFields(
+            callId: callId, action: action, deviceId: raw.deviceId.map { capped($0, characters: 128) })
     }
 
     /// Whether the text holds `"callId"` anywhere, compared byte by byte.

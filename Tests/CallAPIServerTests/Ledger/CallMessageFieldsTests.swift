@@ -67,4 +67,17 @@ import Testing
         #expect(CallMessageFields.parse(Self.bodies[31]) == nil)
         #expect(CallMessageFields.parse(Self.bodies[30])?.deviceId?.count == 128)
     }
+
+    /// The caps on a device id (128) and a hangup reason (200) count characters, not bytes.
+    @Test func capsCountCharactersNotBytes() {
+        func body(_ action: Int, _ extra: String) -> String {
+            #"{"message_action":\#(action),"message_version":"1.0","callId":"c-1",\#(extra)}"#
+        }
+        let wide = String(repeating: "é", count: 100)
+        #expect(CallMessageFields.parse(body(2, #""deviceId":"\#(wide)""#))?.deviceId == wide)
+        let long = String(repeating: "é", count: 250)
+        let reason = CallMessageFields.parse(body(4, #""hangupReason":"\#(long)""#))?.action
+        #expect(reason == .hangup(reason: String(repeating: "é", count: 200)))
+        #expect(CallMessageFields.parse(body(4, #""hangupReason":"short""#))?.action == .hangup(reason: "short"))
+    }
 }
