@@ -1,4 +1,5 @@
 import CallAPI
+import Foundation
 import NIOConcurrencyHelpers
 
 /// The last things one endpoint of the calls bench saw — its state changes, events, CallAPI's diagnostic text,
@@ -101,14 +102,15 @@ final class TracedSignalClient: BenchPeerClient {
 
     func close() async { await inner.close() }
 
-    /// The message's action and call id, which is what tells one message from another in a trace.
+    /// The message's action and call id, which is what tells one message from another in a trace. Read with
+    /// Foundation: CallAPI's own message type is not public, and a trace needs only these two members.
     static func summary(of message: String) -> String {
-        do {
-            let parsed = try CallMessage.decode(message).message
-            return "\(parsed.action) of call \(parsed.callId)"
-        } catch {
-            return "unreadable (\(message.utf8.count) bytes: \(error))"
+        guard let object = try? JSONSerialization.jsonObject(with: Data(message.utf8)) as? [String: Any],
+            let action = object["message_action"] as? Int, let callId = object["callId"] as? String
+        else {
+            return "unreadable (\(message.utf8.count) bytes)"
         }
+        return "message_action \(action) of call \(callId)"
     }
 
     private final class Forwarder: ISignalClientListener {

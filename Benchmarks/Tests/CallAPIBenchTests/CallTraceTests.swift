@@ -26,10 +26,9 @@ struct CallTraceTests {
     }
 
     @Test func namesAMessageByItsActionAndCall() {
-        let message = CallMessage(
-            action: .videoCall, timestamp: 1, messageId: 4, fromUserId: 1, callId: "abc", remoteUserId: 2,
-            fromRoomId: "r")
-        #expect(TracedSignalClient.summary(of: message.encoded()) == "videoCall of call abc")
-        #expect(TracedSignalClient.summary(of: "not json").hasPrefix("unreadable (8 bytes: "))
+        let message = #"{"message_action":0,"message_version":"1.0","callId":"abc","fromUserId":1}"#
+        #expect(TracedSignalClient.summary(of: message) == "message_action 0 of call abc")
+        #expect(TracedSignalClient.summary(of: "not json") == "unreadable (8 bytes)")
+        #expect(TracedSignalClient.summary(of: #"{"callId":"abc"}"#) == "unreadable (16 bytes)")
     }
 }

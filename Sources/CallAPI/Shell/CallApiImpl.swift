@@ -48,7 +48,7 @@ public final class CallApiImpl: CallApiProtocol {
 
     /// A new endpoint. `deviceId` names this device among the user's devices; by default a random one is made,
     /// which is what apps want. A given id that is empty or longer than
-    /// ``CallMessage/maxDeviceIdLength`` bytes is replaced by a random one.
+    /// 64 bytes (what the wire format allows) is replaced by a random one.
     public init(deviceId: String? = nil) {
         let valid = deviceId.flatMap { $0.isEmpty || $0.utf8.count > CallMessage.maxDeviceIdLength ? nil : $0 }
         let deviceId = valid ?? Self.makeDeviceId()

@@ -2,56 +2,56 @@
 ///
 /// Keys the format knows are typed fields; the whole object is kept in ``fields`` so that unknown keys
 /// survive into event info and nothing the peer sent is lost.
-public struct CallMessage: Sendable, Equatable {
-    public static let version = "1.0"
+package struct CallMessage: Sendable, Equatable {
+    package static let version = "1.0"
 
     // The stored properties are declared in this order so that the one-byte fields fill the padding after
     // the optional integers: messages are copied into actions and inputs, and their size is most of that cost.
 
     /// The sender's message counter; `nil` when the sender sent none (the Web client never does).
-    public var messageId: Int?
-    public var action: MessageAction
-    public var timestamp: Int64
-    public var fromUserId: UInt
-    public var callId: String
-    public var fromUserExtension: [String: JSONValue]?
+    package var messageId: Int?
+    package var action: MessageAction
+    package var timestamp: Int64
+    package var fromUserId: UInt
+    package var callId: String
+    package var fromUserExtension: [String: JSONValue]?
     /// Call messages: the callee.
-    public var remoteUserId: UInt?
+    package var remoteUserId: UInt?
     /// Cancel: the caller's ring timer ran out.
-    public var cancelCallByInternal: Bool
+    package var cancelCallByInternal: Bool
     /// Reject: the callee's client rejected by itself (busy).
-    public var rejectByInternal: Bool
+    package var rejectByInternal: Bool
     /// Ours: the sender acknowledges messages and sends keep-alives (key `reliability`, value 1).
-    public var reliable: Bool
+    package var reliable: Bool
     /// Ack: whether the acknowledging endpoint is in a call with the receiver of the ack.
-    public var inCall: Bool?
+    package var inCall: Bool?
     /// Call messages: the RTC channel both sides join.
-    public var fromRoomId: String?
+    package var fromRoomId: String?
     /// Ack: the `messageId` acknowledged.
-    public var ackMessageId: Int?
+    package var ackMessageId: Int?
     /// Ours: the sending device, one of possibly several logged in as `fromUserId` (key `deviceId`).
     /// Absent from the existing clients' messages.
-    public var deviceId: String?
+    package var deviceId: String?
     /// The fields most messages lack, kept by reference (nil when all are absent).
     private var rareBox: RareFieldsBox?
 
-    public var rejectReason: String? {
+    package var rejectReason: String? {
         get { rareBox?.fields.rejectReason }
         set { rare.rejectReason = newValue }
     }
-    public var hangupReason: String? {
+    package var hangupReason: String? {
         get { rareBox?.fields.hangupReason }
         set { rare.hangupReason = newValue }
     }
     /// Ours, cancel: the call was accepted on this device of the callee user; its other devices stop ringing
     /// (key `answeredByDevice`).
-    public var answeredByDevice: String? {
+    package var answeredByDevice: String? {
         get { rareBox?.fields.answeredByDevice }
         set { rare.answeredByDevice = newValue }
     }
     /// Ours, cancel: the call was rejected on this device of the callee user, which rejects it for all of
     /// them (key `rejectedByDevice`).
-    public var rejectedByDevice: String? {
+    package var rejectedByDevice: String? {
         get { rareBox?.fields.rejectedByDevice }
         set { rare.rejectedByDevice = newValue }
     }
@@ -63,9 +63,9 @@ public struct CallMessage: Sendable, Equatable {
     }
 
     /// The longest device id read or written.
-    public static let maxDeviceIdLength = 64
+    package static let maxDeviceIdLength = 64
 
-    public init(
+    package init(
         action: MessageAction, timestamp: Int64, messageId: Int?, fromUserId: UInt, callId: String,
         fromUserExtension: [String: JSONValue]? = nil, remoteUserId: UInt? = nil, fromRoomId: String? = nil,
         cancelCallByInternal: Bool = false, rejectByInternal: Bool = false, rejectReason: String? = nil,
@@ -91,7 +91,7 @@ public struct CallMessage: Sendable, Equatable {
     }
 
     /// The message as a JSON object, keys as on the wire.
-    public var fields: [String: JSONValue] {
+    package var fields: [String: JSONValue] {
         // Sized for every field a message can have, so adding the optional ones never grows the table.
         var object = [String: JSONValue](minimumCapacity: 14)
         object["message_action"] = .int(action.rawValue)
@@ -126,13 +126,14 @@ public struct CallMessage: Sendable, Equatable {
     }
 
     /// The UTF-8 JSON text to put on the signaling channel.
-    public func encoded() -> String {
+    package func encoded() -> String {
         CallMessageWriter.write(self)
     }
 
     /// Parses a message received from the signaling channel.
     /// - Throws: ``WireError`` saying what is wrong with it.
-    public static func decode(_ text: String) throws(WireError) -> (message: CallMessage, fields: [String: JSONValue]) {
+    package static func decode(_ text: String) throws(WireError) -> (message: CallMessage, fields: [String: JSONValue])
+    {
         let (message, object) = try decodeObject(text)
         return (message, object.fields)
     }

@@ -1,5 +1,5 @@
 /// The `message_action` of a call message (wire format 1.0).
-public enum MessageAction: Int, Sendable, CaseIterable {
+package enum MessageAction: Int, Sendable, CaseIterable {
     case videoCall = 0
     case cancelCall = 1
     case accept = 2

@@ -1,5 +1,5 @@
 /// Why a received text is not a call message this endpoint acts on.
-public enum WireError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum WireError: Error, Sendable, Equatable, CustomStringConvertible {
     case notJSON
     case notAnObject
     case unsupportedVersion(String)
@@ -7,7 +7,7 @@ public enum WireError: Error, Sendable, Equatable, CustomStringConvertible {
     case missingField(String)
     case invalidField(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .notJSON: "not valid JSON"
         case .notAnObject: "not a JSON object"
