@@ -42,9 +42,9 @@ public struct PrepareConfig: Sendable {
         }
     }
     /// ``userExtension`` as JSON.
-    public var userExtensionJSON: [String: JSONValue]?
+    package var userExtensionJSON: [String: JSONValue]?
     /// Keys of ``userExtension`` whose values JSON cannot carry; `prepareForCall` refuses the config then.
-    public private(set) var invalidExtensionKeys: [String] = []
+    package private(set) var invalidExtensionKeys: [String] = []
 
     public init(
         roomId: String = "", rtcToken: String = "", localView: (any CallCanvas)? = nil,
