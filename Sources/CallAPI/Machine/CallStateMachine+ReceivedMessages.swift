@@ -10,7 +10,7 @@ extension CallStateMachine {
         } catch {
             return actions.append(.log(.normal, "message dropped: \(error)"))
         }
-        // The channel's word on who sent it wins over the body's (shortfall 4).
+        // The channel's word on who sent it wins over the body's (docs/spec/wire-format.md, shortfall 4).
         var sender = message.fromUserId
         if let vouched {
             guard let id = UserID.canonical(vouched.userId) else {
@@ -40,7 +40,8 @@ extension CallStateMachine {
         if message.action == .ack {
             receiveAck(message, from: sender, now: now, into: &actions)
         } else if isRepeat(message, sender: sender) {
-            // Handling a message twice equals handling it once (shortfall 2); the sender still gets its ack.
+            // Handling a message twice equals handling it once (docs/spec/wire-format.md, shortfall 2); the sender
+            // still gets its ack.
             let id = message.messageId.map(String.init) ?? "without messageId"
             actions.append(.log(.normal, "repeated \(message.action) \(id) of call \(message.callId) ignored"))
             acknowledgement(of: message, from: sender, now: now, into: &actions)
@@ -80,7 +81,8 @@ extension CallStateMachine {
         if message.action.isCall {
             return receiveCall(message, sender: sender, info: info, receivedAt: receivedAt, now: now, into: &actions)
         }
-        // Anything but a call acts only on the call whose callId it carries, from that call's peer (shortfall 1).
+        // Anything but a call acts only on the call whose callId it carries, from that call's peer
+        // (docs/spec/wire-format.md, shortfall 1).
         let current = phase.readCall { endpoint, call in
             call.id == message.callId && call.peer == sender ? (endpoint, stage: call.stage, role: call.role) : nil
         }
@@ -182,7 +184,8 @@ extension CallStateMachine {
         }
     }
 
-    /// The age in milliseconds when the message is older than the ring timeout allows (shortfall 8), else nil.
+    /// The age in milliseconds when the message is older than the ring timeout allows (docs/spec/wire-format.md,
+    /// shortfall 8), else nil.
     private func staleness(
         of message: CallMessage, receivedAt: Int64?, config: PrepareConfig, now: Int64
     ) -> Int64? {
@@ -231,8 +234,9 @@ extension CallStateMachine {
         send(reply, to: sender, now: now, into: &actions)
     }
 
-    /// Both users called each other at once (shortfall 5). Both sides apply the same rule: the lower callId
-    /// wins. The loser drops its own call, takes the winner's and accepts it; the winner waits for that accept.
+    /// Both users called each other at once (docs/spec/wire-format.md, shortfall 5). Both sides apply the same
+    /// rule: the lower callId wins. The loser drops its own call, takes the winner's and accepts it; the winner
+    /// waits for that accept.
     private mutating func glare(
         theirs message: CallMessage, sender: UInt, info: EventInfo, _ endpoint: Endpoint, ours: Call,
         now: Int64, into actions: inout [CallAction]

@@ -1,7 +1,7 @@
 import CallAPI
 
 /// The one call a legacy endpoint is in. Messages are matched to it by user only, as the deployed clients
-/// do (wire-format.md, shortfall 1).
+/// do (docs/spec/wire-format.md, shortfall 1).
 public struct LegacyCall: Sendable, Equatable {
     /// The other user of the call.
     public var peer: UInt
