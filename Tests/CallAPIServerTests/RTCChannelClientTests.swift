@@ -26,7 +26,9 @@ import Testing
         bob.send(data: "answer", to: 1001)
         #expect(try await aliceEvents.next() == .signal(from: 1002, data: "answer"))
         bob.leave()
-        #expect(try await aliceEvents.next() == .memberLeft(uid: 1002, reason: ChannelLeaveReason.quit.rawValue))
+        let left = try await aliceEvents.next()
+        #expect(left == .memberLeft(uid: 1002, reason: ChannelLeaveReason.quit.rawValue))
+        #expect(left.leaveReason == .quit && left.errorCode == nil)
         alice.leave()
         try await server.stop()
     }
@@ -54,11 +56,13 @@ import Testing
         let connection = RTCChannelClient.join(
             url: "ws://127.0.0.1:\(server.port)", channel: "room", uid: 1001,
             token: try await server.rtcToken(1001, channel: "another"), events: events.handler)
-        guard case .joinFailed(let code, let message) = try await events.next() else {
+        let event = try await events.next()
+        guard case .joinFailed(let code, let message) = event else {
             Issue.record("the join was not refused")
             return
         }
         #expect(code == ChannelErrorCode.wrongChannel.rawValue)
+        #expect(event.errorCode == .wrongChannel)
         #expect(message.contains("another"))
         connection.leave()
         try await server.stop()
@@ -120,5 +124,19 @@ import Testing
         #expect(RTCChannelClient.webSocketURL(from: "ws://h:1") == "ws://h:1/v1/rtc")
         #expect(RTCChannelClient.webSocketURL(from: "https://h/") == "wss://h/v1/rtc")
         #expect(RTCChannelClient.webSocketURL(from: "ws://h:1/custom") == "ws://h:1/custom")
+    }
+}
+
+/// The typed views of an event's numbers: the enums where this library knows the number, nil where it does not
+/// (a newer server's code still arrives as its number), and nil for events that carry none.
+@Suite struct RTCChannelClientEventCodeTests {
+    @Test func knownNumbersReadAsTheirEnumsAndUnknownOnesAsNil() {
+        #expect(RTCChannelClientEvent.removed(code: 8, message: "").errorCode == .kicked)
+        #expect(RTCChannelClientEvent.joinFailed(code: 100, message: "").errorCode == .connectionLost)
+        #expect(RTCChannelClientEvent.joinFailed(code: 999, message: "").errorCode == nil)
+        #expect(RTCChannelClientEvent.memberLeft(uid: 1, reason: 1).leaveReason == .dropped)
+        #expect(RTCChannelClientEvent.memberLeft(uid: 1, reason: 7).leaveReason == nil)
+        #expect(RTCChannelClientEvent.tokenWillExpire.errorCode == nil)
+        #expect(RTCChannelClientEvent.joined(members: []).leaveReason == nil)
     }
 }

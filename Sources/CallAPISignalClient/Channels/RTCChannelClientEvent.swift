@@ -1,8 +1,11 @@
+import CallAPISignalProtocol
+
 /// What happens to an ``RTCChannelConnection``, delivered serially in the server's order.
 ///
 /// The first event is ``joined(members:)`` or ``joinFailed(code:message:)``; ``joinFailed(code:message:)`` and
 /// ``removed(code:message:)`` are the last. Codes are `ChannelErrorCode` raw values (`connectionLost`, 100, when the
-/// connection failed or was lost).
+/// connection failed or was lost), kept as numbers as the frames keep them, so that a code from a newer server
+/// still arrives; match on ``errorCode`` and ``leaveReason`` to use the enums.
 public enum RTCChannelClientEvent: Sendable, Equatable {
     /// The join succeeded; `members` are the other uids already in the channel, sorted.
     case joined(members: [UInt])
@@ -18,4 +21,21 @@ public enum RTCChannelClientEvent: Sendable, Equatable {
     case tokenWillExpire
     /// The server removed this member, or the connection was lost.
     case removed(code: Int, message: String)
+}
+
+extension RTCChannelClientEvent {
+    /// The code of a ``joinFailed(code:message:)`` or ``removed(code:message:)`` as a `ChannelErrorCode`; nil for
+    /// other events, and for a code this library does not know (the number is still in the event).
+    public var errorCode: ChannelErrorCode? {
+        switch self {
+        case .joinFailed(let code, _), .removed(let code, _): ChannelErrorCode(rawValue: code)
+        default: nil
+        }
+    }
+
+    /// The reason of a ``memberLeft(uid:reason:)`` as a `ChannelLeaveReason`; nil for other events, and for a
+    /// reason this library does not know.
+    public var leaveReason: ChannelLeaveReason? {
+        if case .memberLeft(_, let reason) = self { ChannelLeaveReason(rawValue: reason) } else { nil }
+    }
 }
