@@ -151,6 +151,13 @@ package struct FrameJSONWriter {
         bytes.append(UInt8(ascii: "\""))
     }
 
+    /// The length of `text` as a JSON string's contents, escapes included (what ``appendString(_:to:)`` writes
+    /// between the quotes).
+    package static func escapedLength(of text: String) -> Int {
+        var text = text
+        return text.withUTF8 { $0.count + escapesLength($0) }
+    }
+
     /// What escaping adds to the length of `utf8` (0 when nothing in it needs escaping); plain runs are skipped
     /// eight bytes at a time (``JSONPlainRun``).
     package static func escapesLength(_ utf8: UnsafeBufferPointer<UInt8>) -> Int {

@@ -36,11 +36,8 @@ package struct MessageBody: Sendable {
     /// The length of the body as JSON string contents, escapes included: what it takes in a frame.
     package var escapedCount: Int {
         switch form {
-        case .text(let text):
-            var text = text
-            return text.withUTF8 { $0.count + FrameJSONWriter.escapesLength($0) }
-        case .escaped(let escaped):
-            return escaped.count
+        case .text(let text): FrameJSONWriter.escapedLength(of: text)
+        case .escaped(let escaped): escaped.count
         }
     }
 

@@ -36,7 +36,7 @@ protocol SQLRunner: Sendable {
 struct SQLLedgerQueries<Runner: SQLRunner>: Sendable {
     let runner: Runner
     /// The upsert's text around its rows, and each row's placeholders by its place in a statement: written once
-    /// here, so a save only joins them (building them per save was about 30,000 instructions per call).
+    /// here, so a save only joins them (building them per save was about 27,000 instructions per call).
     private let upsert: (head: String, rows: [String], tail: String)
 
     init(runner: Runner) {

@@ -44,7 +44,6 @@ enum FrameCost {
     /// The length of `text` as a JSON string's contents: control characters become `\uXXXX`, quotes and
     /// backslashes are escaped (counted as ``FrameJSONWriter`` writes them).
     static func json(_ text: String) -> Int {
-        var text = text
-        return text.withUTF8 { $0.count + FrameJSONWriter.escapesLength($0) }
+        FrameJSONWriter.escapedLength(of: text)
     }
 }
