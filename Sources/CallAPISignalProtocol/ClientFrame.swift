@@ -42,31 +42,34 @@ public enum ClientFrame: Sendable, Equatable {
     /// Leave the match queue; the server answers `match_queue` (`waiting` false).
     case matchLeave(Request)
 
-    /// The `type` string on the wire.
-    public var type: String {
+    /// Which frame this is (its raw value is the `type` string on the wire).
+    public var kind: Kind {
         switch self {
-        case .login: "login"
-        case .send: "send"
-        case .renew: "renew"
-        case .users: "users"
-        case .subscribe: "subscribe"
-        case .unsubscribe: "unsubscribe"
-        case .ping: "ping"
-        case .logout: "logout"
-        case .calls: "calls"
-        case .registerDevice: "register_device"
-        case .devices: "devices"
-        case .removeDevice: "remove_device"
-        case .invite: "invite"
-        case .invitationReceived: "invitation_received"
-        case .cancelInvitation: "cancel_invitation"
-        case .acceptInvitation: "accept_invitation"
-        case .refuseInvitation: "refuse_invitation"
-        case .acknowledgeAccept: "acknowledge_accept"
-        case .matchEnter: "match_enter"
-        case .matchLeave: "match_leave"
+        case .login: .login
+        case .send: .send
+        case .renew: .renew
+        case .users: .users
+        case .subscribe: .subscribe
+        case .unsubscribe: .unsubscribe
+        case .ping: .ping
+        case .logout: .logout
+        case .calls: .calls
+        case .registerDevice: .registerDevice
+        case .devices: .devices
+        case .removeDevice: .removeDevice
+        case .invite: .invite
+        case .invitationReceived: .invitationReceived
+        case .cancelInvitation: .cancelInvitation
+        case .acceptInvitation: .acceptInvitation
+        case .refuseInvitation: .refuseInvitation
+        case .acknowledgeAccept: .acknowledgeAccept
+        case .matchEnter: .matchEnter
+        case .matchLeave: .matchLeave
         }
     }
+
+    /// The `type` string on the wire.
+    public var type: String { kind.rawValue }
 
     /// The client's request id, if the frame has one.
     public var requestId: Int? {

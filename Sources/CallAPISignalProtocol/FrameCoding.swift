@@ -51,28 +51,28 @@ public enum FrameCoding {
     /// Decodes a client frame with `JSONDecoder` (what the fast path must agree with).
     static func decodeClientFrameGenerally(_ text: String) -> Result<ClientFrame, FrameDecodingError> {
         decode(text) { type, data in
-            switch type {
-            case "login": .login(try decodePayload(data))
-            case "send": .send(try decodePayload(data))
-            case "renew": .renew(try decodePayload(data))
-            case "users": .users(try decodePayload(data))
-            case "subscribe": .subscribe(try decodePayload(data))
-            case "unsubscribe": .unsubscribe(try decodePayload(data))
-            case "ping": .ping(try decodePayload(data))
-            case "logout": .logout(try decodePayload(data))
-            case "calls": .calls(try decodePayload(data))
-            case "register_device": .registerDevice(try decodePayload(data))
-            case "devices": .devices(try decodePayload(data))
-            case "remove_device": .removeDevice(try decodePayload(data))
-            case "invite": .invite(try decodePayload(data))
-            case "invitation_received": .invitationReceived(try decodePayload(data))
-            case "cancel_invitation": .cancelInvitation(try decodePayload(data))
-            case "accept_invitation": .acceptInvitation(try decodePayload(data))
-            case "refuse_invitation": .refuseInvitation(try decodePayload(data))
-            case "acknowledge_accept": .acknowledgeAccept(try decodePayload(data))
-            case "match_enter": .matchEnter(try decodePayload(data))
-            case "match_leave": .matchLeave(try decodePayload(data))
-            default: nil
+            guard let kind = ClientFrame.Kind(rawValue: type) else { return nil }
+            return switch kind {
+            case .login: .login(try decodePayload(data))
+            case .send: .send(try decodePayload(data))
+            case .renew: .renew(try decodePayload(data))
+            case .users: .users(try decodePayload(data))
+            case .subscribe: .subscribe(try decodePayload(data))
+            case .unsubscribe: .unsubscribe(try decodePayload(data))
+            case .ping: .ping(try decodePayload(data))
+            case .logout: .logout(try decodePayload(data))
+            case .calls: .calls(try decodePayload(data))
+            case .registerDevice: .registerDevice(try decodePayload(data))
+            case .devices: .devices(try decodePayload(data))
+            case .removeDevice: .removeDevice(try decodePayload(data))
+            case .invite: .invite(try decodePayload(data))
+            case .invitationReceived: .invitationReceived(try decodePayload(data))
+            case .cancelInvitation: .cancelInvitation(try decodePayload(data))
+            case .acceptInvitation: .acceptInvitation(try decodePayload(data))
+            case .refuseInvitation: .refuseInvitation(try decodePayload(data))
+            case .acknowledgeAccept: .acknowledgeAccept(try decodePayload(data))
+            case .matchEnter: .matchEnter(try decodePayload(data))
+            case .matchLeave: .matchLeave(try decodePayload(data))
             }
         }
     }
@@ -97,27 +97,27 @@ public enum FrameCoding {
     /// Decodes a server frame with `JSONDecoder` (what the fast path must agree with).
     static func decodeServerFrameGenerally(_ text: String) -> Result<ServerFrame, FrameDecodingError> {
         decode(text) { type, data in
-            switch type {
-            case "welcome": .welcome(try decodePayload(data))
-            case "answer": .answer(try decodePayload(data))
-            case "message": .message(try decodePayload(data))
-            case "held_result": .heldResult(try decodePayload(data))
-            case "presence": .presence(try decodePayload(data))
-            case "presence_changed": .presenceChanged(try decodePayload(data))
-            case "token_will_expire": .tokenWillExpire(try decodePayload(data))
-            case "renewed": .renewed(try decodePayload(data))
-            case "pong": .pong(try decodePayload(data))
-            case "error": .error(try decodePayload(data))
-            case "closing": .closing(try decodePayload(data))
-            case "calls": .calls(try decodePayload(data))
-            case "devices": .devices(try decodePayload(data))
-            case "call_withdrawn": .callWithdrawn(try decodePayload(data))
-            case "local_invitation": .localInvitation(try decodePayload(data))
-            case "remote_invitation": .remoteInvitation(try decodePayload(data))
-            case "place_call": .placeCall(try decodePayload(data))
-            case "matched": .matched(try decodePayload(data))
-            case "match_queue": .matchQueue(try decodePayload(data))
-            default: nil
+            guard let kind = ServerFrame.Kind(rawValue: type) else { return nil }
+            return switch kind {
+            case .welcome: .welcome(try decodePayload(data))
+            case .answer: .answer(try decodePayload(data))
+            case .message: .message(try decodePayload(data))
+            case .heldResult: .heldResult(try decodePayload(data))
+            case .presence: .presence(try decodePayload(data))
+            case .presenceChanged: .presenceChanged(try decodePayload(data))
+            case .tokenWillExpire: .tokenWillExpire(try decodePayload(data))
+            case .renewed: .renewed(try decodePayload(data))
+            case .pong: .pong(try decodePayload(data))
+            case .error: .error(try decodePayload(data))
+            case .closing: .closing(try decodePayload(data))
+            case .calls: .calls(try decodePayload(data))
+            case .devices: .devices(try decodePayload(data))
+            case .callWithdrawn: .callWithdrawn(try decodePayload(data))
+            case .localInvitation: .localInvitation(try decodePayload(data))
+            case .remoteInvitation: .remoteInvitation(try decodePayload(data))
+            case .placeCall: .placeCall(try decodePayload(data))
+            case .matched: .matched(try decodePayload(data))
+            case .matchQueue: .matchQueue(try decodePayload(data))
             }
         }
     }

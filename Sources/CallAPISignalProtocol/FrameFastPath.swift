@@ -20,8 +20,10 @@ enum FrameFastPath {
             return nil
         }
         func value(_ key: ClientKey) -> FlatJSONObject.Value? { values[key.rawValue] }
+        // Matched against the kinds' raw values, not read with `Kind(rawValue:)`: that search of every case cost
+        // ~500 instructions per frame here (callgrind, scripts/bench-frame-coding.sh --instructions).
         switch type {
-        case "send":
+        case ClientFrame.Kind.send.rawValue:
             guard case .int(let wideId)? = value(.id), let id = Int(exactly: wideId),
                 case .string(let to)? = value(.to), case .escapedString(let body)? = value(.body),
                 let ttl = value(.ttl).optionalInt, let copy = value(.copy).optionalBool,
@@ -35,7 +37,7 @@ enum FrameFastPath {
             return .send(
                 .init(
                     id: id, to: to, relayBody: MessageBody(checkedEscaped: body), ttl: ttl, push: push, copy: copy))
-        case "ping":
+        case ClientFrame.Kind.ping.rawValue:
             guard let id = value(.id).optionalInt else { return nil }
             return .ping(.init(id: id))
         default:
@@ -89,13 +91,13 @@ enum FrameFastPath {
         }
         func value(_ key: ServerKey) -> FlatJSONObject.Value? { values[key.rawValue] }
         switch type {
-        case "message":
+        case ServerFrame.Kind.message.rawValue:
             guard case .string(let from)? = value(.from), case .string(let body)? = value(.body),
                 case .int(let sentAt)? = value(.sentAt), case .string(let messageId)? = value(.messageId),
                 let held = value(.held).optionalBool, let to = value(.to).optionalString
             else { return nil }
             return .message(.init(from: from, body: body, sentAt: sentAt, messageId: messageId, held: held, to: to))
-        case "answer":
+        case ServerFrame.Kind.answer.rawValue:
             guard let id = value(.id).optionalInt, case .string(let resultText)? = value(.result),
                 let result = SendResult(rawValue: resultText), let reasonText = value(.reason).optionalString,
                 let message = value(.message).optionalString, let messageId = value(.messageId).optionalString,
@@ -106,7 +108,7 @@ enum FrameFastPath {
                 .init(
                     id: id, result: result, reason: reason, message: message, messageId: messageId,
                     sessions: sessions, ttl: ttl))
-        case "pong":
+        case ServerFrame.Kind.pong.rawValue:
             guard let id = value(.id).optionalInt, case .int(let serverTime)? = value(.serverTime) else { return nil }
             return .pong(.init(id: id, serverTime: serverTime))
         default:
@@ -162,12 +164,12 @@ enum FrameFastPath {
             }
             writer.member("to", send.to)
             writer.member("ttl", send.ttl)
-            writer.member("type", "send")
+            writer.member("type", ClientFrame.Kind.send.rawValue)
             return writer.finishUTF8()
         case .ping(let request):
             var writer = FrameJSONWriter()
             writer.member("id", request.id)
-            writer.member("type", "ping")
+            writer.member("type", ClientFrame.Kind.ping.rawValue)
             return writer.finishUTF8()
         default:
             return nil
@@ -205,7 +207,7 @@ enum FrameFastPath {
             writer.member("messageId", message.messageId)
             writer.member("sentAt", message.sentAt)
             writer.member("to", message.to)
-            writer.member("type", "message")
+            writer.member("type", ServerFrame.Kind.message.rawValue)
             return writer.finishUTF8()
         case .answer(let answer):
             writer.member("id", answer.id)
@@ -215,12 +217,12 @@ enum FrameFastPath {
             writer.member("result", answer.result.rawValue)
             writer.member("sessions", answer.sessions)
             writer.member("ttl", answer.ttl)
-            writer.member("type", "answer")
+            writer.member("type", ServerFrame.Kind.answer.rawValue)
             return writer.finishUTF8()
         case .pong(let pong):
             writer.member("id", pong.id)
             writer.member("serverTime", pong.serverTime)
-            writer.member("type", "pong")
+            writer.member("type", ServerFrame.Kind.pong.rawValue)
             return writer.finishUTF8()
         default:
             return nil

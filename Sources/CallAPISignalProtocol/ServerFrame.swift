@@ -39,30 +39,33 @@ public enum ServerFrame: Sendable, Equatable {
     /// The answer to `match_enter` and `match_leave`.
     case matchQueue(MatchQueue)
 
-    /// The `type` string on the wire.
-    public var type: String {
+    /// Which frame this is (its raw value is the `type` string on the wire).
+    public var kind: Kind {
         switch self {
-        case .welcome: "welcome"
-        case .answer: "answer"
-        case .message: "message"
-        case .heldResult: "held_result"
-        case .presence: "presence"
-        case .presenceChanged: "presence_changed"
-        case .tokenWillExpire: "token_will_expire"
-        case .renewed: "renewed"
-        case .pong: "pong"
-        case .error: "error"
-        case .closing: "closing"
-        case .calls: "calls"
-        case .devices: "devices"
-        case .callWithdrawn: "call_withdrawn"
-        case .localInvitation: "local_invitation"
-        case .remoteInvitation: "remote_invitation"
-        case .placeCall: "place_call"
-        case .matched: "matched"
-        case .matchQueue: "match_queue"
+        case .welcome: .welcome
+        case .answer: .answer
+        case .message: .message
+        case .heldResult: .heldResult
+        case .presence: .presence
+        case .presenceChanged: .presenceChanged
+        case .tokenWillExpire: .tokenWillExpire
+        case .renewed: .renewed
+        case .pong: .pong
+        case .error: .error
+        case .closing: .closing
+        case .calls: .calls
+        case .devices: .devices
+        case .callWithdrawn: .callWithdrawn
+        case .localInvitation: .localInvitation
+        case .remoteInvitation: .remoteInvitation
+        case .placeCall: .placeCall
+        case .matched: .matched
+        case .matchQueue: .matchQueue
         }
     }
+
+    /// The `type` string on the wire.
+    public var type: String { kind.rawValue }
 
     /// `welcome`: who the session is and the limits it must respect.
     public struct Welcome: Codable, Sendable, Equatable {

@@ -119,7 +119,7 @@ package struct HubState: Sendable, HubFrameQueue {
         case .frame(let id, let frame):
             receive(frame, from: id, now: now, into: &actions)
         case .undecodable(let id, let error):
-            let isSend = error.type == "send"
+            let isSend = error.type == ClientFrame.Kind.send.rawValue
             if admit(id, now: now, requestId: error.requestId, isSend: isSend, into: &actions) {
                 refuse(id, requestId: error.requestId, isSend: isSend, error.code, error.message, into: &actions)
             }

@@ -130,7 +130,8 @@ final class SignalHub: SessionEndpoint {
         // Size before parse: an oversized frame is refused from a look at its first bytes, never parsed.
         if text.count > maxFrameBytes {
             let head = FrameHeadPeek(utf8: text)
-            return .oversized(bytes: text.count, requestId: head.requestId, isSend: head.type == "send")
+            return .oversized(
+                bytes: text.count, requestId: head.requestId, isSend: head.type == ClientFrame.Kind.send.rawValue)
         }
         switch FrameCoding.decodeClientFrame(utf8: text) {
         case .success(let frame): return .frame(frame)

@@ -9,15 +9,18 @@ public enum ChannelClientFrame: Sendable, Equatable {
     /// Leave the channel; the server closes the socket (1000).
     case leave
 
-    /// The `type` string on the wire.
-    public var type: String {
+    /// Which frame this is (its raw value is the `type` string on the wire).
+    public var kind: Kind {
         switch self {
-        case .join: "join"
-        case .signal: "signal"
-        case .renew: "renew"
-        case .leave: "leave"
+        case .join: .join
+        case .signal: .signal
+        case .renew: .renew
+        case .leave: .leave
         }
     }
+
+    /// The `type` string on the wire.
+    public var type: String { kind.rawValue }
 
     /// `join`: the channel, the member's uid and an RTC token for both.
     public struct Join: Codable, Sendable, Equatable {

@@ -5,12 +5,12 @@ public enum ChannelFrameCoding {
     /// Decodes a channel client frame, or says precisely why the text is not one.
     public static func decodeClientFrame(_ text: String) -> Result<ChannelClientFrame, FrameDecodingError> {
         FrameCoding.decode(text) { type, data in
-            switch type {
-            case "join": .join(try FrameCoding.decodePayload(data))
-            case "signal": .signal(try FrameCoding.decodePayload(data))
-            case "renew": .renew(try FrameCoding.decodePayload(data))
-            case "leave": .leave
-            default: nil
+            guard let kind = ChannelClientFrame.Kind(rawValue: type) else { return nil }
+            return switch kind {
+            case .join: .join(try FrameCoding.decodePayload(data))
+            case .signal: .signal(try FrameCoding.decodePayload(data))
+            case .renew: .renew(try FrameCoding.decodePayload(data))
+            case .leave: .leave
             }
         }
     }
@@ -18,18 +18,18 @@ public enum ChannelFrameCoding {
     /// Decodes a channel server frame, or says precisely why the text is not one.
     public static func decodeServerFrame(_ text: String) -> Result<ChannelServerFrame, FrameDecodingError> {
         FrameCoding.decode(text) { type, data in
-            switch type {
-            case "joined": .joined(try FrameCoding.decodePayload(data))
-            case "joinFailed": .joinFailed(try FrameCoding.decodePayload(data))
-            case "memberJoined": .memberJoined(try FrameCoding.decodePayload(data))
-            case "memberLeft": .memberLeft(try FrameCoding.decodePayload(data))
-            case "signal": .signal(try FrameCoding.decodePayload(data))
-            case "signalFailed": .signalFailed(try FrameCoding.decodePayload(data))
-            case "tokenWillExpire": .tokenWillExpire(try FrameCoding.decodePayload(data))
-            case "renewed": .renewed(try FrameCoding.decodePayload(data))
-            case "error": .error(try FrameCoding.decodePayload(data))
-            case "removed": .removed(try FrameCoding.decodePayload(data))
-            default: nil
+            guard let kind = ChannelServerFrame.Kind(rawValue: type) else { return nil }
+            return switch kind {
+            case .joined: .joined(try FrameCoding.decodePayload(data))
+            case .joinFailed: .joinFailed(try FrameCoding.decodePayload(data))
+            case .memberJoined: .memberJoined(try FrameCoding.decodePayload(data))
+            case .memberLeft: .memberLeft(try FrameCoding.decodePayload(data))
+            case .signal: .signal(try FrameCoding.decodePayload(data))
+            case .signalFailed: .signalFailed(try FrameCoding.decodePayload(data))
+            case .tokenWillExpire: .tokenWillExpire(try FrameCoding.decodePayload(data))
+            case .renewed: .renewed(try FrameCoding.decodePayload(data))
+            case .error: .error(try FrameCoding.decodePayload(data))
+            case .removed: .removed(try FrameCoding.decodePayload(data))
             }
         }
     }

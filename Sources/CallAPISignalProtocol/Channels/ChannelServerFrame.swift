@@ -21,21 +21,24 @@ public enum ChannelServerFrame: Sendable, Equatable {
     /// The server removed the member; the socket closes next.
     case removed(Failure)
 
-    /// The `type` string on the wire.
-    public var type: String {
+    /// Which frame this is (its raw value is the `type` string on the wire).
+    public var kind: Kind {
         switch self {
-        case .joined: "joined"
-        case .joinFailed: "joinFailed"
-        case .memberJoined: "memberJoined"
-        case .memberLeft: "memberLeft"
-        case .signal: "signal"
-        case .signalFailed: "signalFailed"
-        case .tokenWillExpire: "tokenWillExpire"
-        case .renewed: "renewed"
-        case .error: "error"
-        case .removed: "removed"
+        case .joined: .joined
+        case .joinFailed: .joinFailed
+        case .memberJoined: .memberJoined
+        case .memberLeft: .memberLeft
+        case .signal: .signal
+        case .signalFailed: .signalFailed
+        case .tokenWillExpire: .tokenWillExpire
+        case .renewed: .renewed
+        case .error: .error
+        case .removed: .removed
         }
     }
+
+    /// The `type` string on the wire.
+    public var type: String { kind.rawValue }
 
     /// `joined`.
     public struct Joined: Codable, Sendable, Equatable {
