@@ -128,108 +128,58 @@ public final class SignalServer: Service, Sendable {
     }
 
     private func run(on eventLoops: EventLoopGroupProvider) async throws {
-        let app = try makeApplication(eventLoops: eventLoops)
-        let http = ServiceGroup(configuration: .init(services: [app], logger: logger))
-        enum Part { case http, ticker, shutdown, webhook, ledger, callWebhooks, retention, push }
-        try await withThrowingTaskGroup(of: Part.self) { group in
-            group.addTask {
-                // Detached, so the HTTP server does not see this service's graceful shutdown (a task local) and
-                // stop at once: it keeps serving until the sessions have been told and drained, and the webhook
-                // has delivered what is queued, then is shut down below.
-                let server = Task.detached { try await http.run() }
-                try await withTaskCancellationHandler {
-                    try await server.value
-                } onCancel: {
-                    server.cancel()
-                }
-                return .http
+        let group = ServiceGroup(
+            configuration: .init(services: try parts(eventLoops: eventLoops), logger: logger))
+        try await group.run()
+        try? await push.client?.shutdown()
+        logger.notice("server stopped")
+    }
+
+    /// The server's parts, in the order they start. Graceful shutdown stops them in reverse, each after the one
+    /// before has returned: tell the sessions and channel members and drain them; deliver the channel webhook's
+    /// queue; stop the timers; write the ended calls to the ledger, then end the call webhooks' posts in flight; stop
+    /// HTTP; stop push.
+    private func parts(eventLoops: EventLoopGroupProvider) throws -> [ServiceGroupConfiguration.ServiceConfiguration] {
+        let drain = Duration.seconds(configuration.drainSeconds)
+        var parts: [any Service] = [
+            ServerPart("push", work: { [push, hub] in await push.service.run(hub: hub) }, finish: push.service.finish),
+            try makeApplication(eventLoops: eventLoops),
+        ]
+        if let ledger {
+            if let webhooks = ledger.webhooks {
+                parts.append(ServerPart("call webhooks", work: webhooks.run, finish: webhooks.finish))
             }
-            if let webhook {
-                group.addTask {
-                    await webhook.run()
-                    return .webhook
-                }
-            }
-            group.addTask { [push, hub] in
-                await push.service.run(hub: hub)
-                return .push
-            }
-            if let ledger {
-                group.addTask {
-                    await ledger.run()
-                    return .ledger
-                }
-                if let webhooks = ledger.webhooks {
-                    group.addTask {
-                        await webhooks.run()
-                        return .callWebhooks
-                    }
-                }
-                let clock = clock
-                group.addTask {
-                    // Retention: at start, then hourly.
-                    while !Task.isCancelled {
-                        await ledger.applyRetention(now: clock.nowMillis())
-                        try? await Task.sleep(for: .seconds(3600))
-                    }
-                    return .retention
-                }
-            }
-            if let interval = configuration.tickIntervalMillis {
-                let hub = hub
-                let channels = channels
-                group.addTask {
-                    while !Task.isCancelled {
-                        try? await Task.sleep(for: .milliseconds(interval))
-                        hub.tick()
-                        channels.tick()
-                    }
-                    return .ticker
-                }
-            }
-            group.addTask { [hub, channels, webhook, ledger, logger, configuration] in
-                do {
-                    try await gracefulShutdown()
-                } catch {
-                    return .shutdown
-                }
+            // Calls still in progress stay unrecorded; what ended is written before the server stops.
+            parts.append(ServerPart("call ledger", work: ledger.run, finish: ledger.finish))
+            parts.append(
+                ServerPart.every(.seconds(3600), "ledger retention") { [clock] in
+                    await ledger.applyRetention(now: clock.nowMillis())
+                })
+        }
+        if let interval = configuration.tickIntervalMillis {
+            parts.append(
+                ServerPart.every(.milliseconds(interval), "ticker") { [hub, channels] in
+                    hub.tick()
+                    channels.tick()
+                })
+        }
+        if let webhook {
+            parts.append(ServerPart("channel webhook", grace: drain, work: webhook.run, finish: webhook.finish))
+        }
+        parts.append(
+            ServerPart.atShutdown("sessions") { [hub, channels, logger] in
                 logger.notice("shutting down: telling clients and draining connections")
                 hub.shutdown()
                 channels.shutdown()
-                let deadline = ContinuousClock.now + .seconds(configuration.drainSeconds)
+                let deadline = ContinuousClock.now + drain
                 while hub.openConnectionCount + channels.openSocketCount > 0, ContinuousClock.now < deadline {
                     try? await Task.sleep(for: .milliseconds(20))
                 }
                 // No connection outlives the server (the event loops do: they are shared).
                 hub.abortRemaining()
                 channels.abortRemaining()
-                if let webhook {
-                    webhook.finish()
-                    await webhook.waitUntilDone(seconds: configuration.drainSeconds)
-                }
-                if let ledger {
-                    // Calls still in progress stay unrecorded; what ended is written before the server stops.
-                    ledger.finish()
-                    await ledger.waitUntilDone()
-                    // Posts in flight end (each within its timeout); undelivered events wait in the table.
-                    if let webhooks = ledger.webhooks {
-                        webhooks.finish()
-                        await webhooks.waitUntilDone()
-                    }
-                }
-                await http.triggerGracefulShutdown()
-                return .shutdown
-            }
-            while let part = try await group.next() {
-                if part == .http {
-                    group.cancelAll()
-                    break
-                }
-            }
-        }
-        push.service.finish()
-        try? await push.client?.shutdown()
-        logger.notice("server stopped")
+            })
+        return parts.map { .init(service: $0) }
     }
 
     private func makeApplication(eventLoops: EventLoopGroupProvider) throws -> some ApplicationProtocol {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CallAPI
 import CallAPIPushMock
 import Crypto
 import Foundation
@@ -32,7 +33,7 @@ struct PushMockCommand: AsyncParsableCommand {
         let mock = PushMock(
             apns: .init(keyId: "MOCKKEY001", teamId: "MOCKTEAM01", publicKey: apnsKey.publicKey),
             fcm: .init(projectId: projectId, clientEmail: email, keyId: "mock-rsa", publicKey: rsa.publicKey),
-            now: { Int64((Date().timeIntervalSince1970 * 1000).rounded()) })
+            now: { SystemCallClock().nowMillis() })
         let server = try await PushMockServer.start(mock, port: port)
         let account: [String: String] = [
             "type": "service_account", "project_id": projectId, "private_key_id": "mock-rsa",

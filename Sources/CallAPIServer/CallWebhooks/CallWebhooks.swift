@@ -170,9 +170,6 @@ final class CallWebhooks: Sendable {
     /// No more posts: ``run()`` finishes what is in flight and returns.
     func finish() { postContinuation.finish() }
 
-    /// Waits until ``run()`` has returned.
-    func waitUntilDone() async { await activity.waitUntilDone() }
-
     /// Waits until no write or post is queued or in flight (retries waiting for their time do not count).
     func waitUntilIdle() async { await activity.waitUntilIdle() }
 
@@ -259,13 +256,12 @@ final class CallWebhooks: Sendable {
     }
 }
 
-/// Writes and posts queued or in flight, and who waits for none to be (tests) or for the end.
+/// Writes and posts queued or in flight, and who waits for none to be (tests); none are once the run has ended.
 private final class Activity: Sendable {
     private struct State {
         var outstanding = 0
         var idleWaiters: [CheckedContinuation<Void, Never>] = []
         var done = false
-        var doneWaiters: [CheckedContinuation<Void, Never>] = []
     }
     private let state = NIOLockedValueBox(State())
 
@@ -295,23 +291,9 @@ private final class Activity: Sendable {
     func markDone() async {
         let waiters = state.withLockedValue { state in
             state.done = true
-            defer {
-                state.doneWaiters = []
-                state.idleWaiters = []
-            }
-            return state.doneWaiters + state.idleWaiters
+            defer { state.idleWaiters = [] }
+            return state.idleWaiters
         }
         for waiter in waiters { waiter.resume() }
-    }
-
-    func waitUntilDone() async {
-        await withCheckedContinuation { continuation in
-            let done = state.withLockedValue { state in
-                if state.done { return true }
-                state.doneWaiters.append(continuation)
-                return false
-            }
-            if done { continuation.resume() }
-        }
     }
 }

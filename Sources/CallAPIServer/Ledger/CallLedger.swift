@@ -221,8 +221,6 @@ final class CallLedger: Sendable {
         wake.finish()
     }
 
-    /// Waits until ``run()`` has returned.
-    func waitUntilDone() async { await progress.waitUntilDone() }
 }
 
 /// Ended calls waiting for the ledger's writer.
@@ -239,7 +237,6 @@ private actor WriteProgress {
     private var written = 0
     private var done = false
     private var waiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
-    private var doneWaiters: [CheckedContinuation<Void, Never>] = []
 
     func written(_ count: Int) {
         written += count
@@ -257,12 +254,5 @@ private actor WriteProgress {
         done = true
         for waiter in waiters { waiter.continuation.resume() }
         waiters = []
-        for waiter in doneWaiters { waiter.resume() }
-        doneWaiters = []
-    }
-
-    func waitUntilDone() async {
-        guard !done else { return }
-        await withCheckedContinuation { doneWaiters.append($0) }
     }
 }

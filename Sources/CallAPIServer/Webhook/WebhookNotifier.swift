@@ -21,7 +21,6 @@ final class WebhookNotifier: Sendable {
     private let logger: Logger
     private let queue: AsyncStream<ChannelNotice>
     private let continuation: AsyncStream<ChannelNotice>.Continuation
-    private let progress = Progress()
 
     init(settings: WebhookSettings, metrics: ServerMetrics, logger: Logger) {
         self.settings = settings
@@ -52,19 +51,10 @@ final class WebhookNotifier: Sendable {
             await deliver(notice, with: client)
         }
         try? await client.shutdown()
-        await progress.markDone()
     }
 
     /// No more events: ``run()`` delivers what is queued and returns.
     func finish() { continuation.finish() }
-
-    /// Waits until ``run()`` has returned, or `seconds` have passed.
-    func waitUntilDone(seconds: Int) async {
-        let deadline = ContinuousClock.now + .seconds(seconds)
-        while await !progress.isDone, ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(20))
-        }
-    }
 
     /// The JSON body of `notice`.
     static func body(of notice: ChannelNotice) -> String {
@@ -122,12 +112,6 @@ final class WebhookNotifier: Sendable {
                 "reason": "\(notice.reason.rawValue)", "time": "\(notice.time)", "problem": "\(problem)",
             ])
     }
-}
-
-/// Whether the notifier's task has finished.
-private actor Progress {
-    private(set) var isDone = false
-    func markDone() { isDone = true }
 }
 
 extension String {

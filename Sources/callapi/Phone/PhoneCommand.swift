@@ -332,7 +332,7 @@ struct PhoneCommand: AsyncParsableCommand {
                 // As a VoIP push must be: shown whatever it holds, and the app started for it.
                 do {
                     let call = try PushWakeSource.call(in: delivery.payload)
-                    let left = max(0, call.ringDeadlineMillis - Int64(Date().timeIntervalSince1970 * 1000)) / 1000
+                    let left = max(0, call.ringDeadlineMillis - SystemCallClock().nowMillis()) / 1000
                     output.say(
                         "push: call \(call.callId) from \(call.callerId)"
                             + (call.callerName.map { " (\($0))" } ?? "")
@@ -367,7 +367,7 @@ struct PhoneCommand: AsyncParsableCommand {
 
     /// The calls missed in the last week, from the server's call ledger (a server without one says so).
     private func showMissedCalls(signal: SignalClient, output: PhoneOutput) async {
-        let weekAgo = Int64(Date().timeIntervalSince1970 * 1000) - 7 * 86_400_000
+        let weekAgo = SystemCallClock().nowMillis() - 7 * 86_400_000
         do {
             let page = try await signal.callHistory(missedOnly: true, since: weekAgo, limit: 20)
             output.say(page.calls.isEmpty ? "missed calls: none" : "missed calls: \(page.calls.count) in the last week")

@@ -119,6 +119,37 @@ enum LedgerEndToEndScenarios {
         try await server.stop()
     }
 
+    /// The shutdown sequence (SignalServer's parts): the sessions are drained, then the ledger writes what ended,
+    /// then the server stops. A call rejected just before the shutdown (not yet written: the writer gathers calls
+    /// for a moment) is listed by a server started on the same database afterwards.
+    static func endedJustBeforeAShutdown(_ backend: LedgerBackend) async throws {
+        let database: LedgerSettings.Database =
+            switch backend {
+            case .sqlite:
+                .sqlite(
+                    path: FileManager.default.temporaryDirectory.appendingPathComponent("ledger-\(uniqueUser()).sqlite")
+                        .path)
+            case .postgres: backend.database
+            }
+        func start() async throws -> TestServer {
+            try await TestServer.start(clock: TestClock(1_800_000_000_000)) {
+                $0.ledger.database = database
+                $0.ledger.retentionDays = nil
+            }
+        }
+        let first = try await start()
+        let call = LedgerCall(server: first, caller: uniqueUser(), callee: uniqueUser())
+        let a = try await first.loggedIn(call.caller)
+        let b = try await first.loggedIn(call.callee)
+        try await call.call(on: a)
+        try await call.send(call.body(3, from: call.callee, ",\"rejectByInternal\":0"), on: b, to: call.caller)
+        try await first.stop()
+        let second = try await start()
+        let page = try await second.server.calls(CallQuery(userId: call.caller, limit: 200))
+        #expect(page.calls.first { $0.callId == call.callId }?.outcome == .rejected)
+        try await second.stop()
+    }
+
     static func rejected(_ backend: LedgerBackend) async throws {
         let server = try await start(backend)
         let call = LedgerCall(server: server, caller: uniqueUser(), callee: uniqueUser())
@@ -335,6 +366,9 @@ enum LedgerEndToEndScenarios {
     @Test func missedByRingTimer() async throws { try await LedgerEndToEndScenarios.missedByRingTimer(.sqlite) }
     @Test func missedCalleeOffline() async throws { try await LedgerEndToEndScenarios.missedCalleeOffline(.sqlite) }
     @Test func rejected() async throws { try await LedgerEndToEndScenarios.rejected(.sqlite) }
+    @Test func aCallThatEndedJustBeforeAShutdownIsWritten() async throws {
+        try await LedgerEndToEndScenarios.endedJustBeforeAShutdown(.sqlite)
+    }
     @Test func busyByTheCalleesClient() async throws {
         try await LedgerEndToEndScenarios.busyByTheCalleesClient(.sqlite)
     }
@@ -360,6 +394,9 @@ struct PostgresLedgerEndToEndTests {
     @Test func missedByRingTimer() async throws { try await LedgerEndToEndScenarios.missedByRingTimer(.postgres) }
     @Test func missedCalleeOffline() async throws { try await LedgerEndToEndScenarios.missedCalleeOffline(.postgres) }
     @Test func rejected() async throws { try await LedgerEndToEndScenarios.rejected(.postgres) }
+    @Test func aCallThatEndedJustBeforeAShutdownIsWritten() async throws {
+        try await LedgerEndToEndScenarios.endedJustBeforeAShutdown(.postgres)
+    }
     @Test func busyByTheCalleesClient() async throws {
         try await LedgerEndToEndScenarios.busyByTheCalleesClient(.postgres)
     }
