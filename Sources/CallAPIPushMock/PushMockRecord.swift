@@ -1,5 +1,6 @@
 /// A push the mock accepted or refused, as it arrived.
 public struct RecordedPush: Sendable, Equatable {
+    /// Which provider's endpoint the push was sent to.
     public enum Provider: String, Sendable, Equatable {
         case apns
         case fcm

@@ -15,8 +15,14 @@ public enum SignalClientError: Error, Sendable, Equatable, CustomStringConvertib
     case connectionLost
     /// Too many sends are waiting for the connection to come back.
     case queueFull(Int)
-    /// No connection, or no answer, within the time allowed.
-    case timedOut(String)
+    /// The request needs the connection, and the client is reconnecting: ask again once it is connected (a
+    /// presence subscription is renewed by itself on reconnect).
+    case notConnected
+    /// The send waited this long for the connection to come back and was given up
+    /// (``SignalClientConfiguration/sendQueueTimeoutMillis``).
+    case noConnection(waitedMillis: Int64)
+    /// The frame was written and the server did not answer within the time allowed.
+    case noAnswer
 
     /// The server's reason, when it gave one.
     public var code: SignalErrorCode? {
@@ -34,7 +40,9 @@ public enum SignalClientError: Error, Sendable, Equatable, CustomStringConvertib
         case .stopped(let reason): "the signaling client stopped: \(reason)"
         case .connectionLost: "the connection dropped before the server answered; the message may not have arrived"
         case .queueFull(let limit): "\(limit) messages are already waiting for the connection to come back"
-        case .timedOut(let what): "timed out: \(what)"
+        case .notConnected: "not connected right now; ask again once connected"
+        case .noConnection(let waited): "no connection to the server for \(waited / 1000) s"
+        case .noAnswer: "no answer from the server"
         }
     }
 }

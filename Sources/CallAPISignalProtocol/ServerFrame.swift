@@ -184,6 +184,7 @@ public enum ServerFrame: Sendable, Equatable {
     /// `held_result`: a queued message was delivered or expired, or a relayed message was never written to a
     /// session that was closed as a slow consumer (`failed`, with a `reason`).
     public struct HeldResult: Codable, Sendable, Equatable {
+        /// What finally happened to the message; the raw value is `result` on the wire.
         public enum Outcome: String, Codable, Sendable, Equatable {
             case delivered
             case expired

@@ -133,7 +133,21 @@ import Testing
         _ = machine.handle(.socketClosed(socket: 1, cause: "reset", jitter: 0), now: 0)
         _ = machine.handle(.send(ticket: 1, to: "1002", body: "a", ttl: 0), now: 0)
         let actions = machine.handle(.tick(jitter: 0), now: 10_000)
-        #expect(actions.contains(.completeSend(ticket: 1, .failure(.timedOut("no connection to the server for 10 s")))))
+        #expect(actions.contains(.completeSend(ticket: 1, .failure(.noConnection(waitedMillis: 10_000)))))
+    }
+
+    @Test mutating func requestsWhileReconnectingFailAsNotConnectedAndUnansweredSendsAsNoAnswer() {
+        connect()
+        _ = machine.handle(.send(ticket: 1, to: "1002", body: "a", ttl: 0), now: 0)
+        #expect(machine.handle(.tick(jitter: 0), now: 8_000).contains(.completeSend(ticket: 1, .failure(.noAnswer))))
+        _ = machine.handle(.socketClosed(socket: 1, cause: "reset", jitter: 0), now: 8_000)
+        #expect(
+            machine.handle(.presence(ticket: 2, subscribe: true), now: 8_000)
+                == [.completePresence(ticket: 2, .failure(.notConnected))])
+        #expect(
+            machine.handle(.calls(ticket: 3, .init()), now: 8_000) == [
+                .completeCalls(ticket: 3, .failure(.notConnected))
+            ])
     }
 
     @Test mutating func inFlightSendsFailWhenTheConnectionDrops() {

@@ -1,5 +1,6 @@
 /// Why CallAPI refused a request or could not complete it. The description says what was wrong.
 public struct CallAPIError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What went wrong; the numbers are stable (apps log and compare them).
     public enum Code: Int, Sendable {
         /// The action is not allowed in the current state.
         case stateMismatch = 1

@@ -218,7 +218,7 @@ struct ConnectionMachine: Sendable {
         switch phase {
         case .idle: .notLoggedIn
         case .stopped(let reason): .stopped(reason)
-        default: .timedOut("not connected right now; try again once connected")
+        default: .notConnected
         }
     }
 
@@ -284,27 +284,13 @@ struct ConnectionMachine: Sendable {
         case .presence(let ticket, let subscribe):
             if subscribe { changeLogin { $0.subscribed = true } }
             guard case .connected = phase else {
-                let error: SignalClientError =
-                    switch phase {
-                    case .idle: .notLoggedIn
-                    case .stopped(let reason): .stopped(reason)
-                    default: .timedOut("not connected right now; the subscription is renewed on reconnect")
-                    }
-                return [.completePresence(ticket: ticket, .failure(error))]
+                return [.completePresence(ticket: ticket, .failure(notConnectedError))]
             }
             return request(.presence(ticket: ticket), now: now) {
                 subscribe ? .subscribe(.init(id: $0)) : .users(.init(id: $0))
             }
         case .calls(let ticket, let calls):
-            guard case .connected = phase else {
-                let error: SignalClientError =
-                    switch phase {
-                    case .idle: .notLoggedIn
-                    case .stopped(let reason): .stopped(reason)
-                    default: .timedOut("not connected right now; ask again once connected")
-                    }
-                return [.completeCalls(ticket: ticket, .failure(error))]
-            }
+            guard case .connected = phase else { return [.completeCalls(ticket: ticket, .failure(notConnectedError))] }
             return request(.calls(ticket: ticket), now: now) {
                 var calls = calls
                 calls.id = $0
@@ -694,10 +680,10 @@ struct ConnectionMachine: Sendable {
             actions.append(
                 .completeSend(
                     ticket: queued.ticket,
-                    .failure(.timedOut("no connection to the server for \(settings.sendQueueTimeoutMillis / 1000) s"))))
+                    .failure(.noConnection(waitedMillis: settings.sendQueueTimeoutMillis))))
         }
         for pending in expireWritten(now: now) {
-            actions.append(fail(pending, .timedOut("no answer from the server")))
+            actions.append(fail(pending, .noAnswer))
         }
         return actions
     }

@@ -7,6 +7,7 @@
 ///   held, the server drops it (no push is sent for it any more) and keeps a tombstone that the target's
 ///   sessions get at login (`call_withdrawn`).
 public struct PushMark: Codable, Sendable, Equatable {
+    /// Whether the message rings (`call`) or withdraws a call (`withdraw`); the raw value is `kind` on the wire.
     public enum Kind: String, Codable, Sendable, Equatable {
         case call
         case withdraw
