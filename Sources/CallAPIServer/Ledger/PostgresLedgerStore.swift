@@ -9,12 +9,10 @@ import PostgresNIO
 #endif
 
 /// The ledger in PostgreSQL (postgres-nio): one connection, the same schema and queries as SQLite.
-package final class PostgresLedgerStore: LedgerStore {
-    private let queries: SQLLedgerQueries<Runner>
-
+package enum PostgresLedgerStore {
     /// Connects to `url` (`postgres://user[:password]@host[:port]/database`, no TLS: meant for loopback or a
     /// private network) and migrates the database.
-    package static func open(url: String, logger: Logger) async throws -> PostgresLedgerStore {
+    package static func open(url: String, logger: Logger) async throws -> SQLLedgerStore<Runner> {
         let configuration = try configuration(url: url)
         let connection: PostgresConnection
         do {
@@ -23,7 +21,7 @@ package final class PostgresLedgerStore: LedgerStore {
             throw LedgerStoreError(
                 "cannot connect to the ledger database at \(redacted(url)): \(String(reflecting: error))")
         }
-        let store = PostgresLedgerStore(connection: connection, logger: logger)
+        let store = SQLLedgerStore(runner: Runner(connection: connection, logger: logger))
         try await store.migrate()
         return store
     }
@@ -51,58 +49,17 @@ package final class PostgresLedgerStore: LedgerStore {
         return components.string ?? url
     }
 
-    private init(connection: PostgresConnection, logger: Logger) {
-        queries = SQLLedgerQueries(runner: Runner(connection: connection, logger: logger))
-    }
-
-    package func migrate() async throws {
-        // Servers sharing a database may start together: one migrates at a time (a session-level advisory lock).
-        _ = try await queries.runner.run("SELECT pg_advisory_lock(\(Self.migrationLock))", [])
-        do {
-            try await queries.migrate()
-        } catch {
-            _ = try? await queries.runner.run("SELECT pg_advisory_unlock(\(Self.migrationLock))", [])
-            throw error
-        }
-        _ = try await queries.runner.run("SELECT pg_advisory_unlock(\(Self.migrationLock))", [])
-    }
-
     /// The advisory lock key of migrations ("callapi" in ASCII, as a number).
     static let migrationLock: Int64 = 0x63_616C_6C61_7069
-    package func save(_ records: [CallRecord]) async throws { try await queries.save(records) }
-    package func calls(_ query: CallQuery) async throws -> CallPage { try await queries.calls(query) }
-    package func deleteCalls(endedBefore cutoff: Int64) async throws -> Int {
-        try await queries.deleteCalls(endedBefore: cutoff)
-    }
-    package func schemaVersion() async throws -> Int { try await queries.schemaVersion() }
-    package func insertWebhookEvent(_ event: StoredCallEvent) async throws {
-        try await queries.insertWebhookEvent(event)
-    }
-    package func pendingWebhookEvents() async throws -> [StoredCallEvent] {
-        try await queries.pendingWebhookEvents()
-    }
-    package func lastWebhookSequence() async throws -> Int64 { try await queries.lastWebhookSequence() }
-    package func markWebhookEventDelivered(seq: Int64, at: Int64) async throws {
-        try await queries.markWebhookEventDelivered(seq: seq, at: at)
-    }
-    package func recordWebhookFailure(seq: Int64, attempts: Int, retryAt: Int64, problem: String) async throws {
-        try await queries.recordWebhookFailure(seq: seq, attempts: attempts, retryAt: retryAt, problem: problem)
-    }
-    package func webhookEvents(since: Int64, limit: Int) async throws -> [StoredCallEvent] {
-        try await queries.webhookEvents(since: since, limit: limit)
-    }
-    package func deleteWebhookEvents(deliveredAndCreatedBefore cutoff: Int64) async throws -> Int {
-        try await queries.deleteWebhookEvents(deliveredAndCreatedBefore: cutoff)
-    }
-    package func close() async throws { try await queries.runner.connection.close() }
 
-    struct Runner: SQLRunner {
+    /// PostgreSQL's statements: `$N` placeholders; servers sharing a database migrate one at a time.
+    package struct Runner: SQLRunner {
         let connection: PostgresConnection
         let logger: Logger
 
-        static func placeholder(_ index: Int) -> String { "$\(index)" }
+        package static func placeholder(_ index: Int) -> String { "$\(index)" }
 
-        func run(_ sql: String, _ binds: [SQLValue]) async throws -> [[String: SQLValue]] {
+        package func run(_ sql: String, _ binds: [SQLValue]) async throws -> [[String: SQLValue]] {
             var bindings = PostgresBindings()
             for bind in binds {
                 switch bind {
@@ -130,7 +87,7 @@ package final class PostgresLedgerStore: LedgerStore {
             return result
         }
 
-        func transaction(_ body: @Sendable () async throws -> Void) async throws {
+        package func transaction(_ body: @Sendable () async throws -> Void) async throws {
             _ = try await run("BEGIN", [])
             do {
                 try await body()
@@ -140,5 +97,19 @@ package final class PostgresLedgerStore: LedgerStore {
                 throw error
             }
         }
+
+        package func migrating(_ body: () async throws -> Void) async throws {
+            // Servers sharing a database may start together: one migrates at a time (a session-level advisory lock).
+            _ = try await run("SELECT pg_advisory_lock(\(PostgresLedgerStore.migrationLock))", [])
+            do {
+                try await body()
+            } catch {
+                _ = try? await run("SELECT pg_advisory_unlock(\(PostgresLedgerStore.migrationLock))", [])
+                throw error
+            }
+            _ = try await run("SELECT pg_advisory_unlock(\(PostgresLedgerStore.migrationLock))", [])
+        }
+
+        package func close() async throws { try await connection.close() }
     }
 }

@@ -6,34 +6,9 @@ import CallAPISignalProtocol
     import Foundation
 #endif
 
-/// A value bound to, or read from, an SQL statement.
-enum SQLValue: Sendable, Equatable {
-    case integer(Int64)
-    case text(String)
-    case null
-
-    var integer: Int64? {
-        if case .integer(let value) = self { return value }
-        return nil
-    }
-    var text: String? {
-        if case .text(let value) = self { return value }
-        return nil
-    }
-}
-
-/// One database connection that runs a statement with positional parameters and returns its rows by column name.
-protocol SQLRunner: Sendable {
-    /// The `index`th (1-based) parameter's placeholder in this dialect.
-    static func placeholder(_ index: Int) -> String
-    func run(_ sql: String, _ binds: [SQLValue]) async throws -> [[String: SQLValue]]
-    /// Runs `body` in one transaction.
-    func transaction(_ body: @Sendable () async throws -> Void) async throws
-}
-
-/// The ledger's queries, written once over ``SQLRunner``: the SQLite and PostgreSQL stores differ only in how
-/// they connect.
-struct SQLLedgerQueries<Runner: SQLRunner>: Sendable {
+/// The ledger store over SQL, written once over ``SQLRunner``: SQLite (``SQLiteLedgerStore``) and PostgreSQL
+/// (``PostgresLedgerStore``) differ only in how they connect, bind and lock.
+package struct SQLLedgerStore<Runner: SQLRunner>: LedgerStore {
     let runner: Runner
     /// The upsert's text around its rows, and each row's placeholders by its place in a statement: written once
     /// here, so a save only joins them (building them per save was about 27,000 instructions per call).
@@ -53,7 +28,13 @@ struct SQLLedgerQueries<Runner: SQLRunner>: Sendable {
         )
     }
 
-    func migrate() async throws {
+    package func migrate() async throws {
+        try await runner.migrating { try await migrateNow() }
+    }
+
+    package func close() async throws { try await runner.close() }
+
+    private func migrateNow() async throws {
         _ = try await runner.run(LedgerSchema.createVersionTable, [])
         let current = try await schemaVersion()
         guard current <= LedgerSchema.currentVersion else {
@@ -73,7 +54,7 @@ struct SQLLedgerQueries<Runner: SQLRunner>: Sendable {
         }
     }
 
-    func schemaVersion() async throws -> Int {
+    package func schemaVersion() async throws -> Int {
         let rows = try await runner.run("SELECT MAX(version) AS version FROM schema_version", [])
         return Int(rows.first?["version"]?.integer ?? 0)
     }
@@ -82,7 +63,7 @@ struct SQLLedgerQueries<Runner: SQLRunner>: Sendable {
     /// parameters stay far below both SQLite's and PostgreSQL's parameter limits.
     static var rowsPerStatement: Int { 64 }
 
-    func save(_ records: [CallRecord]) async throws {
+    package func save(_ records: [CallRecord]) async throws {
         // One row per call: a later record of the same call replaces an earlier one, as the upsert would (and
         // PostgreSQL refuses an upsert that touches one row twice in a statement).
         var latest: [String: Int] = [:]
@@ -116,7 +97,7 @@ struct SQLLedgerQueries<Runner: SQLRunner>: Sendable {
         ]
     }
 
-    func calls(_ query: CallQuery) async throws -> CallPage {
+    package func calls(_ query: CallQuery) async throws -> CallPage {
         var binds: [SQLValue] = []
         func bind(_ value: SQLValue) -> String {
             binds.append(value)
@@ -147,7 +128,7 @@ struct SQLLedgerQueries<Runner: SQLRunner>: Sendable {
         return CallPage(calls: records, nextCursor: next)
     }
 
-    func deleteCalls(endedBefore cutoff: Int64) async throws -> Int {
+    package func deleteCalls(endedBefore cutoff: Int64) async throws -> Int {
         let placeholder = Runner.placeholder(1)
         let rows = try await runner.run(
             "SELECT COUNT(*) AS n FROM calls WHERE ended_at < \(placeholder)", [.integer(cutoff)])
@@ -181,8 +162,8 @@ struct SQLLedgerQueries<Runner: SQLRunner>: Sendable {
 
 // MARK: - Call webhook queue
 
-extension SQLLedgerQueries {
-    func insertWebhookEvent(_ event: StoredCallEvent) async throws {
+extension SQLLedgerStore {
+    package func insertWebhookEvent(_ event: StoredCallEvent) async throws {
         let columns = LedgerSchema.webhookColumns
         let placeholders = (1...columns.count).map(Runner.placeholder).joined(separator: ", ")
         _ = try await runner.run(
@@ -195,38 +176,38 @@ extension SQLLedgerQueries {
             ])
     }
 
-    func pendingWebhookEvents() async throws -> [StoredCallEvent] {
+    package func pendingWebhookEvents() async throws -> [StoredCallEvent] {
         try await runner.run(
             "SELECT \(LedgerSchema.webhookColumns.joined(separator: ", ")) FROM webhook_events "
                 + "WHERE delivered_at IS NULL ORDER BY seq", []
         ).map(Self.webhookEvent)
     }
 
-    func lastWebhookSequence() async throws -> Int64 {
+    package func lastWebhookSequence() async throws -> Int64 {
         try await runner.run("SELECT MAX(seq) AS seq FROM webhook_events", []).first?["seq"]?.integer ?? 0
     }
 
-    func markWebhookEventDelivered(seq: Int64, at: Int64) async throws {
+    package func markWebhookEventDelivered(seq: Int64, at: Int64) async throws {
         _ = try await runner.run(
             "UPDATE webhook_events SET delivered_at = \(Runner.placeholder(1)), last_error = NULL "
                 + "WHERE seq = \(Runner.placeholder(2))", [.integer(at), .integer(seq)])
     }
 
-    func recordWebhookFailure(seq: Int64, attempts: Int, retryAt: Int64, problem: String) async throws {
+    package func recordWebhookFailure(seq: Int64, attempts: Int, retryAt: Int64, problem: String) async throws {
         _ = try await runner.run(
             "UPDATE webhook_events SET attempts = \(Runner.placeholder(1)), next_attempt_at = \(Runner.placeholder(2)), "
                 + "last_error = \(Runner.placeholder(3)) WHERE seq = \(Runner.placeholder(4))",
             [.integer(Int64(attempts)), .integer(retryAt), .text(String(problem.prefix(500))), .integer(seq)])
     }
 
-    func webhookEvents(since: Int64, limit: Int) async throws -> [StoredCallEvent] {
+    package func webhookEvents(since: Int64, limit: Int) async throws -> [StoredCallEvent] {
         try await runner.run(
             "SELECT \(LedgerSchema.webhookColumns.joined(separator: ", ")) FROM webhook_events "
                 + "WHERE seq > \(Runner.placeholder(1)) ORDER BY seq LIMIT \(max(1, limit))", [.integer(since)]
         ).map(Self.webhookEvent)
     }
 
-    func deleteWebhookEvents(deliveredAndCreatedBefore cutoff: Int64) async throws -> Int {
+    package func deleteWebhookEvents(deliveredAndCreatedBefore cutoff: Int64) async throws -> Int {
         let condition =
             "delivered_at IS NOT NULL AND created_at < \(Runner.placeholder(1)) "
             + "AND seq < (SELECT MAX(seq) FROM webhook_events)"

@@ -62,7 +62,7 @@ enum LedgerStoreScenarios {
         let store = try await backend.openStore()
         let user = uniqueUser()
         let other = uniqueUser()
-        let count = SQLLedgerQueries<SQLiteLedgerStore.Runner>.rowsPerStatement * 2 + 7
+        let count = SQLLedgerStore<SQLiteLedgerStore.Runner>.rowsPerStatement * 2 + 7
         var records = (0..<count).map {
             record("\(user)-c\($0)", caller: user, callee: other, startedAt: 1_000 + Int64($0), outcome: .missed)
         }

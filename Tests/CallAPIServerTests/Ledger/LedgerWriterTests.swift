@@ -9,13 +9,13 @@ import Testing
 @Suite struct LedgerWriterTests {
     /// A store whose saves wait until the test opens its gate, and that remembers the size of each save.
     actor GatedStore: LedgerStore {
-        let inner: SQLiteLedgerStore
+        let inner: SQLLedgerStore<SQLiteLedgerStore.Runner>
         private(set) var batches: [Int] = []
         private var open = false
         private var waiting: [CheckedContinuation<Void, Never>] = []
         private var saveStarted: [CheckedContinuation<Void, Never>] = []
 
-        init(inner: SQLiteLedgerStore) { self.inner = inner }
+        init(inner: SQLLedgerStore<SQLiteLedgerStore.Runner>) { self.inner = inner }
 
         func openGate() {
             open = true

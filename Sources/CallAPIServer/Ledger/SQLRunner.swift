@@ -1,0 +1,28 @@
+/// A value bound to, or read from, an SQL statement.
+package enum SQLValue: Sendable, Equatable {
+    case integer(Int64)
+    case text(String)
+    case null
+
+    var integer: Int64? {
+        if case .integer(let value) = self { return value }
+        return nil
+    }
+    var text: String? {
+        if case .text(let value) = self { return value }
+        return nil
+    }
+}
+
+/// One database connection that runs a statement with positional parameters and returns its rows by column name.
+package protocol SQLRunner: Sendable {
+    /// The `index`th (1-based) parameter's placeholder in this dialect.
+    static func placeholder(_ index: Int) -> String
+    func run(_ sql: String, _ binds: [SQLValue]) async throws -> [[String: SQLValue]]
+    /// Runs `body` in one transaction.
+    func transaction(_ body: @Sendable () async throws -> Void) async throws
+    /// Runs `body`, the schema migration, with no other server migrating the same database at the same time.
+    func migrating(_ body: () async throws -> Void) async throws
+    /// Closes the connection; nothing may be run after.
+    func close() async throws
+}
