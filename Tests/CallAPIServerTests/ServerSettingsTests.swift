@@ -3,6 +3,48 @@ import Testing
 
 /// `callapi serve` configuration: flags over `CALLAPI_*` environment variables over development defaults.
 @Suite struct ServerSettingsTests {
+    @Test func argumentsAreReadAsSettingsInEveryForm() throws {
+        let flags = try ServerSettings.flags(
+            from: [
+                "--port", "9000", "--secret=a=b", "--answer-busy", "--allow-any-channel-tokens=0", "--event-loops", "2",
+            ])
+        #expect(
+            flags == [
+                "port": "9000", "secret": "a=b", "answer-busy": "1", "allow-any-channel-tokens": "0",
+                "event-loops": "2",
+            ])
+        let configuration = try ServerSettings.configuration(
+            flags: flags.merging(["secret": String(repeating: "s", count: 32)]) { $1 }, environment: [:])
+        #expect(configuration.port == 9000)
+        #expect(configuration.ledger.answersBusy)
+        #expect(!configuration.channels.allowAnyChannelTokens)
+        #expect(configuration.eventLoops == 2)
+    }
+
+    @Test(arguments: [
+        (["--bogus", "1"], "--bogus: no such setting"),
+        (["--port"], "--port: give a value"),
+        (["--port", "--host", "h"], "--port: give a value"),
+        (["--port", "1", "--port", "2"], "--port: given twice"),
+        (["9000"], "9000: expected a setting"),
+    ])
+    func argumentsThatAreNotSettingsAreRefusedClearly(arguments: [String], message: String) {
+        #expect {
+            try ServerSettings.flags(from: arguments)
+        } throws: { error in
+            "\(error)".hasPrefix(message)
+        }
+    }
+
+    @Test func everySettingHasAnEnvironmentVariableAndHelpWithItsDefaultOrMeaning() {
+        #expect(Set(ServerSettings.settings.map(\.name)).count == ServerSettings.settings.count)
+        for setting in ServerSettings.settings {
+            #expect(ServerSettings.helpText.contains("--\(setting.name)"))
+            #expect(ServerSettings.helpText.contains(ServerSettings.environmentName(setting.name)))
+            #expect(!setting.help.isEmpty)
+        }
+    }
+
     @Test func noConfigurationRunsForDevelopment() throws {
         let configuration = try ServerSettings.configuration(flags: [:], environment: [:])
         #expect(configuration.usesDevelopmentSecret)

@@ -9,84 +9,104 @@
 /// Each setting has a name (`port`, `secret`, …); a flag of that name wins over the environment variable
 /// `CALLAPI_` + the name upper-cased with `_` for `-` (`CALLAPI_PORT`, `CALLAPI_SECRET`, …).
 public enum ServerSettings {
-    /// The setting names, with what each means.
-    public static let names: [(name: String, help: String)] = [
-        ("host", "address to listen on (default 127.0.0.1)"),
-        ("port", "port to listen on (default 8080; 0 picks one)"),
-        ("secret", "HS256 secret, at least 32 bytes (default: the public development secret)"),
-        ("es256-private-key", "path of an ES256 private key (PEM) to sign and check tokens with"),
-        ("es256-public-key", "path of an ES256 public key (PEM) to check tokens minted elsewhere"),
-        ("admin-key", "key for POST /v1/tokens (default: disabled, or a dev key with the dev secret)"),
-        ("tls-cert", "path of the TLS certificate chain (PEM); with --tls-key the server speaks wss/https"),
-        ("tls-key", "path of the TLS private key (PEM)"),
-        ("max-frame-bytes", "largest frame in bytes (default 65536)"),
-        ("rate", "sustained frames per second per session (default 20)"),
-        ("burst", "frames per session in a burst (default 40)"),
-        ("max-sessions", "sessions per user (default 5)"),
-        ("max-held", "messages held per offline user (default 50)"),
-        ("max-ttl", "longest time-to-live of a held message, seconds (default 300)"),
-        ("max-held-per-sender", "messages one sender may have held for offline users (default 100)"),
-        ("max-held-bytes", "bytes of held message bodies on the whole server (default 67108864)"),
-        ("max-outbox-frames", "frames waiting for one connection before it is closed as a slow consumer (default 256)"),
-        (
+    /// One setting: the flag `--name`, the environment variable ``environmentName(_:)``, and what it means.
+    public struct Setting: Sendable {
+        public let name: String
+        public let help: String
+        /// A switch: `--name` alone turns it on (`--name=0` turns it off); every other setting takes a value.
+        public let isSwitch: Bool
+
+        init(_ name: String, _ help: String, isSwitch: Bool = false) {
+            self.name = name
+            self.help = help
+            self.isSwitch = isSwitch
+        }
+    }
+
+    /// Every setting, in the order `callapi serve --help` lists them: the one place each is declared.
+    public static let settings: [Setting] = [
+        .init("host", "address to listen on (default 127.0.0.1)"),
+        .init("port", "port to listen on (default 8080; 0 picks one)"),
+        .init("secret", "HS256 secret, at least 32 bytes (default: the public development secret)"),
+        .init("es256-private-key", "path of an ES256 private key (PEM) to sign and check tokens with"),
+        .init("es256-public-key", "path of an ES256 public key (PEM) to check tokens minted elsewhere"),
+        .init("admin-key", "key for POST /v1/tokens (default: disabled, or a dev key with the dev secret)"),
+        .init("tls-cert", "path of the TLS certificate chain (PEM); with --tls-key the server speaks wss/https"),
+        .init("tls-key", "path of the TLS private key (PEM)"),
+        .init("max-frame-bytes", "largest frame in bytes (default 65536)"),
+        .init("rate", "sustained frames per second per session (default 20)"),
+        .init("burst", "frames per session in a burst (default 40)"),
+        .init("max-sessions", "sessions per user (default 5)"),
+        .init("max-held", "messages held per offline user (default 50)"),
+        .init("max-ttl", "longest time-to-live of a held message, seconds (default 300)"),
+        .init("max-held-per-sender", "messages one sender may have held for offline users (default 100)"),
+        .init("max-held-bytes", "bytes of held message bodies on the whole server (default 67108864)"),
+        .init(
+            "max-outbox-frames",
+            "frames waiting for one connection before it is closed as a slow consumer (default 256)"),
+        .init(
             "max-outbox-bytes",
             "bytes waiting for one connection before closing it as a slow consumer (default 4194304)"
         ),
-        ("max-refusals", "rate-limited frames in a row before a connection is closed (default 200)"),
-        ("max-unauthenticated", "connections not logged in yet, or still sending their request head (default 1000)"),
-        ("request-timeout", "seconds a connection has to send its HTTP request head (default 10)"),
-        ("token-notice", "seconds before token expiry that a session is told (default 60)"),
-        ("idle-timeout", "seconds of silence before a session is dropped (default 45)"),
-        ("login-timeout", "seconds a new connection has to log in (default 10)"),
-        ("invitation-receive-window", "seconds the callee has to acknowledge an invitation (default 30)"),
-        ("invitation-expiry", "seconds after which an invitation nobody answered expires (default 60)"),
-        ("invitation-accept-window", "seconds the caller has to acknowledge an accepted invitation (default 10)"),
-        ("match-max-waiting", "users who may wait in the match queue at once (default 10000)"),
-        ("place-call-window", "seconds a caller's client has to place a server-placed call (default 5)"),
-        ("drain", "seconds a shutdown waits for connections to close (default 5)"),
-        ("event-loops", "event loop threads for the sockets (default: one per core)"),
-        ("channel-capacity", "members an RTC channel may have (default 2)"),
-        ("channel-watchdog", "seconds a member may stay alone after a call before removal (default 0: off)"),
-        ("allow-any-channel-tokens", "accept RTC tokens for any channel (chn \"*\"): 1 or true (default off)"),
-        ("webhook-url", "URL that channel events (userJoined, userLeft) are POSTed to (default: none)"),
-        ("webhook-secret", "HMAC-SHA256 key of the X-CallAPI-Signature header of webhook posts"),
-        ("ledger", "keep the call ledger (history, missed calls): 1 or true, 0 or false (default on)"),
-        (
+        .init("max-refusals", "rate-limited frames in a row before a connection is closed (default 200)"),
+        .init(
+            "max-unauthenticated", "connections not logged in yet, or still sending their request head (default 1000)"),
+        .init("request-timeout", "seconds a connection has to send its HTTP request head (default 10)"),
+        .init("token-notice", "seconds before token expiry that a session is told (default 60)"),
+        .init("idle-timeout", "seconds of silence before a session is dropped (default 45)"),
+        .init("login-timeout", "seconds a new connection has to log in (default 10)"),
+        .init("invitation-receive-window", "seconds the callee has to acknowledge an invitation (default 30)"),
+        .init("invitation-expiry", "seconds after which an invitation nobody answered expires (default 60)"),
+        .init("invitation-accept-window", "seconds the caller has to acknowledge an accepted invitation (default 10)"),
+        .init("match-max-waiting", "users who may wait in the match queue at once (default 10000)"),
+        .init("place-call-window", "seconds a caller's client has to place a server-placed call (default 5)"),
+        .init("drain", "seconds a shutdown waits for connections to close (default 5)"),
+        .init("event-loops", "event loop threads for the sockets (default: one per core)"),
+        .init("channel-capacity", "members an RTC channel may have (default 2)"),
+        .init("channel-watchdog", "seconds a member may stay alone after a call before removal (default 0: off)"),
+        .init(
+            "allow-any-channel-tokens", "accept RTC tokens for any channel (chn \"*\") (default off)", isSwitch: true),
+        .init("webhook-url", "URL that channel events (userJoined, userLeft) are POSTed to (default: none)"),
+        .init("webhook-secret", "HMAC-SHA256 key of the X-CallAPI-Signature header of webhook posts"),
+        .init("ledger", "keep the call ledger (history, missed calls): 1 or true, 0 or false (default on)"),
+        .init(
             "data-dir",
             "folder of the server's files: the ledger's SQLite database (default: the current folder) and the push "
                 + "device registrations (devices.json; without --data-dir they are kept in memory)"
         ),
-        (
+        .init(
             "ledger-database",
             "the ledger's database: an SQLite file path, or postgres://user[:password]@host[:port]/db "
                 + "(default DATA_DIR/callapi-ledger.sqlite)"
         ),
-        ("ledger-retention-days", "days ended calls are kept (default 90; 0 keeps them forever)"),
-        ("answer-busy", "answer calls to users in a call with busy on their behalf: 1 or true (default off)"),
-        ("ledger-liveness", "seconds after a call's last session closed that it ends as dropped (default 30)"),
-        (
+        .init("ledger-retention-days", "days ended calls are kept (default 90; 0 keeps them forever)"),
+        .init("answer-busy", "answer calls to users in a call with busy on their behalf (default off)", isSwitch: true),
+        .init("ledger-liveness", "seconds after a call's last session closed that it ends as dropped (default 30)"),
+        .init(
             "call-webhook-url",
             "URL that call events (ringing, accepted, connected, ended, missed) are POSTed to, durably, in order per "
                 + "call, retried from a queue in the ledger's database (needs the ledger; default: none)"
         ),
-        ("call-webhook-secret", "HMAC-SHA256 key of the X-CallAPI-Signature header of call webhook posts"),
-        ("call-webhook-retention-days", "days delivered call events are kept for replay (default 7)"),
-        (
+        .init("call-webhook-secret", "HMAC-SHA256 key of the X-CallAPI-Signature header of call webhook posts"),
+        .init("call-webhook-retention-days", "days delivered call events are kept for replay (default 7)"),
+        .init(
             "call-webhook-max-pending",
             "undelivered call events kept at most; more are refused and counted (default 10000)"
         ),
-        ("push-ring-seconds", "how long a call pushed to an offline user is held and rings, seconds (default 30)"),
-        ("push-tombstone-seconds", "how long a withdrawn call's tombstone waits for the callee, seconds (default 120)"),
-        ("apns-key", "path of the APNs auth key (.p8, PEM); with --apns-key-id and --apns-team-id enables APNs"),
-        ("apns-key-id", "the APNs auth key's id"),
-        ("apns-team-id", "the Apple developer team id"),
-        ("apns-url", "APNs production endpoint (default https://api.push.apple.com)"),
-        ("apns-sandbox-url", "APNs sandbox endpoint (default https://api.sandbox.push.apple.com)"),
-        ("apns-alert-sound", "sound file of alert call pushes (default ringtone.caf)"),
-        ("fcm-service-account", "path of the FCM service account key (JSON); enables FCM"),
-        ("fcm-url", "FCM endpoint (default https://fcm.googleapis.com)"),
-        ("fcm-token-url", "OAuth2 token endpoint (default: the service account's token_uri)"),
-        ("push-ca-file", "extra trusted root certificate (PEM) for the push endpoints, e.g. callapi push-mock's"),
+        .init("push-ring-seconds", "how long a call pushed to an offline user is held and rings, seconds (default 30)"),
+        .init(
+            "push-tombstone-seconds",
+            "how long a withdrawn call's tombstone waits for the callee, seconds (default 120)"),
+        .init("apns-key", "path of the APNs auth key (.p8, PEM); with --apns-key-id and --apns-team-id enables APNs"),
+        .init("apns-key-id", "the APNs auth key's id"),
+        .init("apns-team-id", "the Apple developer team id"),
+        .init("apns-url", "APNs production endpoint (default https://api.push.apple.com)"),
+        .init("apns-sandbox-url", "APNs sandbox endpoint (default https://api.sandbox.push.apple.com)"),
+        .init("apns-alert-sound", "sound file of alert call pushes (default ringtone.caf)"),
+        .init("fcm-service-account", "path of the FCM service account key (JSON); enables FCM"),
+        .init("fcm-url", "FCM endpoint (default https://fcm.googleapis.com)"),
+        .init("fcm-token-url", "OAuth2 token endpoint (default: the service account's token_uri)"),
+        .init("push-ca-file", "extra trusted root certificate (PEM) for the push endpoints, e.g. callapi push-mock's"),
     ]
 
     /// The admin key used with the development secret when none is configured.
@@ -97,6 +117,56 @@ public enum ServerSettings {
         public var name: String
         public var problem: String
         public var description: String { "--\(name): \(problem)" }
+    }
+
+    /// Reads settings from command-line arguments: `--name value`, `--name=value`, and a switch alone (`--name`,
+    /// which means `1`). A name that is not a setting, a value missing, or a setting given twice is an error.
+    public static func flags(from arguments: [String]) throws -> [String: String] {
+        let byName = Dictionary(uniqueKeysWithValues: settings.map { ($0.name, $0) })
+        var flags: [String: String] = [:]
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            guard argument.hasPrefix("--"), argument.count > 2 else {
+                throw InvalidArgument(argument: argument, problem: "expected a setting, --name value")
+            }
+            let body = argument.dropFirst(2)
+            let name = String(body.prefix { $0 != "=" })
+            guard let setting = byName[name] else {
+                throw InvalidArgument(argument: argument, problem: "no such setting (callapi serve --help lists them)")
+            }
+            let value: String
+            if let equals = body.firstIndex(of: "=") {
+                value = String(body[body.index(after: equals)...])
+            } else if setting.isSwitch {
+                value = "1"
+            } else {
+                guard index < arguments.count, !arguments[index].hasPrefix("--") else {
+                    throw InvalidArgument(argument: argument, problem: "give a value: --\(name) VALUE")
+                }
+                value = arguments[index]
+                index += 1
+            }
+            guard flags.updateValue(value, forKey: name) == nil else {
+                throw InvalidArgument(argument: argument, problem: "given twice")
+            }
+        }
+        return flags
+    }
+
+    /// The settings as help text: each one's flag, environment variable and meaning.
+    public static var helpText: String {
+        settings.map { setting in
+            "--\(setting.name)\(setting.isSwitch ? "" : " VALUE")  (\(environmentName(setting.name)))\n  \(setting.help)"
+        }.joined(separator: "\n")
+    }
+
+    /// A command-line argument that is not a setting.
+    public struct InvalidArgument: Error, CustomStringConvertible {
+        public var argument: String
+        public var problem: String
+        public var description: String { "\(argument): \(problem)" }
     }
 
     /// The environment variable for a setting.

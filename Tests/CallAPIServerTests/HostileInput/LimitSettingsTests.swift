@@ -36,7 +36,7 @@ import Testing
             try ServerSettings.configuration(flags: ["max-outbox-frames": "0"], environment: [:])
         }
         for name in Self.limitNames {
-            #expect(ServerSettings.names.contains { $0.name == name && $0.help.contains("default") }, "\(name)")
+            #expect(ServerSettings.settings.contains { $0.name == name && $0.help.contains("default") }, "\(name)")
         }
     }
 
@@ -52,11 +52,22 @@ import Testing
     }
 
     @Test(.enabled(if: CLIProcess.executable != nil, "needs the built callapi executable"))
-    func serveHelpShowsEveryLimit() async throws {
+    func serveHelpShowsEverySetting() async throws {
         let help = try CLIProcess(["serve", "--help"])
-        for name in Self.limitNames {
-            try await help.expect("--\(name)")
+        for setting in ServerSettings.settings {
+            try await help.expect("--\(setting.name)")
         }
         _ = try await help.finish()
+    }
+
+    /// `--event-loops` was a setting the command line did not offer while it kept its own list of options.
+    @Test(.enabled(if: CLIProcess.executable != nil, "needs the built callapi executable"))
+    func serveTakesEverySettingAsAFlag() async throws {
+        let serve = try CLIProcess([
+            "serve", "--port", "0", "--event-loops", "1", "--answer-busy", "--log-level", "error",
+        ])
+        try await serve.expect("listening on ws://")
+        serve.interrupt()
+        #expect(try await serve.finish() == 0)
     }
 }

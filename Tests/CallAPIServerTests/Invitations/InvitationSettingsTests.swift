@@ -22,7 +22,7 @@ import Testing
             try ServerSettings.configuration(flags: ["invitation-expiry": "0"], environment: [:])
         }
         for name in Self.names {
-            #expect(ServerSettings.names.contains { $0.name == name && $0.help.contains("default") }, "\(name)")
+            #expect(ServerSettings.settings.contains { $0.name == name && $0.help.contains("default") }, "\(name)")
         }
     }
 

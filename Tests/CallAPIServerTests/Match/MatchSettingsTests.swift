@@ -19,7 +19,7 @@ import Testing
             try ServerSettings.configuration(flags: ["place-call-window": "0"], environment: [:])
         }
         for name in Self.names {
-            #expect(ServerSettings.names.contains { $0.name == name && $0.help.contains("default") }, "\(name)")
+            #expect(ServerSettings.settings.contains { $0.name == name && $0.help.contains("default") }, "\(name)")
         }
     }
 
