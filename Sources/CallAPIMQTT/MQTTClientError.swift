@@ -1,3 +1,5 @@
+import Foundation
+
 /// Why the MQTT signal client could not log in, subscribe or publish.
 public enum MQTTClientError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The broker refused the connection (CONNACK return code, spec 3.2.2.3: 4 bad user name or password,
@@ -30,4 +32,25 @@ public enum MQTTClientError: Error, Equatable, Sendable, CustomStringConvertible
         case .badURL(let text): "\(text): expected mqtt://host[:port]"
         }
     }
+}
+
+/// Each case's fixed number: the code CallAPI reports with `onCallError(.sendMessageFail, .message, code, …)`
+/// (docs/adapters.md, "Errors").
+extension MQTTClientError: CustomNSError {
+    public static var errorDomain: String { "CallAPIMQTT" }
+
+    public var errorCode: Int {
+        switch self {
+        case .refused: 1
+        case .subscriptionRefused: 2
+        case .timedOut: 3
+        case .connectionClosed: 4
+        case .notConnected: 5
+        case .alreadyLoggedIn: 6
+        case .tooManyInFlight: 7
+        case .badURL: 8
+        }
+    }
+
+    public var errorUserInfo: [String: Any] { [NSLocalizedDescriptionKey: description] }
 }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Why the Matrix signal client could not log in, sync or send.
 public enum MatrixClientError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The homeserver answered with a status other than 200 (its `errcode` is in `body`).
@@ -23,4 +25,21 @@ public enum MatrixClientError: Error, Equatable, Sendable, CustomStringConvertib
         if case .http(401, _) = self { return true }
         return false
     }
+}
+
+/// A fixed number for each case, or the homeserver's HTTP status: the code CallAPI reports with
+/// `onCallError(.sendMessageFail, .message, code, …)` (docs/adapters.md, "Errors").
+extension MatrixClientError: CustomNSError {
+    public static var errorDomain: String { "CallAPIMatrix" }
+
+    public var errorCode: Int {
+        switch self {
+        case .http(let status, _): Int(status)
+        case .notLoggedIn: 1
+        case .alreadyLoggedIn: 2
+        case .tooManyQueuedSends: 3
+        }
+    }
+
+    public var errorUserInfo: [String: Any] { [NSLocalizedDescriptionKey: description] }
 }

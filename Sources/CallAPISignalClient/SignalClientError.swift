@@ -1,4 +1,5 @@
 import CallAPISignalProtocol
+import Foundation
 
 /// Why a send or request did not succeed.
 public enum SignalClientError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -45,6 +46,28 @@ public enum SignalClientError: Error, Sendable, Equatable, CustomStringConvertib
         case .noAnswer: "no answer from the server"
         }
     }
+}
+
+/// Each case's fixed number: the code CallAPI reports with `onCallError(.sendMessageFail, .message, code, …)`
+/// (docs/adapters.md, "Errors"). Without it the code would be the case's position, which changes when cases do.
+extension SignalClientError: CustomNSError {
+    public static var errorDomain: String { "CallAPISignalClient" }
+
+    public var errorCode: Int {
+        switch self {
+        case .failed: 1
+        case .refused: 2
+        case .notLoggedIn: 3
+        case .stopped: 4
+        case .connectionLost: 5
+        case .queueFull: 6
+        case .notConnected: 7
+        case .noConnection: 8
+        case .noAnswer: 9
+        }
+    }
+
+    public var errorUserInfo: [String: Any] { [NSLocalizedDescriptionKey: description] }
 }
 
 /// A successful send: delivered now, or held by the server for an offline user.

@@ -176,3 +176,17 @@ import Testing
         try await second.stop()
     }
 }
+
+/// The code CallAPI reports for a send our client could not make is the error's fixed number (docs/adapters.md).
+@Suite struct SignalClientErrorCodeTests {
+    @Test func everyErrorKeepsItsNumberAndItsSentence() {
+        let errors: [(SignalClientError, Int)] = [
+            (.failed(.peerOffline, "offline"), 1), (.refused(.rateLimited, "slow down"), 2), (.notLoggedIn, 3),
+            (.stopped(.loggedOut), 4), (.connectionLost, 5), (.queueFull(64), 6), (.notConnected, 7),
+            (.noConnection(waitedMillis: 15_000), 8), (.noAnswer, 9),
+        ]
+        for (error, code) in errors {
+            #expect(SendFailure(error) == SendFailure(code: code, message: error.description))
+        }
+    }
+}

@@ -352,7 +352,9 @@ public final class CallApiImpl: CallApiProtocol {
 }
 
 extension SendFailure {
-    init(_ error: any Error) {
+    /// What a signaling client's error says: a CallAPI error's code, or any other error's `NSError` code (an
+    /// adapter's `CustomNSError` number) and its description.
+    package init(_ error: any Error) {
         if let error = error as? CallAPIError {
             self.init(code: error.code.rawValue, message: error.message)
         } else {
