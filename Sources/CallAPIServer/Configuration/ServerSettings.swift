@@ -179,6 +179,7 @@ public enum ServerSettings {
         flags: [String: String], environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws -> SignalServerConfiguration {
         func value(_ name: String) -> String? {
+            assert(settings.contains { $0.name == name }, "\(name) is read but not in ServerSettings.settings")
             if let flag = flags[name], !flag.isEmpty { return flag }
             if let env = environment[environmentName(name)], !env.isEmpty { return env }
             return nil
