@@ -48,13 +48,6 @@ struct ServerPart: Service, CustomStringConvertible {
     }
 
     func run() async {
-        guard let grace else {
-            return await withGracefulShutdownHandler {
-                await work()
-            } onGracefulShutdown: {
-                finish()
-            }
-        }
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 await withGracefulShutdownHandler {
@@ -63,9 +56,11 @@ struct ServerPart: Service, CustomStringConvertible {
                     finish()
                 }
             }
-            group.addTask {
-                do { try await gracefulShutdown() } catch { return }
-                try? await Task.sleep(for: grace)
+            if let grace {
+                group.addTask {
+                    do { try await gracefulShutdown() } catch { return }
+                    try? await Task.sleep(for: grace)
+                }
             }
             // The first to end (the work, or the grace after the shutdown) ends the other.
             await group.next()
