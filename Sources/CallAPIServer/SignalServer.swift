@@ -171,10 +171,7 @@ public final class SignalServer: Service, Sendable {
                 logger.notice("shutting down: telling clients and draining connections")
                 hub.shutdown()
                 channels.shutdown()
-                let deadline = ContinuousClock.now + drain
-                while hub.openConnectionCount + channels.openSocketCount > 0, ContinuousClock.now < deadline {
-                    try? await Task.sleep(for: .milliseconds(20))
-                }
+                await ConnectionDrain.wait(for: hub.connectionCloses + channels.connectionCloses, atMost: drain)
                 // No connection outlives the server (the event loops do: they are shared).
                 hub.abortRemaining()
                 channels.abortRemaining()

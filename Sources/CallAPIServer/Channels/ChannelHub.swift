@@ -39,8 +39,8 @@ final class ChannelHub: SessionEndpoint {
         self.logger = logger
     }
 
-    /// Sockets still open (until they close, after any close frame).
-    var openSocketCount: Int { core.withLockedValue { $0.connections.count } }
+    /// When each socket open now closes (after any close frame).
+    var connectionCloses: [EventLoopFuture<Void>] { core.withLockedValue { $0.connections.closes } }
 
     /// The uids in `channel`, sorted.
     func members(of channel: String) -> [UInt] { core.withLockedValue { $0.state.members(of: channel) } }

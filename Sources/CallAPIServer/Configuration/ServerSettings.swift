@@ -112,11 +112,22 @@ public enum ServerSettings {
     /// The admin key used with the development secret when none is configured.
     public static let developmentAdminKey = "callapi-dev-admin-key"
 
-    /// Why a setting is wrong.
+    /// Why a setting, or a command-line argument meant as one, is wrong.
     public struct InvalidSetting: Error, CustomStringConvertible {
-        public var name: String
+        /// What is wrong: a setting's flag (`--name`), or the argument as it was given.
+        public var subject: String
         public var problem: String
-        public var description: String { "--\(name): \(problem)" }
+        public var description: String { "\(subject): \(problem)" }
+
+        init(name: String, problem: String) {
+            subject = "--\(name)"
+            self.problem = problem
+        }
+
+        init(argument: String, problem: String) {
+            subject = argument
+            self.problem = problem
+        }
     }
 
     /// Reads settings from command-line arguments: `--name value`, `--name=value`, and a switch alone (`--name`,
@@ -129,12 +140,12 @@ public enum ServerSettings {
             let argument = arguments[index]
             index += 1
             guard argument.hasPrefix("--"), argument.count > 2 else {
-                throw InvalidArgument(argument: argument, problem: "expected a setting, --name value")
+                throw InvalidSetting(argument: argument, problem: "expected a setting, --name value")
             }
             let body = argument.dropFirst(2)
             let name = String(body.prefix { $0 != "=" })
             guard let setting = byName[name] else {
-                throw InvalidArgument(argument: argument, problem: "no such setting (callapi serve --help lists them)")
+                throw InvalidSetting(argument: argument, problem: "no such setting (callapi serve --help lists them)")
             }
             let value: String
             if let equals = body.firstIndex(of: "=") {
@@ -143,13 +154,13 @@ public enum ServerSettings {
                 value = "1"
             } else {
                 guard index < arguments.count, !arguments[index].hasPrefix("--") else {
-                    throw InvalidArgument(argument: argument, problem: "give a value: --\(name) VALUE")
+                    throw InvalidSetting(argument: argument, problem: "give a value: --\(name) VALUE")
                 }
                 value = arguments[index]
                 index += 1
             }
             guard flags.updateValue(value, forKey: name) == nil else {
-                throw InvalidArgument(argument: argument, problem: "given twice")
+                throw InvalidSetting(argument: argument, problem: "given twice")
             }
         }
         return flags
@@ -160,13 +171,6 @@ public enum ServerSettings {
         settings.map { setting in
             "--\(setting.name)\(setting.isSwitch ? "" : " VALUE")  (\(environmentName(setting.name)))\n  \(setting.help)"
         }.joined(separator: "\n")
-    }
-
-    /// A command-line argument that is not a setting.
-    public struct InvalidArgument: Error, CustomStringConvertible {
-        public var argument: String
-        public var problem: String
-        public var description: String { "\(argument): \(problem)" }
     }
 
     /// The environment variable for a setting.

@@ -78,9 +78,9 @@ final class SignalHub: SessionEndpoint {
     var onlineUsers: [String] { core.withLockedValue { $0.state.onlineUsers } }
     var matchWaitingCount: Int { core.withLockedValue { $0.state.matchWaitingCount } }
     var sessionCount: Int { core.withLockedValue { $0.state.sessionCount } }
-    /// Connections still open. A closed session leaves the state at once, but its connection stays open until it
-    /// has written the close and the client has gone; shutdown drains these.
-    var openConnectionCount: Int { core.withLockedValue { $0.connections.count } }
+    /// When each connection open now closes. A closed session leaves the state at once, but its connection stays
+    /// open until it has written the close and the client has gone; shutdown drains these.
+    var connectionCloses: [EventLoopFuture<Void>] { core.withLockedValue { $0.connections.closes } }
 
     func open(channel: any Channel, flusher: LoopFlusher) -> WebSocketConnection {
         let now = clock.nowMillis()

@@ -26,4 +26,7 @@ struct ConnectionRegistry {
     subscript(id: SessionID) -> WebSocketConnection? { connections[id] }
 
     var count: Int { connections.count }
+
+    /// When each connection open now closes (its socket, after any close frame).
+    var closes: [EventLoopFuture<Void>] { connections.values.map(\.channel.closeFuture) }
 }
