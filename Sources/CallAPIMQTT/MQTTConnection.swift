@@ -9,6 +9,7 @@ final class MQTTConnection: Sendable {
     struct Parameters: Sendable {
         var host: String
         var port: Int
+        var group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
         var connect: MQTTConnect
         var topic: String
         var handshakeTimeout: TimeAmount
@@ -43,7 +44,7 @@ final class MQTTConnection: Sendable {
         let connection = MQTTConnection(onPublish: onPublish) { error in
             if opened.withLock({ $0 }) { onClose(error) }
         }
-        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        let channel = try await ClientBootstrap(group: parameters.group)
             .connectTimeout(parameters.handshakeTimeout)
             .channelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in

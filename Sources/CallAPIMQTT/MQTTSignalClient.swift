@@ -1,6 +1,7 @@
 import CallAPI
 import Foundation
 import NIOCore
+import NIOPosix
 
 /// CallAPI's signaling seam over any MQTT 3.1.1 broker (Mosquitto, EMQX, HiveMQ, …; MQTT 5 brokers accept
 /// 3.1.1 clients too): each user subscribes to its own topic (`callapi/u/<user>` by default) at QoS 1, and a
@@ -25,6 +26,9 @@ public final class MQTTSignalClient: ISignalClient {
         public var port: Int
         /// Each user's topic is this prefix followed by the user id.
         public var topicPrefix = "callapi/u/"
+        /// The event loops the client's connections may run on; pass a single `EventLoop` to choose which.
+        /// SwiftNIO's shared group by default.
+        public var eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
         /// MQTT keep-alive; the client pings at half of it.
         public var keepAliveSeconds: UInt16 = 30
         /// The bound on connecting, CONNACK and SUBACK together.
@@ -193,7 +197,7 @@ public final class MQTTSignalClient: ISignalClient {
 
     private func open(userId: String, clientId: String, token: String?) async throws -> MQTTConnection {
         let parameters = MQTTConnection.Parameters(
-            host: configuration.host, port: configuration.port,
+            host: configuration.host, port: configuration.port, group: configuration.eventLoopGroup,
             connect: MQTTConnect(
                 clientId: clientId, keepAliveSeconds: configuration.keepAliveSeconds, cleanSession: true,
                 username: userId, password: token),

@@ -31,7 +31,7 @@ public final class SignalClient: ISignalClient {
     /// A client for the server at ``SignalClientConfiguration/url``. Nothing happens until ``login(token:)``.
     public init(configuration: SignalClientConfiguration, logger: Logger = Logger(label: "callapi.signal")) {
         self.configuration = configuration
-        let loop = MultiThreadedEventLoopGroup.singleton.any()
+        let loop = configuration.eventLoopGroup.any()
         let core = ClientCore(
             configuration: configuration, loop: loop, logger: logger,
             now: { Int64((Date().timeIntervalSince1970 * 1000).rounded()) },

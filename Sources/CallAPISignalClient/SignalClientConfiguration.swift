@@ -1,9 +1,15 @@
 import CallAPISignalProtocol
+import NIOCore
+import NIOPosix
 
 /// How a ``SignalClient`` connects, retries and waits. Times in milliseconds.
 public struct SignalClientConfiguration: Sendable {
     /// The server's WebSocket URL, e.g. `ws://127.0.0.1:8080/v1/signal`.
     public var url: String
+    /// The event loops the client may run on: it runs on one of them, where its socket and its state share the
+    /// loop. Pass a single `EventLoop` to choose which (an app that places its own work, a bench that spreads its
+    /// clients evenly). SwiftNIO's shared group by default.
+    public var eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
     /// Time-to-live (seconds) asked for messages sent through ``ISignalClient`` `sendMessage`; 0 fails at once when
     /// the peer is offline.
     public var messageTTLSeconds: Int = 0

@@ -1,5 +1,7 @@
 import CallAPI
 import Foundation
+import NIOCore
+import NIOPosix
 import Testing
 
 @testable import CallAPIMQTT
@@ -39,6 +41,29 @@ struct MQTTAdapterTests {
             client.sendMessage(userId: "1", message: "hello") { done.resume(returning: $0) }
         }
         #expect(error as? MQTTClientError == .notConnected)
+    }
+
+    /// A client given one event loop connects there: what it receives is heard on that loop's thread.
+    @Test func aClientGivenAnEventLoopReceivesOnThatLoop() async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let loop = group.next()
+        var configuration = try MQTTSignalClient.Configuration(url: AdapterServices.mqttURL ?? "")
+        configuration.eventLoopGroup = loop
+        let client = MQTTSignalClient(configuration: configuration)
+        let (heard, onLoop) = AsyncStream<Bool>.makeStream()
+        let listener = LoopCheckingListener { onLoop.yield(loop.inEventLoop) }
+        client.addListener(listener: listener)
+        let user = "\(AdapterServices.users(1)[0])"
+        try await client.login(userId: user)
+        // A user's topic is its inbox: a message to itself comes back.
+        try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
+            client.sendMessage(userId: user, message: "to myself") { error in
+                if let error { done.resume(throwing: error) } else { done.resume() }
+            }
+        }
+        #expect(try await heard.first(within: 5, "the message to itself") { _ in true })
+        await client.logout()
+        try await group.shutdownGracefully()
     }
 
     @Test func tokenNearItsExpiryIsAnnounced() async throws {
@@ -160,4 +185,11 @@ final class MessageInbox: ISignalClientListener {
     init() { (messages, continuation) = AsyncStream.makeStream() }
 
     func onMessageReceive(message: String) { continuation.yield(message) }
+}
+
+/// Calls `heard` for each message.
+private final class LoopCheckingListener: ISignalClientListener {
+    let heard: @Sendable () -> Void
+    init(heard: @escaping @Sendable () -> Void) { self.heard = heard }
+    func onMessageReceive(message: String) { heard() }
 }

@@ -1,6 +1,8 @@
 import CallAPI
 import CallAPISignalClient
 import CallAPISignalProtocol
+import NIOCore
+import NIOPosix
 import Testing
 
 /// The Swift client against a real server over loopback sockets.
@@ -39,6 +41,26 @@ import Testing
         alice.logout()
         bob.logout()
         try await server.stop()
+    }
+
+    /// A client given one event loop runs there: its listener hears messages on that loop's thread.
+    @Test func aClientGivenAnEventLoopReceivesOnThatLoop() async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let loop = group.next()
+        let server = try await TestServer.start()
+        let alice = client(server)
+        let bob = client(server) { $0.eventLoopGroup = loop }
+        let listener = LoopCheckingListener(loop: loop)
+        bob.addListener(listener: listener)
+        try await alice.login(token: try await server.token("1001"))
+        try await bob.login(token: try await server.token("1002"))
+        _ = try await alice.send(to: "1002", body: "hello")
+        let onLoop = try await listener.heard.first(within: 5, "message") { _ in true }
+        #expect(onLoop)
+        alice.logout()
+        bob.logout()
+        try await server.stop()
+        try await group.shutdownGracefully()
     }
 
     /// An app logs in, then initializes CallAPI, which adds its listener: what arrives in between is not lost.
@@ -189,4 +211,19 @@ import Testing
             #expect(SendFailure(error) == SendFailure(code: code, message: error.description))
         }
     }
+}
+
+/// Records, for each message it hears, whether it heard it on `loop`.
+private final class LoopCheckingListener: ISignalClientListener {
+    let loop: any EventLoop
+    let heard: AsyncStream<Bool>
+    private let continuation: AsyncStream<Bool>.Continuation
+
+    init(loop: any EventLoop) {
+        self.loop = loop
+        (heard, continuation) = AsyncStream.makeStream()
+    }
+
+    func onMessageReceive(message: String) { continuation.yield(loop.inEventLoop) }
+    func onMessageReceive(message: String, from sender: SignalSender) { continuation.yield(loop.inEventLoop) }
 }

@@ -1,5 +1,7 @@
 import CallAPI
 import CallAPITesting
+import NIOCore
+import NIOPosix
 
 /// Full call flows (call → ring → accept → connected → hangup) between pairs of ``CallApiImpl`` whose signaling
 /// goes through a relay (our server, or `--peer` Mosquitto or Synapse) and whose media plane is the simulated world with zero latencies.
@@ -48,13 +50,16 @@ struct CallsBench {
         var endpoints: [(caller: CallEndpoint, callee: CallEndpoint)] = []
         log("logging in \(settings.pairs * 2) endpoints to \(peer.title)")
         do {
+            // Each pair on one of the bench's loops, in turn (as in the relay bench).
+            let loops = Array(MultiThreadedEventLoopGroup.singleton.makeIterator())
             for index in 0..<settings.pairs {
+                let loop = loops[index % loops.count]
                 let caller = try await CallEndpoint.make(
-                    user: UInt(300_000 + index), peer: peer, world: world, timeout: settings.callTimeoutMillis,
-                    traced: settings.traceFailures)
+                    user: UInt(300_000 + index), peer: peer, loop: loop, world: world,
+                    timeout: settings.callTimeoutMillis, traced: settings.traceFailures)
                 let callee = try await CallEndpoint.make(
-                    user: UInt(400_000 + index), peer: peer, world: world, timeout: settings.callTimeoutMillis,
-                    traced: settings.traceFailures)
+                    user: UInt(400_000 + index), peer: peer, loop: loop, world: world,
+                    timeout: settings.callTimeoutMillis, traced: settings.traceFailures)
                 endpoints.append((caller, callee))
             }
         } catch {
@@ -194,10 +199,10 @@ struct CallEndpoint: Sendable {
     let trace: CallTrace?
 
     static func make(
-        user: UInt, peer: any BenchPeer, world: SimulatedRTCWorld, timeout: UInt64, traced: Bool
+        user: UInt, peer: any BenchPeer, loop: any EventLoop, world: SimulatedRTCWorld, timeout: UInt64, traced: Bool
     ) async throws -> CallEndpoint {
         let trace = traced ? CallTrace(user: user) : nil
-        let client = try await peer.client(user: "\(user)")
+        let client = try await peer.client(user: "\(user)", on: loop)
         let signal = trace.map { TracedSignalClient(client, trace: $0) } ?? client
         let api = CallApiImpl()
         if let trace { api.addListener(listener: trace) }

@@ -1,11 +1,16 @@
 import CallAPI
+import NIOCore
 
 /// A relay the relay and calls benches run their workload over: our server, Mosquitto or Synapse.
 protocol BenchPeer: Sendable {
     /// How tables name it ("our server", "Mosquitto", "Synapse").
     var title: String { get }
-    /// A signaling client logged in (or registered) as `user`, a decimal id, receiving that user's messages.
-    func client(user: String) async throws -> any BenchPeerClient
+    /// A signaling client logged in (or registered) as `user`, a decimal id, receiving that user's messages, its
+    /// connection on `loop`, so that every peer's clients are spread over the bench's loops the same way. Left to
+    /// the shared group's round robin, placement depended on the client library: with ours a run's senders all
+    /// landed on one loop and its receivers on the other, with the MQTT client's they mixed. Synapse's client runs
+    /// on its HTTP client's loops and ignores it.
+    func client(user: String, on loop: any EventLoop) async throws -> any BenchPeerClient
     /// Releases what the peer holds in this process (our in-process server, HTTP clients).
     func stop() async
 }

@@ -1,4 +1,6 @@
 import CallAPIMQTT
+import NIOCore
+import NIOPosix
 
 /// An MQTT broker already running (Mosquitto in scripts/bench.sh); each bench user is one
 /// ``MQTTSignalClient`` connection.
@@ -11,7 +13,8 @@ struct MosquittoPeer: BenchPeer {
     static func reach(_ configuration: MQTTSignalClient.Configuration) async throws -> MosquittoPeer {
         let peer = MosquittoPeer(configuration: configuration)
         do {
-            let probe = try await peer.client(user: "probe-\(UInt32.random(in: 0...UInt32.max))")
+            let probe = try await peer.client(
+                user: "probe-\(UInt32.random(in: 0...UInt32.max))", on: MultiThreadedEventLoopGroup.singleton.next())
             await probe.close()
         } catch {
             throw BenchPeerError.unreachable(
@@ -20,7 +23,9 @@ struct MosquittoPeer: BenchPeer {
         return peer
     }
 
-    func client(user: String) async throws -> any BenchPeerClient {
+    func client(user: String, on loop: any EventLoop) async throws -> any BenchPeerClient {
+        var configuration = configuration
+        configuration.eventLoopGroup = loop
         let client = MQTTSignalClient(configuration: configuration)
         try await client.login(userId: user)
         return client

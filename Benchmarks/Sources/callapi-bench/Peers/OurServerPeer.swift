@@ -1,6 +1,7 @@
 import CallAPIServer
 import CallAPISignalClient
 import Logging
+import NIOCore
 
 /// Our signaling server: started in this process (``BenchServer``), or already running in another process
 /// (`--peer-url ws://host:port` with the server's HS256 secret, with which the bench mints its own tokens).
@@ -31,10 +32,12 @@ struct OurServerPeer: BenchPeer {
 
     var title: String { external ? "our server" : "our server (in the bench's process)" }
 
-    func client(user: String) async throws -> any BenchPeerClient {
+    func client(user: String, on loop: any EventLoop) async throws -> any BenchPeerClient {
         var logger = Logger(label: "callapi.bench.client")
         logger.logLevel = .critical
-        let client = SignalClient(configuration: .init(url: url), logger: logger)
+        var configuration = SignalClientConfiguration(url: url)
+        configuration.eventLoopGroup = loop
+        let client = SignalClient(configuration: configuration, logger: logger)
         try await client.login(token: try await mint(user))
         return client
     }

@@ -36,7 +36,7 @@ struct SynapsePeer: BenchPeer {
         return SynapsePeer(http: client, baseURL: baseURL, registrationSecret: registrationSecret)
     }
 
-    func client(user: String) async throws -> any BenchPeerClient {
+    func client(user: String, on loop: any EventLoop) async throws -> any BenchPeerClient {
         let account = try await MatrixRegistration.account(
             user: user, secret: registrationSecret, baseURL: baseURL, httpClient: http)
         var configuration = MatrixSignalClient.Configuration(baseURL: baseURL)
