@@ -1,7 +1,6 @@
 import CallAPI
 import CallAPITesting
 import NIOCore
-import NIOPosix
 
 /// Full call flows (call → ring → accept → connected → hangup) between pairs of ``CallApiImpl`` whose signaling
 /// goes through a relay (our server, or `--peer` Mosquitto or Synapse) and whose media plane is the simulated world with zero latencies.
@@ -50,10 +49,8 @@ struct CallsBench {
         var endpoints: [(caller: CallEndpoint, callee: CallEndpoint)] = []
         log("logging in \(settings.pairs * 2) endpoints to \(peer.title)")
         do {
-            // Each pair on one of the bench's loops, in turn (as in the relay bench).
-            let loops = Array(MultiThreadedEventLoopGroup.singleton.makeIterator())
             for index in 0..<settings.pairs {
-                let loop = loops[index % loops.count]
+                let loop = BenchLoops.forPair(index)
                 let caller = try await CallEndpoint.make(
                     user: UInt(300_000 + index), peer: peer, loop: loop, world: world,
                     timeout: settings.callTimeoutMillis, traced: settings.traceFailures)

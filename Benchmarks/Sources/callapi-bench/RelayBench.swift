@@ -1,7 +1,6 @@
 import CallAPI
 import NIOConcurrencyHelpers
 import NIOCore
-import NIOPosix
 
 /// One-way message latency through a relay (our server, or `--peer` Mosquitto or Synapse) between pairs of real
 /// signaling clients on loopback.
@@ -84,10 +83,8 @@ struct RelayBench {
         var clients: [any BenchPeerClient] = []
         do {
             log("logging in \(settings.pairs * 2) clients to \(peer.title)")
-            // Each pair on one of the bench's loops, in turn: every loop carries as many senders as receivers.
-            let loops = Array(MultiThreadedEventLoopGroup.singleton.makeIterator())
             for index in 0..<settings.pairs {
-                let loop = loops[index % loops.count]
+                let loop = BenchLoops.forPair(index)
                 let sender = try await peer.client(user: "\(100_000 + index)", on: loop)
                 let receiver = try await peer.client(user: "\(200_000 + index)", on: loop)
                 receiver.addListener(listener: probe)

@@ -1,5 +1,6 @@
 import CallAPI
 import NIOCore
+import NIOPosix
 
 /// A relay the relay and calls benches run their workload over: our server, Mosquitto or Synapse.
 protocol BenchPeer: Sendable {
@@ -13,6 +14,15 @@ protocol BenchPeer: Sendable {
     func client(user: String, on loop: any EventLoop) async throws -> any BenchPeerClient
     /// Releases what the peer holds in this process (our in-process server, HTTP clients).
     func stop() async
+}
+
+/// Where the benches put their clients: each pair of users on one of the shared group's loops, in turn, so that
+/// every loop carries as many senders as receivers (or callers as callees), whatever the peer.
+enum BenchLoops {
+    private static let loops = Array(MultiThreadedEventLoopGroup.singleton.makeIterator())
+
+    /// The loop of pair `index`.
+    static func forPair(_ index: Int) -> any EventLoop { loops[index % loops.count] }
 }
 
 /// A logged-in client of a ``BenchPeer``: CallAPI's signaling seam, and a way to leave.
