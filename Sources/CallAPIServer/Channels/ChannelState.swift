@@ -125,7 +125,7 @@ package struct ChannelState: Sendable {
             return
         }
         apply(event, now: now, into: &actions)
-        closeSlowConsumers(now: now, into: &actions)
+        while let id = outboxes.nextSlowConsumer() { dropSlowConsumer(id, now: now, into: &actions) }
     }
 
     private mutating func apply(_ event: ChannelEvent, now: Int64, into actions: inout [ChannelAction]) {
@@ -546,7 +546,7 @@ package struct ChannelState: Sendable {
 
     /// Queues `frame` for connection `id`: counts it against the connection's outbox and appends the `send`. A
     /// frame that does not fit is not sent: the connection is noted as a slow consumer (it takes no more frames)
-    /// and closed when the event's other steps are done (``closeSlowConsumers(now:into:)``). A frame for a
+    /// and closed when the event's other steps are done (``OutboxAccounting/nextSlowConsumer()``). A frame for a
     /// connection the state does not know is appended uncounted; the shell has no socket for it.
     mutating func enqueue(_ frame: ChannelServerFrame, to id: SessionID, into actions: inout [ChannelAction]) {
         guard connections[id] != nil else {
@@ -558,18 +558,6 @@ package struct ChannelState: Sendable {
         {
             actions.append(.send(id, frame))
         }
-    }
-
-    /// Closes the connections whose outboxes overflowed during this event, in the order found (their own actions
-    /// may find more).
-    private mutating func closeSlowConsumers(now: Int64, into actions: inout [ChannelAction]) {
-        var index = 0
-        while index < outboxes.slowConsumers.count {
-            let id = outboxes.slowConsumers[index]
-            index += 1
-            dropSlowConsumer(id, now: now, into: &actions)
-        }
-        outboxes.endEvent()
     }
 
     /// The sender of a relayed signal: the member of the target's channel with the signal's `from` uid.

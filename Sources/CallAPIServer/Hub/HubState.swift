@@ -109,7 +109,7 @@ package struct HubState: Sendable, HubFrameQueue {
             return
         }
         apply(event, now: now, into: &actions)
-        closeSlowConsumers(now: now, into: &actions)
+        while let id = outboxes.nextSlowConsumer() { dropSlowConsumer(id, now: now, into: &actions) }
     }
 
     private mutating func apply(_ event: HubEvent, now: Int64, into actions: inout [HubAction]) {
@@ -732,7 +732,7 @@ package struct HubState: Sendable, HubFrameQueue {
 
     /// Queues `frame` for session `id`: counts it against the session's outbox and appends the `send`. A frame that
     /// does not fit is not sent: the session is noted as a slow consumer (it takes no more frames) and closed when
-    /// the event's other steps are done (``closeSlowConsumers(now:into:)``). A frame for a session the hub does not
+    /// the event's other steps are done (``OutboxAccounting/nextSlowConsumer()``). A frame for a session the hub does not
     /// know (closed during this event) is appended uncounted; the shell has no socket for it.
     package mutating func enqueue(_ frame: ServerFrame, to id: SessionID, into actions: inout [HubAction]) {
         enqueue(frame, to: id, cost: nil, into: &actions)
@@ -751,18 +751,6 @@ package struct HubState: Sendable, HubFrameQueue {
         if outboxes.admit(id, cost: cost, relayed: relayedMessage, into: &sessions.values[index].outbox) {
             actions.append(.send(id, frame))
         }
-    }
-
-    /// Closes the sessions whose outboxes overflowed during this event, in the order found (their own actions may
-    /// find more).
-    private mutating func closeSlowConsumers(now: Int64, into actions: inout [HubAction]) {
-        var index = 0
-        while index < outboxes.slowConsumers.count {
-            let id = outboxes.slowConsumers[index]
-            index += 1
-            dropSlowConsumer(id, now: now, into: &actions)
-        }
-        outboxes.endEvent()
     }
 
     /// What to remember about a relayed message in an outbox.

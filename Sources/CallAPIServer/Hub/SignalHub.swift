@@ -239,7 +239,7 @@ final class SignalHub: SessionEndpoint {
             }
             // Kept for the next event unless one event (a shutdown, a tick) made it large.
             if actions.capacity <= Self.keptActions {
-                actions.removeAll(keepingCapacity: true)
+                actions.removeAllInPlace()
                 core.actions = actions
             }
             metrics.update(

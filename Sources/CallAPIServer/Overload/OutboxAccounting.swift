@@ -9,6 +9,8 @@ struct OutboxAccounting: Sendable, Equatable {
     /// Sessions whose outbox overflowed during the current event, in the order found: they take no more frames
     /// and are closed at its end (empty between events).
     private(set) var slowConsumers: [SessionID] = []
+    /// How many of ``slowConsumers`` ``nextSlowConsumer()`` has handed out for closing.
+    private var slowConsumersHandedOut = 0
 
     init(maxFrames: Int, maxBytes: Int) {
         self.maxFrames = maxFrames
@@ -50,8 +52,16 @@ struct OutboxAccounting: Sendable, Equatable {
         bytes -= outbox.bytes
     }
 
-    /// The current event is done: its slow consumers have been closed.
-    mutating func endEvent() {
-        slowConsumers.removeAll(keepingCapacity: true)
+    /// The next session of this event to close as a slow consumer, in the order found, including sessions found
+    /// while the earlier ones are closed; each still takes no frames until the event ends. Nil once every one has
+    /// been handed out, which ends the event: the list is emptied for the next.
+    mutating func nextSlowConsumer() -> SessionID? {
+        guard slowConsumersHandedOut < slowConsumers.count else {
+            slowConsumers.removeAllInPlace()
+            slowConsumersHandedOut = 0
+            return nil
+        }
+        slowConsumersHandedOut += 1
+        return slowConsumers[slowConsumersHandedOut - 1]
     }
 }

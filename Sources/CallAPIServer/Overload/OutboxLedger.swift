@@ -39,7 +39,7 @@ struct OutboxLedger<Relayed: Sendable & Equatable>: Sendable, Equatable {
         frames -= end - head
         head = end
         if head == entries.count {
-            entries.removeAll(keepingCapacity: true)
+            entries.removeAllInPlace()
             head = 0
         } else if head >= 64, head * 2 >= entries.count {
             entries.removeFirst(head)

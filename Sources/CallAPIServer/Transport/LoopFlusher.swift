@@ -92,7 +92,7 @@ final class LoopFlusher: Sendable {
         for connection in connections {
             connection.writePending()
         }
-        connections.removeAll(keepingCapacity: true)
+        connections.removeAllInPlace()
         spare.value = connections
     }
 

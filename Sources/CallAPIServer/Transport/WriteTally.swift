@@ -28,7 +28,7 @@ final class WriteTally: Sendable {
         draining.withLockedValue { batch in
             reported.withLockedValue { swap(&$0, &batch) }
             for write in batch { body(write.id, write.frames) }
-            batch.removeAll(keepingCapacity: true)
+            batch.removeAllInPlace()
         }
     }
 }

@@ -20,7 +20,10 @@ import Testing
         #expect(accounting.frames == 0 && accounting.bytes == 0)
         #expect(!accounting.admit(id, cost: 10, relayed: 3, into: &outbox))
         #expect(accounting.slowConsumers == [id])
-        accounting.endEvent()
+        #expect(accounting.nextSlowConsumer() == id)
+        // Handed out for closing, it still takes nothing until the event ends.
+        #expect(!accounting.admit(id, cost: 10, relayed: 3, into: &outbox))
+        #expect(accounting.nextSlowConsumer() == nil)
         #expect(accounting.slowConsumers.isEmpty)
         #expect(accounting.admit(id, cost: 10, relayed: 4, into: &outbox))
         #expect(outbox.unwritten == [4])
@@ -37,5 +40,23 @@ import Testing
         #expect(accounting.frames == 2 && accounting.bytes == 600)
         accounting.forget(first)
         #expect(accounting.frames == 1 && accounting.bytes == 400)
+    }
+
+    @Test func slowConsumersFoundWhileClosingOthersAreHandedOutInTheSameEvent() {
+        var accounting = OutboxAccounting(maxFrames: 1, maxBytes: 1_000)
+        var first = OutboxLedger<Int>()
+        var second = OutboxLedger<Int>()
+        #expect(accounting.admit(SessionID(1), cost: 10, relayed: nil, into: &first))
+        #expect(accounting.admit(SessionID(2), cost: 10, relayed: nil, into: &second))
+        #expect(!accounting.admit(SessionID(1), cost: 10, relayed: nil, into: &first))
+        #expect(accounting.nextSlowConsumer() == SessionID(1))
+        // Closing the first overflows the second (a notice to it, say): it is handed out next, in this event.
+        #expect(!accounting.admit(SessionID(2), cost: 10, relayed: nil, into: &second))
+        #expect(accounting.nextSlowConsumer() == SessionID(2))
+        #expect(accounting.nextSlowConsumer() == nil)
+        #expect(accounting.slowConsumers.isEmpty)
+        // The next event starts afresh: neither is slow any more once its frames are written.
+        accounting.written(1, from: &first)
+        #expect(accounting.admit(SessionID(1), cost: 10, relayed: nil, into: &first))
     }
 }
