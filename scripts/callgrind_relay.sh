@@ -19,6 +19,9 @@ pairs=${CALLGRIND_PAIRS:-10}
 rate=${CALLGRIND_RATE:-200}
 short=${CALLGRIND_SHORT_SECONDS:-5}
 long=${CALLGRIND_LONG_SECONDS:-15}
+# Ours runs on as many event loops as in scripts/bench.sh's wall-clock runs (one unless BENCH_EVENT_LOOPS says
+# otherwise), so that the count describes the server those runs measured.
+event_loops=${BENCH_EVENT_LOOPS:-1}
 command -v valgrind >/dev/null || { echo "callgrind_relay: valgrind not installed" >&2; exit 1; }
 
 work=$(mktemp -d)
@@ -41,7 +44,7 @@ start_server() {
         # debug information (the instructions are the same).
         [ -x "$work/server-stripped" ] || strip --strip-debug -o "$work/server-stripped" "$bin"
         valgrind --tool=callgrind --callgrind-out-file="$out" "$work/server-stripped" serve --port "$port" --secret "$secret" \
-            --rate 10000000 --burst 100000 --log-level error >"$work/server.log" 2>&1 &
+            --rate 10000000 --burst 100000 --event-loops "$event_loops" --log-level error >"$work/server.log" 2>&1 &
         server_pid=$!
         wait_for 120 python3 -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$port/healthz', timeout=5)" ||
             { valgrind_gave_up; echo "callgrind_relay: the server did not start" >&2; exit 1; }
@@ -112,6 +115,7 @@ per_message=$(((long_instructions - short_instructions) / messages))
 
 title=$([ "$peer" = ours ] && echo "our server" || echo "Mosquitto (MQTT 3.1.1, QoS 1)")
 echo "### Instructions per relayed message, $title (callgrind, scripts/callgrind_relay.sh)"
+[ "$peer" = ours ] && echo && echo "Our server on $event_loops event loop(s), as in the wall-clock runs."
 echo
 echo "| run | messages delivered | server instructions |"
 echo "| --- | --- | --- |"
