@@ -732,8 +732,8 @@ package struct HubState: Sendable, HubFrameQueue {
 
     /// Queues `frame` for session `id`: counts it against the session's outbox and appends the `send`. A frame that
     /// does not fit is not sent: the session is noted as a slow consumer (it takes no more frames) and closed when
-    /// the event's other steps are done (``OutboxAccounting/nextSlowConsumer()``). A frame for a session the hub does not
-    /// know (closed during this event) is appended uncounted; the shell has no socket for it.
+    /// the event's other steps are done (``OutboxAccounting/nextSlowConsumer()``). A frame for a session the hub
+    /// does not know (closed during this event) is appended uncounted; the shell has no socket for it.
     package mutating func enqueue(_ frame: ServerFrame, to id: SessionID, into actions: inout [HubAction]) {
         enqueue(frame, to: id, cost: nil, into: &actions)
     }
