@@ -24,6 +24,8 @@ final class ClientSocket {
     private let loop: any EventLoop
     private let logger: Logger
     fileprivate var phase: Phase = .connecting(closeWhenOpen: false)
+    /// Where the masking keys of text frames come from (one system call per 32 frames, not one per frame).
+    private var entropy = BufferedEntropy()
 
     fileprivate enum Phase {
         /// Connecting and upgrading; `closeWhenOpen` when the owner closed it meanwhile.
@@ -123,7 +125,7 @@ final class ClientSocket {
             return
         }
         var frame = channel.allocator.buffer(capacity: utf8.count + 14)
-        MaskedTextFrame.write(utf8: utf8, key: .random(), into: &frame)
+        MaskedTextFrame.write(utf8: utf8, key: .random(using: &entropy), into: &frame)
         writer.writeAndFlush(frame)
     }
 
