@@ -200,6 +200,25 @@ import Testing
         #expect(hub.onlineUsers.isEmpty)
     }
 
+    @Test mutating func sendWithCopyToAnotherUserCopiesItToTheSendersOtherSessionsOnlyWhenThereAreAny() {
+        login(a, "1001")
+        login(c, "1002")
+        let alone = hub.handle(.frame(a, .send(.init(id: 1, to: "1002", body: "x", copy: true))), now: 1)
+        #expect(answer(alone, a)?.result == .delivered)
+        #expect(answer(alone, a)?.sessions == 1, "the answer counts the target's sessions")
+        #expect(frames(alone, to: c).count == 1)
+        #expect(frames(alone, to: a).count == 1, "one device: the sender gets its answer and no copy")
+        login(b, "1001")
+        let actions = hub.handle(.frame(a, .send(.init(id: 2, to: "1002", body: "y", copy: true))), now: 2)
+        #expect(answer(actions, a)?.sessions == 1)
+        let toB = frames(actions, to: b).compactMap { frame -> ServerFrame.Message? in
+            if case .message(let message) = frame { message } else { nil }
+        }
+        #expect(toB.map(\.body) == ["y"], "the sender's other device gets the copy")
+        #expect(toB.first?.to == "1002")
+        #expect(frames(actions, to: a).count == 1, "the sender gets its answer only")
+    }
+
     @Test mutating func renewalForAnotherUserIsRefused() {
         login(a, "1001", now: 0, expiresAt: 60_000)
         _ = hub.handle(.frame(a, .renew(.init(id: 8, token: "other"))), now: 1)

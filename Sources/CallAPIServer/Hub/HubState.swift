@@ -508,9 +508,10 @@ package struct HubState: Sendable, HubFrameQueue {
             }
             report(send, from: id, user: user, .delivered(reached), into: &actions)
             if send.copy == true {
-                copy(
-                    send, to: otherSessions(of: user, than: id), user: user, messageId: messageId, now: now,
-                    into: &actions)
+                let others = otherSessions(of: user, than: id)
+                if !others.isEmpty {
+                    copy(send, to: others, user: user, messageId: messageId, now: now, into: &actions)
+                }
             }
             enqueue(
                 .answer(.init(id: send.id, result: .delivered, messageId: messageId, sessions: reached.count)), to: id,
@@ -617,7 +618,9 @@ package struct HubState: Sendable, HubFrameQueue {
     /// The sessions of `user` other than `id`: where a `send` with `copy` also goes, so a user's other devices
     /// learn what this one answered (docs/multi-device.md).
     private func otherSessions(of user: String, than id: SessionID) -> [SessionID] {
-        (userSessions[user] ?? []).filter { $0 != id }
+        // Most users are on one device: then no list is built.
+        guard let sessions = userSessions[user], sessions.count > 1 else { return [] }
+        return sessions.filter { $0 != id }
     }
 
     private mutating func copy(

@@ -254,7 +254,9 @@ final class SignalHub: SessionEndpoint {
 
     /// The ledger's busy answer in place of relaying a call to a user who is in another call (when it answers busy).
     private func answeredBusy(_ event: HubEvent, state: HubState, now: Int64) -> HubEvent? {
-        guard let ledger, case .frame(let id, .send(let send)) = event, let user = state.userId(of: id),
+        // The setting first: matching the event copies the send, and the sender's user is a table look-up.
+        guard let ledger, ledger.answersBusy, case .frame(let id, .send(let send)) = event,
+            let user = state.userId(of: id),
             let body = ledger.busyAnswer(
                 to: RelayedSendRequest(from: user, to: send.to, body: send.relayBody), now: now)
         else { return nil }

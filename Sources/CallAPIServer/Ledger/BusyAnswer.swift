@@ -26,6 +26,10 @@ enum BusyAnswer {
 }
 
 extension CallLedger {
+    /// Whether the server answers calls to busy users itself (``busyAnswer(to:now:)``): asked before anything
+    /// else about a send, so that a server that does not (the default) pays nothing per relayed message.
+    var answersBusy: Bool { settings.answersBusy }
+
     /// The busy reject to answer `send` with instead of relaying it, when the ledger answers busy and `send` is a
     /// call to a user in an accepted call with someone else; `nil` to relay it as usual.
     ///
