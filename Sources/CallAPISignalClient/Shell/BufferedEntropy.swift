@@ -2,8 +2,6 @@
     import Glibc
 #elseif canImport(Musl)
     import Musl
-#elseif canImport(Darwin)
-    import Darwin
 #endif
 
 /// Random numbers from the kernel's strong source, drawn 256 bytes at a time: what a socket's masking keys come
@@ -38,7 +36,9 @@ struct BufferedEntropy: RandomNumberGenerator {
 
     /// Fills `bytes` (at most 256 of them) from the kernel's random source.
     private static func draw(_ bytes: UnsafeMutableRawBufferPointer) {
-        #if canImport(Glibc) || canImport(Musl) || canImport(Darwin)
+        // On Apple platforms the system generator is `arc4random_buf`, which makes no system call per number: it
+        // fills the buffer there.
+        #if canImport(Glibc) || canImport(Musl)
             // It fails only for more than 256 bytes or a bad address, neither of which can happen here; should it
             // fail anyway, the system generator fills the buffer instead.
             if getentropy(bytes.baseAddress, bytes.count) == 0 { return }
