@@ -53,7 +53,7 @@ struct WebSocketClientFrame {
 
     /// Writes the unmasked payload to the start of `destination` (at least ``payload``'s readable bytes long).
     func unmask(into destination: UnsafeMutableRawBufferPointer) {
-        payload.withUnsafeReadableBytes { Self.unmask($0, key: maskKey, into: destination) }
+        payload.withUnsafeReadableBytes { WebSocketMasking.apply($0, key: maskKey, into: destination) }
     }
 
     /// Appends the unmasked payload to `buffer`.
@@ -70,24 +70,5 @@ struct WebSocketClientFrame {
         var buffer = allocator.buffer(capacity: payload.readableBytes)
         appendUnmasked(to: &buffer)
         return buffer
-    }
-
-    /// XORs `source` with the repeated four key bytes into `destination`, eight bytes at a time.
-    static func unmask(_ source: UnsafeRawBufferPointer, key: UInt32, into destination: UnsafeMutableRawBufferPointer) {
-        precondition(destination.count >= source.count, "the destination is shorter than the payload")
-        // `key` holds the four bytes in memory order, so two copies of it hold them twice, whatever the byte order.
-        let wideKey = UInt64(key) | UInt64(key) << 32
-        var index = 0
-        while index + 8 <= source.count {
-            let word = source.loadUnaligned(fromByteOffset: index, as: UInt64.self) ^ wideKey
-            destination.storeBytes(of: word, toByteOffset: index, as: UInt64.self)
-            index += 8
-        }
-        withUnsafeBytes(of: key) { keyBytes in
-            while index < source.count {
-                destination[index] = source[index] ^ keyBytes[index & 3]
-                index += 1
-            }
-        }
     }
 }

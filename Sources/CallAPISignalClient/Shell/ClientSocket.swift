@@ -124,7 +124,7 @@ final class ClientSocket {
             logger.warning("a frame written to a socket that is not open was not sent", metadata: ["socket": "\(id)"])
             return
         }
-        var frame = channel.allocator.buffer(capacity: utf8.count + 14)
+        var frame = channel.allocator.buffer(capacity: utf8.count + MaskedTextFrame.maxHeaderBytes)
         MaskedTextFrame.write(utf8: utf8, key: .random(using: &entropy), into: &frame)
         writer.writeAndFlush(frame)
     }

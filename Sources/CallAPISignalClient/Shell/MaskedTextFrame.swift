@@ -1,3 +1,4 @@
+import CallAPISignalProtocol
 import NIOCore
 import NIOWebSocket
 
@@ -6,51 +7,40 @@ import NIOWebSocket
 ///
 /// NIO's `WebSocketFrameEncoder` masks byte by byte and writes the header as a buffer of its own: for a relayed
 /// message that was ~13,000 of the ~125,000 instructions both bench clients spent on it (callgrind,
-/// docs/benchmarks.md). Here eight bytes are masked per step.
+/// docs/benchmarks.md). Here the header, key and masked payload go in with one capacity check, eight payload bytes
+/// per step.
 enum MaskedTextFrame {
+    /// The longest header: two bytes, a 64-bit length and the key.
+    static let maxHeaderBytes = 14
+
     /// Appends a text frame carrying `utf8`, masked with `key`.
     static func write(utf8: UnsafeRawBufferPointer, key: WebSocketMaskingKey, into buffer: inout ByteBuffer) {
+        // The key's four bytes in memory order, as they go on the wire.
+        var keyWord: UInt32 = 0
+        withUnsafeMutableBytes(of: &keyWord) { bytes in
+            for index in 0..<4 { bytes[index] = key[key.startIndex + index] }
+        }
         let length = utf8.count
-        buffer.reserveCapacity(minimumWritableBytes: length + 14)
-        buffer.writeInteger(UInt8(0x80 | 0x1))
-        switch length {
-        case 0...125:
-            buffer.writeInteger(UInt8(0x80 | length))
-        case 126...0xFFFF:
-            buffer.writeInteger(UInt8(0x80 | 126))
-            buffer.writeInteger(UInt16(length))
-        default:
-            buffer.writeInteger(UInt8(0x80 | 127))
-            buffer.writeInteger(UInt64(length))
-        }
-        buffer.writeBytes(key)
-        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: length) { target in
-            mask(utf8, with: key, into: target)
-            return length
-        }
-    }
-
-    /// `source` XOR the key repeated, byte `i` with key byte `i % 4`, into `target` (at least as long).
-    private static func mask(
-        _ source: UnsafeRawBufferPointer, with key: WebSocketMaskingKey, into target: UnsafeMutableRawBufferPointer
-    ) {
-        guard let from = source.baseAddress, let to = target.baseAddress else { return }
-        // The key four times over, as bytes in memory: a word of the payload lines up with it at every multiple
-        // of eight, whatever the machine's byte order.
-        var wordKey: UInt64 = 0
-        withUnsafeMutableBytes(of: &wordKey) { bytes in
-            for index in 0..<8 { bytes[index] = key[key.startIndex + index % 4] }
-        }
-        var index = 0
-        while index &+ 8 <= source.count {
-            let masked = from.loadUnaligned(fromByteOffset: index, as: UInt64.self) ^ wordKey
-            (to + index).storeBytes(of: masked, as: UInt64.self)
-            index &+= 8
-        }
-        while index < source.count {
-            let byte = from.load(fromByteOffset: index, as: UInt8.self) ^ key[key.startIndex + index % 4]
-            to.storeBytes(of: byte, toByteOffset: index, as: UInt8.self)
-            index &+= 1
+        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: length + maxHeaderBytes) { out in
+            out[0] = 0x80 | 0x1  // FIN, text
+            var at: Int
+            switch length {
+            case 0...125:
+                out[1] = 0x80 | UInt8(length)
+                at = 2
+            case 126...0xFFFF:
+                out[1] = 0x80 | 126
+                out.storeBytes(of: UInt16(length).bigEndian, toByteOffset: 2, as: UInt16.self)
+                at = 4
+            default:
+                out[1] = 0x80 | 127
+                out.storeBytes(of: UInt64(length).bigEndian, toByteOffset: 2, as: UInt64.self)
+                at = 10
+            }
+            out.storeBytes(of: keyWord, toByteOffset: at, as: UInt32.self)
+            at &+= 4
+            WebSocketMasking.apply(utf8, key: keyWord, into: UnsafeMutableRawBufferPointer(rebasing: out[at...]))
+            return at &+ length
         }
     }
 }

@@ -85,7 +85,7 @@ import Testing
                 let slice = Array(source[start..<(start + length)])
                 var output = [UInt8](repeating: 0, count: length)
                 slice.withUnsafeBytes { input in
-                    output.withUnsafeMutableBytes { WebSocketClientFrame.unmask(input, key: key, into: $0) }
+                    output.withUnsafeMutableBytes { WebSocketMasking.apply(input, key: key, into: $0) }
                 }
                 #expect(output == slice.enumerated().map { $0.element ^ keyBytes[$0.offset % 4] })
             }
