@@ -1,9 +1,10 @@
 /// RFC 6455 §5.3 masking, both ways (it is its own inverse): a client masks what it sends, a server unmasks what it
-/// reads.
+/// reads. Inlinable, so that the server's read path and the client's frame writer, in other modules, do not pay a
+/// call for it per frame.
 package enum WebSocketMasking {
     /// XORs `source` with the four key bytes repeated (byte `i` with key byte `i % 4`) into `destination`, which is
     /// at least as long, eight bytes at a time. `key` holds the four bytes in memory order, as they are on the wire.
-    package static func apply(
+    @inlinable package static func apply(
         _ source: UnsafeRawBufferPointer, key: UInt32, into destination: UnsafeMutableRawBufferPointer
     ) {
         precondition(destination.count >= source.count, "the destination is shorter than the payload")
