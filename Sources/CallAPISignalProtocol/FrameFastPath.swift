@@ -12,36 +12,35 @@ enum FrameFastPath {
         // Picked, not read whole: only the members these two frames have are built, each key is compared as
         // bytes, and the general decoder ignores the other members too.
         // A send's body is kept escaped: the server writes it into the relayed message as it came.
-        guard
-            let values = FlatJSONObject.pick(
-                clientKeys, fromUTF8: text, keepingEscaped: 1 << UInt64(ClientKey.body.rawValue)),
-            case .string(let type)? = values[ClientKey.type.rawValue]
-        else {
-            return nil
-        }
-        func value(_ key: ClientKey) -> FlatJSONObject.Value? { values[key.rawValue] }
-        // Matched against the kinds' raw values, not read with `Kind(rawValue:)`: that search of every case cost
-        // ~500 instructions per frame here (callgrind, scripts/bench-frame-coding.sh --instructions).
-        switch type {
-        case ClientFrame.Kind.send.rawValue:
-            guard case .int(let wideId)? = value(.id), let id = Int(exactly: wideId),
-                case .string(let to)? = value(.to), case .escapedString(let body)? = value(.body),
-                let ttl = value(.ttl).optionalInt, let copy = value(.copy).optionalBool,
-                let pushObject = value(.push).optionalObject
-            else { return nil }
-            var push: PushMark?
-            if let pushObject {
-                guard let mark = pushMark(pushObject) else { return nil }
-                push = mark
+        FlatJSONObject.withPicked(
+            clientKeys, fromUTF8: text, keepingEscaped: 1 << UInt64(ClientKey.body.rawValue)
+        ) { values in
+            guard case .string(let type)? = values[ClientKey.type.rawValue] else { return nil }
+            func value(_ key: ClientKey) -> FlatJSONObject.Value? { values[key.rawValue] }
+            // Matched against the kinds' raw values, not read with `Kind(rawValue:)`: that search of every case
+            // cost ~500 instructions per frame here (callgrind, scripts/bench-frame-coding.sh --instructions).
+            switch type {
+            case ClientFrame.Kind.send.rawValue:
+                guard case .int(let wideId)? = value(.id), let id = Int(exactly: wideId),
+                    case .string(let to)? = value(.to), case .escapedString(let body)? = value(.body),
+                    let ttl = value(.ttl).optionalInt, let copy = value(.copy).optionalBool,
+                    let pushObject = value(.push).optionalObject
+                else { return nil }
+                var push: PushMark?
+                if let pushObject {
+                    guard let mark = pushMark(pushObject) else { return nil }
+                    push = mark
+                }
+                return .send(
+                    .init(
+                        id: id, to: to, relayBody: MessageBody(checkedEscaped: body), ttl: ttl, push: push,
+                        copy: copy))
+            case ClientFrame.Kind.ping.rawValue:
+                guard let id = value(.id).optionalInt else { return nil }
+                return .ping(.init(id: id))
+            default:
+                return nil
             }
-            return .send(
-                .init(
-                    id: id, to: to, relayBody: MessageBody(checkedEscaped: body), ttl: ttl, push: push, copy: copy))
-        case ClientFrame.Kind.ping.rawValue:
-            guard let id = value(.id).optionalInt else { return nil }
-            return .ping(.init(id: id))
-        default:
-            return nil
         }
     }
 
@@ -84,35 +83,36 @@ enum FrameFastPath {
     /// ``decodeServerFrame(_:)`` over valid UTF-8 bytes.
     static func decodeServerFrame(utf8 text: UnsafeBufferPointer<UInt8>) -> ServerFrame? {
         // Picked as client frames are: only these frames' members are built.
-        guard let values = FlatJSONObject.pick(serverKeys, fromUTF8: text),
-            case .string(let type)? = values[ServerKey.type.rawValue]
-        else {
-            return nil
-        }
-        func value(_ key: ServerKey) -> FlatJSONObject.Value? { values[key.rawValue] }
-        switch type {
-        case ServerFrame.Kind.message.rawValue:
-            guard case .string(let from)? = value(.from), case .string(let body)? = value(.body),
-                case .int(let sentAt)? = value(.sentAt), case .string(let messageId)? = value(.messageId),
-                let held = value(.held).optionalBool, let to = value(.to).optionalString
-            else { return nil }
-            return .message(.init(from: from, body: body, sentAt: sentAt, messageId: messageId, held: held, to: to))
-        case ServerFrame.Kind.answer.rawValue:
-            guard let id = value(.id).optionalInt, case .string(let resultText)? = value(.result),
-                let result = SendResult(rawValue: resultText), let reasonText = value(.reason).optionalString,
-                let message = value(.message).optionalString, let messageId = value(.messageId).optionalString,
-                let sessions = value(.sessions).optionalInt, let ttl = value(.ttl).optionalInt
-            else { return nil }
-            let reason = reasonText.map { SignalErrorCode(rawValue: $0) ?? .unknown }
-            return .answer(
-                .init(
-                    id: id, result: result, reason: reason, message: message, messageId: messageId,
-                    sessions: sessions, ttl: ttl))
-        case ServerFrame.Kind.pong.rawValue:
-            guard let id = value(.id).optionalInt, case .int(let serverTime)? = value(.serverTime) else { return nil }
-            return .pong(.init(id: id, serverTime: serverTime))
-        default:
-            return nil
+        FlatJSONObject.withPicked(serverKeys, fromUTF8: text) { values in
+            guard case .string(let type)? = values[ServerKey.type.rawValue] else { return nil }
+            func value(_ key: ServerKey) -> FlatJSONObject.Value? { values[key.rawValue] }
+            switch type {
+            case ServerFrame.Kind.message.rawValue:
+                guard case .string(let from)? = value(.from), case .string(let body)? = value(.body),
+                    case .int(let sentAt)? = value(.sentAt), case .string(let messageId)? = value(.messageId),
+                    let held = value(.held).optionalBool, let to = value(.to).optionalString
+                else { return nil }
+                return .message(
+                    .init(from: from, body: body, sentAt: sentAt, messageId: messageId, held: held, to: to))
+            case ServerFrame.Kind.answer.rawValue:
+                guard let id = value(.id).optionalInt, case .string(let resultText)? = value(.result),
+                    let result = SendResult(rawValue: resultText), let reasonText = value(.reason).optionalString,
+                    let message = value(.message).optionalString, let messageId = value(.messageId).optionalString,
+                    let sessions = value(.sessions).optionalInt, let ttl = value(.ttl).optionalInt
+                else { return nil }
+                let reason = reasonText.map { SignalErrorCode(rawValue: $0) ?? .unknown }
+                return .answer(
+                    .init(
+                        id: id, result: result, reason: reason, message: message, messageId: messageId,
+                        sessions: sessions, ttl: ttl))
+            case ServerFrame.Kind.pong.rawValue:
+                guard let id = value(.id).optionalInt, case .int(let serverTime)? = value(.serverTime) else {
+                    return nil
+                }
+                return .pong(.init(id: id, serverTime: serverTime))
+            default:
+                return nil
+            }
         }
     }
 

@@ -240,6 +240,21 @@ import Testing
         }
     }
 
+    @Test(arguments: [#"{"a":"x","e":{"f":"g"}}"#, #"{"a":1,"a":2}"#, #"{"a":1"#, "[]"])
+    func picksOnTheStackReachTheirReaderOnlyForTextThatIsRead(text: String) {
+        let keys: [StaticString] = ["a", "b", "e"]
+        var calls = 0
+        let seen = text.utf8.withContiguousStorageIfAvailable { bytes in
+            FlatJSONObject.withPicked(keys, fromUTF8: bytes) { values -> [FlatJSONObject.Value?]? in
+                calls += 1
+                return Array(values)
+            }
+        }
+        let picked = FlatJSONObject.pick(keys, from: text)
+        #expect(seen == .some(picked))
+        #expect(calls == (picked == nil ? 0 : 1))
+    }
+
     @Test func flatObjectsReadIntegersAtTheirLimits() throws {
         let object = try #require(
             FlatJSONObject(#"{"a":9223372036854775807,"b":-9223372036854775808,"c":-0,"d":true,"e":false,"f":null}"#))

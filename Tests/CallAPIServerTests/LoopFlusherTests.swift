@@ -21,7 +21,7 @@ import Testing
             return opened
         }
 
-        func received(utf8 text: UnsafeBufferPointer<UInt8>, on id: SessionID, at instant: ContinuousClock.Instant)
+        func received(utf8 text: UnsafeBufferPointer<UInt8>, on id: SessionID, at instant: NIODeadline)
             -> Bool
         {
             connection.withLockedValue { $0 }?.send(text: String(decoding: text, as: UTF8.self))

@@ -57,8 +57,7 @@ final class ChannelHub: SessionEndpoint {
         return opened!
     }
 
-    func received(utf8 text: UnsafeBufferPointer<UInt8>, on id: SessionID, at instant: ContinuousClock.Instant) -> Bool
-    {
+    func received(utf8 text: UnsafeBufferPointer<UInt8>, on id: SessionID, at instant: NIODeadline) -> Bool {
         // Channel frames are few (join, leave, notices): read from a `String`.
         received(Self.decode(String(decoding: text, as: UTF8.self), maxFrameBytes: limits.maxFrameBytes), on: id)
         return true

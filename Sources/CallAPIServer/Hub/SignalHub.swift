@@ -96,8 +96,7 @@ final class SignalHub: SessionEndpoint {
         return opened!
     }
 
-    func received(utf8 text: UnsafeBufferPointer<UInt8>, on id: SessionID, at instant: ContinuousClock.Instant) -> Bool
-    {
+    func received(utf8 text: UnsafeBufferPointer<UInt8>, on id: SessionID, at instant: NIODeadline) -> Bool {
         // Parsed before taking the lock, so that connections on other loops parse at the same time.
         received(Self.decode(utf8: text, maxFrameBytes: limits.maxFrameBytes), on: id, at: instant)
     }
@@ -105,7 +104,7 @@ final class SignalHub: SessionEndpoint {
     /// A text message arrived on `id`, decoded as ``decode(utf8:maxFrameBytes:)`` does. Returns whether the session is
     /// still open: once the hub has closed it, its connection reads no further.
     @discardableResult
-    func received(_ message: DecodedMessage, on id: SessionID, at instant: ContinuousClock.Instant) -> Bool {
+    func received(_ message: DecodedMessage, on id: SessionID, at instant: NIODeadline) -> Bool {
         let now = clock.nowMillis()
         let event: HubEvent =
             switch message {
@@ -224,7 +223,7 @@ final class SignalHub: SessionEndpoint {
     /// busy answer in its place), its actions are performed in order, and `answer` reads the outcome. Work that
     /// awaits (token checks, ledger queries) starts once the lock is released.
     private func handle<Answer>(
-        now: Int64, relayStartedAt: ContinuousClock.Instant? = nil, _ prepare: (inout Core) -> HubEvent,
+        now: Int64, relayStartedAt: NIODeadline? = nil, _ prepare: (inout Core) -> HubEvent,
         answer: (Core) -> Answer
     ) -> Answer {
         let (answer, awaited) = core.withLockedValue { core -> (Answer, [AwaitedWork]) in
@@ -270,7 +269,7 @@ final class SignalHub: SessionEndpoint {
     }
 
     private func perform(
-        _ action: HubAction, in core: inout Core, relayStartedAt: ContinuousClock.Instant?
+        _ action: HubAction, in core: inout Core, relayStartedAt: NIODeadline?
     ) -> AwaitedWork? {
         switch action {
         case .relayed(let send):
@@ -280,7 +279,7 @@ final class SignalHub: SessionEndpoint {
             return .callsQuery(id: id, userId: userId, request: request, ledger: ledger)
         case .send(let id, let frame):
             guard let connection = core.connections[id] else { return nil }
-            var startedAt: ContinuousClock.Instant?
+            var startedAt: NIODeadline?
             observe(frame, session: id, state: core.state)
             if case .message(let message) = frame, message.held != true {
                 startedAt = relayStartedAt

@@ -161,9 +161,8 @@ final class ServerMetrics: Sendable {
     func callWebhookRefused() { callWebhookRefusals.increment() }
     func callWebhookPending(_ count: Int) { callWebhookQueue.record(count) }
 
-    func relayLatency(_ duration: Duration) {
-        let (seconds, attoseconds) = duration.components
-        relayLatency.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+    func relayLatency(nanoseconds: Int64) {
+        relayLatency.recordNanoseconds(nanoseconds)
     }
 
     /// The Prometheus text exposition.

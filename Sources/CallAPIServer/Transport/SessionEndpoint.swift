@@ -13,7 +13,7 @@ protocol SessionEndpoint: Sendable {
     /// A complete text message arrived, as its bytes (checked as valid UTF-8, within ``maxMessageBytes``; lent for
     /// the call). Returns whether the session is still open: once the endpoint has closed it, the transport reads
     /// no further.
-    func received(utf8 text: UnsafeBufferPointer<UInt8>, on id: SessionID, at instant: ContinuousClock.Instant) -> Bool
+    func received(utf8 text: UnsafeBufferPointer<UInt8>, on id: SessionID, at instant: NIODeadline) -> Bool
     /// A binary message arrived.
     func receivedBinary(on id: SessionID)
     /// The socket closed.

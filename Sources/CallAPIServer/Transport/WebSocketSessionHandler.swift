@@ -184,7 +184,7 @@ final class WebSocketSessionHandler: ChannelInboundHandler {
     /// Text checked as UTF-8, to the endpoint.
     private func deliver(utf8 text: UnsafeBufferPointer<UInt8>) {
         guard !ignoring, !closeSent, let connection else { return }
-        if !endpoint.received(utf8: text, on: connection.id, at: .now) {
+        if !endpoint.received(utf8: text, on: connection.id, at: .now()) {
             ignoring = true
         }
     }

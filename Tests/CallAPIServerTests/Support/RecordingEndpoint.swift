@@ -20,8 +20,7 @@ final class RecordingEndpoint: SessionEndpoint {
         WebSocketConnection(id: Self.sessionID, channel: channel, flusher: flusher, tally: WriteTally(), metrics: nil)
     }
 
-    func received(utf8 text: UnsafeBufferPointer<UInt8>, on id: SessionID, at instant: ContinuousClock.Instant) -> Bool
-    {
+    func received(utf8 text: UnsafeBufferPointer<UInt8>, on id: SessionID, at instant: NIODeadline) -> Bool {
         let text = String(validating: text, as: UTF8.self)
         #expect(text != nil, "the transport handed on bytes that are not UTF-8")
         record.withLockedValue { $0.texts.append(text ?? "") }
