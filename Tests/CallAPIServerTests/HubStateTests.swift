@@ -200,6 +200,35 @@ import Testing
         #expect(hub.onlineUsers.isEmpty)
     }
 
+    @Test mutating func aRenewalToAnEarlierExpiryIsNoticedAndEnforcedAtThatExpiry() {
+        login(a, "1001", now: 0, expiresAt: 3_600_000)
+        // A tick first, so that the session's next visit is its idle timeout (30 s), after the new expiry.
+        #expect(hub.handle(.tick, now: 5_000).isEmpty)
+        _ = hub.handle(.frame(a, .renew(.init(id: 8, token: "short"))), now: 6_000)
+        let renewed = hub.handle(
+            .tokenChecked(
+                a, requestId: 8, purpose: .renew, result: .valid(userId: "1001", expiresAt: 20_000)), now: 6_000)
+        #expect(frames(renewed, to: a) == [.renewed(.init(id: 8, expiresAt: 20_000))])
+        #expect(frames(hub.handle(.tick, now: 9_999), to: a).isEmpty)
+        #expect(
+            frames(hub.handle(.tick, now: 10_000), to: a) == [
+                .tokenWillExpire(.init(expiresAt: 20_000, secondsLeft: 10))
+            ])
+        _ = hub.handle(.frame(a, .ping(.init())), now: 15_000)
+        #expect(closing(hub.handle(.tick, now: 19_999), a) == nil)
+        #expect(closing(hub.handle(.tick, now: 20_000), a) == .tokenExpired)
+    }
+
+    @Test mutating func aSessionKeptBusyIsClosedForIdlenessOnlyAfterItsLastFrame() {
+        login(a, "1001", now: 0)
+        for second in stride(from: Int64(10_000), through: 100_000, by: 10_000) {
+            _ = hub.handle(.frame(a, .ping(.init())), now: second)
+            #expect(hub.handle(.tick, now: second + 1).isEmpty)
+        }
+        #expect(hub.handle(.tick, now: 129_999).isEmpty)
+        #expect(closing(hub.handle(.tick, now: 130_000), a) == .idleTimeout)
+    }
+
     @Test mutating func sendWithCopyToAnotherUserCopiesItToTheSendersOtherSessionsOnlyWhenThereAreAny() {
         login(a, "1001")
         login(c, "1002")

@@ -45,6 +45,12 @@ package struct TokenLease: Sendable, Equatable {
         return .notice
     }
 
+    /// When ``due(now:noticeMillis:)`` next has something to return: the notice's time while it is pending, then
+    /// the expiry.
+    package func nextDue(noticeMillis: Int64) -> Int64 {
+        notice == .pending ? expiresAt - noticeMillis : expiresAt
+    }
+
     /// Starts checking a renewal's token. Returns false, changing nothing, when one is already being checked.
     package mutating func startRenewal() -> Bool {
         guard renewal == .none else { return false }

@@ -24,9 +24,11 @@ package struct HubState: Sendable, HubFrameQueue {
 
     package let limits: HubLimits
     private(set) var sessions: [SessionID: Session] = [:]
-    /// The sessions' ids in ascending order: the tick and a shutdown visit every session in this fixed order
-    /// without sorting them all each time (ids only grow, so a new one is appended).
+    /// The sessions' ids in ascending order: a shutdown visits every session in this fixed order without sorting
+    /// them all (ids only grow, so a new one is appended).
     private var sessionOrder: [SessionID] = []
+    /// When each session next needs the tick.
+    private var deadlines = SessionDeadlines()
     /// Logged-in sessions by user, in login order.
     private(set) var userSessions: [String: [SessionID]] = [:]
     var held: [String: [HeldMessage]] = [:]
@@ -171,6 +173,7 @@ package struct HubState: Sendable, HubFrameQueue {
         if sessions.updateValue(session, forKey: id) == nil {
             sessionOrder.insert(id, at: orderIndex(of: id))
         }
+        scheduleTick(for: id)
         if isShuttingDown {
             close(id, .serverShutdown, "the server is shutting down; reconnect in a moment", now: now, into: &actions)
         } else if waiting >= limits.maxUnauthenticated {
@@ -366,6 +369,7 @@ package struct HubState: Sendable, HubFrameQueue {
             switch accept(result, now: now) {
             case .refused(let code, let message):
                 sessions[id]?.phase = .awaitingLogin
+                scheduleTick(for: id)
                 refuse(id, requestId: requestId, isSend: false, code, message, into: &actions)
             case .accepted(let userId, let expiresAt):
                 logIn(id, userId: userId, expiresAt: expiresAt, requestId: requestId, now: now, into: &actions)
@@ -387,6 +391,7 @@ package struct HubState: Sendable, HubFrameQueue {
                 }
                 login.lease.renewed(until: expiresAt)
                 sessions[id]?.phase = .loggedIn(login)
+                scheduleTick(for: id)
                 enqueue(.renewed(.init(id: requestId, expiresAt: expiresAt)), to: id, into: &actions)
                 tokenNotice(id, now: now, into: &actions)
             }
@@ -420,12 +425,14 @@ package struct HubState: Sendable, HubFrameQueue {
         let existing = userSessions[userId] ?? []
         guard existing.count < limits.maxSessionsPerUser else {
             sessions[id]?.phase = .awaitingLogin
+            scheduleTick(for: id)
             refuse(
                 id, requestId: requestId, isSend: false, .tooManySessions,
                 "user \(userId) already has \(existing.count) sessions, the most this server allows", into: &actions)
             return
         }
         sessions[id]?.phase = .loggedIn(Login(userId: userId, lease: TokenLease(expiresAt: expiresAt)))
+        scheduleTick(for: id)
         loggedInSessionCount += 1
         userSessions[userId] = existing + [id]
         enqueue(
@@ -687,6 +694,7 @@ package struct HubState: Sendable, HubFrameQueue {
     /// Forgets a session; tells subscribers if its user went offline.
     private mutating func remove(_ id: SessionID, now: Int64, into actions: inout [HubAction]) {
         guard let session = sessions.removeValue(forKey: id) else { return }
+        deadlines.remove(id)
         let index = orderIndex(of: id)
         if index < sessionOrder.count, sessionOrder[index] == id { sessionOrder.remove(at: index) }
         outboxes.forget(session.outbox)
@@ -801,8 +809,30 @@ package struct HubState: Sendable, HubFrameQueue {
         enqueue(.tokenWillExpire(.init(expiresAt: expiresAt, secondsLeft: secondsLeft)), to: id, into: &actions)
     }
 
+    /// Schedules the tick for `id`'s next deadline: the login timeout until it logs in, then its token's notice and
+    /// expiry, and the idle timeout throughout. Called wherever one may move earlier (a deadline that moves later
+    /// is met by the earlier wake-up, which schedules the next).
+    private mutating func scheduleTick(for id: SessionID) {
+        guard let session = sessions[id] else { return }
+        let idle = Self.adding(limits.idleTimeoutMillis, to: session.lastSeen)
+        let next: Int64
+        if let login = session.login {
+            next = min(idle, login.lease.nextDue(noticeMillis: limits.tokenNoticeMillis))
+        } else {
+            next = min(idle, Self.adding(limits.loginTimeoutMillis, to: session.connectedAt))
+        }
+        deadlines.schedule(id, at: next)
+    }
+
+    /// `time` + `millis`, at most `Int64.max` (a timeout configured as "never").
+    private static func adding(_ millis: Int64, to time: Int64) -> Int64 {
+        let (sum, overflow) = time.addingReportingOverflow(millis)
+        return overflow ? .max : sum
+    }
+
     private mutating func tick(now: Int64, into actions: inout [HubAction]) {
-        for id in sessionOrder {
+        // Only the sessions with a deadline due, in id order, as a visit of every session would act on them.
+        for id in deadlines.takeDue(now: now) {
             guard let session = sessions[id] else { continue }
             if let login = session.login {
                 if login.lease.isExpired(at: now) {
@@ -821,7 +851,9 @@ package struct HubState: Sendable, HubFrameQueue {
                 close(
                     id, .idleTimeout, "nothing received for \(limits.idleTimeoutMillis / 1000) s", now: now,
                     into: &actions)
+                continue
             }
+            scheduleTick(for: id)
         }
         for userId in held.keys.sorted() {
             let queue = held[userId] ?? []
