@@ -272,6 +272,30 @@ import Testing
         #expect(state.handle(.tick, now: t0 + 100_000).isEmpty)
     }
 
+    @Test func aRenewalToAnEarlierExpiryIsNoticedAndEnforcedAtThatExpiry() {
+        var state = makeState()
+        join(&state, 1, uid: 1001)
+        // A tick first, so that the member's next visit is its hour-long token's notice.
+        #expect(state.handle(.tick, now: t0 + 10_000).isEmpty)
+        _ = state.handle(.frame(SessionID(1), .renew(.init(token: "short"))), now: t0 + 20_000)
+        let renewed = state.handle(
+            .tokenChecked(
+                SessionID(1), purpose: .renew,
+                result: .valid(userId: "1001", channel: "room", expiresAt: t0 + 200_000)), now: t0 + 20_000)
+        #expect(renewed == [.send(SessionID(1), .renewed(.init(expiresAt: t0 + 200_000)))])
+        #expect(state.handle(.tick, now: t0 + 139_999).isEmpty)
+        #expect(
+            state.handle(.tick, now: t0 + 140_000) == [
+                .send(SessionID(1), .tokenWillExpire(.init(expiresAt: t0 + 200_000)))
+            ])
+        #expect(state.handle(.tick, now: t0 + 199_999).isEmpty)
+        let expiry = state.handle(.tick, now: t0 + 200_000)
+        #expect(
+            expiry.contains {
+                if case .send(SessionID(1), .removed(let f)) = $0 { f.errorCode == .tokenExpired } else { false }
+            })
+    }
+
     @Test func anExpiredTokenRemovesTheMember() {
         var state = makeState()
         join(&state, 1, uid: 1001, token: .valid(userId: "1001", channel: "room", expiresAt: t0 + 120_000))

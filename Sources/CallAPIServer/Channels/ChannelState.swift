@@ -72,6 +72,8 @@ package struct ChannelState: Sendable {
 
     package let limits: ChannelLimits
     private(set) var connections: [SessionID: Connection] = [:]
+    /// When each connection next needs the tick.
+    private var deadlines = SessionDeadlines()
     private(set) var rooms: [String: Room] = [:]
     private(set) var bars: [BarKey: Int64] = [:]
     private(set) var isShuttingDown = false
@@ -135,6 +137,7 @@ package struct ChannelState: Sendable {
         case .connected(let id):
             connections[id] = Connection(
                 connectedAt: now, phase: .awaitingJoin, bucket: TokenBucket(burst: limits.burst, now: now))
+            scheduleTick(for: id)
             if isShuttingDown {
                 failJoin(id, .serverShutdown, "the server is shutting down; join again in a moment", into: &actions)
             }
@@ -159,6 +162,7 @@ package struct ChannelState: Sendable {
                 remove(id, .lost, now: now, into: &actions)
             } else {
                 connections[id] = nil
+                deadlines.remove(id)
             }
         case .kick(let channel, let uid, let barSeconds, let reason):
             kick(channel: channel, uid: uid, barSeconds: barSeconds, reason: reason, now: now, into: &actions)
@@ -230,6 +234,7 @@ package struct ChannelState: Sendable {
         case .verifying:
             if frame == .leave {
                 connections[id] = nil
+                deadlines.remove(id)
                 actions.append(.close(id, code: 1000))
                 return
             }
@@ -351,6 +356,7 @@ package struct ChannelState: Sendable {
             case .success(let expiresAt):
                 membership.lease.renewed(until: expiresAt)
                 connections[id]?.phase = .member(membership)
+                scheduleTick(for: id)
                 enqueue(.renewed(.init(expiresAt: expiresAt)), to: id, into: &actions)
                 tokenNotice(id, now: now, into: &actions)
             }
@@ -395,6 +401,7 @@ package struct ChannelState: Sendable {
         rooms[join.channel] = current
         connections[id]?.phase = .member(
             Membership(channel: join.channel, uid: join.uid, lease: TokenLease(expiresAt: expiresAt)))
+        scheduleTick(for: id)
         enqueue(
             .joined(.init(channel: join.channel, uid: join.uid, members: existing, expiresAt: expiresAt)), to: id,
             into: &actions)
@@ -443,6 +450,7 @@ package struct ChannelState: Sendable {
         _ id: SessionID, _ code: ChannelErrorCode, _ message: String, into actions: inout [ChannelAction]
     ) {
         guard let connection = connections.removeValue(forKey: id) else { return }
+        deadlines.remove(id)
         outboxes.forget(connection.outbox)
         actions.append(.send(id, .joinFailed(.init(code: code, message: message))))
         actions.append(.close(id, code: code.closeCode))
@@ -452,6 +460,7 @@ package struct ChannelState: Sendable {
     /// once), tells the others, reports it.
     private mutating func remove(_ id: SessionID, _ cause: Cause, now: Int64, into actions: inout [ChannelAction]) {
         guard let connection = connections.removeValue(forKey: id) else { return }
+        deadlines.remove(id)
         outboxes.forget(connection.outbox)
         guard case .member(let membership) = connection.phase else { return }
         let leaveReason: ChannelLeaveReason
@@ -573,6 +582,7 @@ package struct ChannelState: Sendable {
         guard let connection = connections[id] else { return }
         guard case .member(let membership) = connection.phase else {
             connections[id] = nil
+            deadlines.remove(id)
             outboxes.forget(connection.outbox)
             actions.append(.close(id, code: ChannelErrorCode.slowConsumer.closeCode))
             return
@@ -590,8 +600,21 @@ package struct ChannelState: Sendable {
 
     // MARK: - Time
 
+    /// Schedules the tick for `id`'s next deadline: the join timeout until it is a member, then its token's notice
+    /// and expiry. Called wherever one may move earlier (a join, a renewal).
+    private mutating func scheduleTick(for id: SessionID) {
+        guard let connection = connections[id] else { return }
+        switch connection.phase {
+        case .awaitingJoin, .verifying:
+            deadlines.schedule(id, at: SessionDeadlines.time(limits.joinTimeoutMillis, after: connection.connectedAt))
+        case .member(let membership):
+            deadlines.schedule(id, at: membership.lease.nextDue(noticeMillis: limits.tokenNoticeMillis))
+        }
+    }
+
     private mutating func tick(now: Int64, into actions: inout [ChannelAction]) {
-        for id in connections.keys.sorted() {
+        // Only the connections with a deadline due, in id order, as a visit of every connection would act on them.
+        for id in deadlines.takeDue(now: now) {
             guard let connection = connections[id] else { continue }
             switch connection.phase {
             case .awaitingJoin, .verifying:
@@ -599,14 +622,16 @@ package struct ChannelState: Sendable {
                     failJoin(
                         id, .joinTimeout, "no join within \(limits.joinTimeoutMillis / 1000) s of connecting",
                         into: &actions)
+                    continue
                 }
             case .member(let membership):
                 if membership.lease.isExpired(at: now) {
                     remove(id, .tokenExpired, now: now, into: &actions)
-                } else {
-                    tokenNotice(id, now: now, into: &actions)
+                    continue
                 }
+                tokenNotice(id, now: now, into: &actions)
             }
+            scheduleTick(for: id)
         }
         if let limit = limits.watchdogMillis {
             for channel in rooms.keys.sorted() {

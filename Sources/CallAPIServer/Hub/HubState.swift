@@ -814,20 +814,14 @@ package struct HubState: Sendable, HubFrameQueue {
     /// is met by the earlier wake-up, which schedules the next).
     private mutating func scheduleTick(for id: SessionID) {
         guard let session = sessions[id] else { return }
-        let idle = Self.adding(limits.idleTimeoutMillis, to: session.lastSeen)
+        let idle = SessionDeadlines.time(limits.idleTimeoutMillis, after: session.lastSeen)
         let next: Int64
         if let login = session.login {
             next = min(idle, login.lease.nextDue(noticeMillis: limits.tokenNoticeMillis))
         } else {
-            next = min(idle, Self.adding(limits.loginTimeoutMillis, to: session.connectedAt))
+            next = min(idle, SessionDeadlines.time(limits.loginTimeoutMillis, after: session.connectedAt))
         }
         deadlines.schedule(id, at: next)
-    }
-
-    /// `time` + `millis`, at most `Int64.max` (a timeout configured as "never").
-    private static func adding(_ millis: Int64, to time: Int64) -> Int64 {
-        let (sum, overflow) = time.addingReportingOverflow(millis)
-        return overflow ? .max : sum
     }
 
     private mutating func tick(now: Int64, into actions: inout [HubAction]) {

@@ -1,7 +1,8 @@
 import HeapModule
 
-/// When each session next needs the hub's once-a-second tick (a login timeout, its token's notice or expiry, the
-/// idle timeout), earliest first: the tick visits only the sessions with something due, not every session.
+/// When each session next needs its hub's once-a-second tick (a login or join timeout, its token's notice or
+/// expiry, the idle timeout), earliest first: the tick visits only the sessions with something due, not every
+/// session. Both endpoints' machines keep one (``HubState``, ``ChannelState``).
 ///
 /// A session has one live entry at a time. Its deadline may move later without a new one: a frame pushes the
 /// idle timeout back on every read, and the tick, finding nothing due when the entry comes, schedules the session
@@ -51,6 +52,12 @@ struct SessionDeadlines: Sendable {
         }
         due.sort()
         return due
+    }
+
+    /// `millis` after `start`, at most `Int64.max` (a timeout configured as "never").
+    static func time(_ millis: Int64, after start: Int64) -> Int64 {
+        let (sum, overflow) = start.addingReportingOverflow(millis)
+        return overflow ? .max : sum
     }
 
     /// Stale entries tolerated beyond the live ones before a rebuild.
