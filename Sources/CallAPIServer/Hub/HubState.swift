@@ -369,7 +369,6 @@ package struct HubState: Sendable, HubFrameQueue {
             switch accept(result, now: now) {
             case .refused(let code, let message):
                 sessions[id]?.phase = .awaitingLogin
-                scheduleTick(for: id)
                 refuse(id, requestId: requestId, isSend: false, code, message, into: &actions)
             case .accepted(let userId, let expiresAt):
                 logIn(id, userId: userId, expiresAt: expiresAt, requestId: requestId, now: now, into: &actions)
@@ -425,7 +424,6 @@ package struct HubState: Sendable, HubFrameQueue {
         let existing = userSessions[userId] ?? []
         guard existing.count < limits.maxSessionsPerUser else {
             sessions[id]?.phase = .awaitingLogin
-            scheduleTick(for: id)
             refuse(
                 id, requestId: requestId, isSend: false, .tooManySessions,
                 "user \(userId) already has \(existing.count) sessions, the most this server allows", into: &actions)
@@ -810,8 +808,9 @@ package struct HubState: Sendable, HubFrameQueue {
     }
 
     /// Schedules the tick for `id`'s next deadline: the login timeout until it logs in, then its token's notice and
-    /// expiry, and the idle timeout throughout. Called wherever one may move earlier (a deadline that moves later
-    /// is met by the earlier wake-up, which schedules the next).
+    /// expiry, and the idle timeout throughout. Called wherever one may move earlier: a connection, a login, a
+    /// renewal. (A refused login goes back to the deadlines it had while it was checked; one that moves later is
+    /// met by the earlier wake-up, which schedules the next.)
     private mutating func scheduleTick(for id: SessionID) {
         guard let session = sessions[id] else { return }
         let idle = SessionDeadlines.time(limits.idleTimeoutMillis, after: session.lastSeen)
