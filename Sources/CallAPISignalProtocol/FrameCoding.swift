@@ -160,16 +160,16 @@ public enum FrameCoding {
         return Array(encodeGenerally(frame).utf8)
     }
 
-    /// The JSON text of a server frame as UTF-8 after `room` zero bytes, written into `storage`'s memory (see
-    /// ``FrameJSONWriter/init(reusing:room:)``).
-    package static func encodeUTF8(_ frame: ServerFrame, after room: Int, reusing storage: consuming [UInt8]) -> [UInt8]
-    {
-        if let bytes = FrameFastPath.encodeUTF8(frame, into: FrameJSONWriter(reusing: consume storage, room: room)) {
-            return bytes
-        }
-        var bytes = [UInt8](repeating: 0, count: room)
-        bytes.append(contentsOf: encodeGenerally(frame).utf8)
-        return bytes
+    /// The length of `frame`'s text when it is written straight into memory made for it, by
+    /// ``write(_:filling:)`` (the server writes it into the socket's buffer, after the WebSocket header); nil for
+    /// a frame that is encoded as ``encodeUTF8(_:)-(ServerFrame)`` encodes it.
+    package static func measure(_ frame: ServerFrame) -> Int? {
+        FrameFastPath.write(frame, into: FrameJSONLength())?.count
+    }
+
+    /// Writes the text of `frame`, a frame ``measure(_:)`` counted, into `memory`, which must be that long.
+    package static func write(_ frame: ServerFrame, filling memory: UnsafeMutableRawBufferPointer) {
+        FrameFastPath.write(frame, filling: memory)
     }
 
     /// The JSON text of a server frame.

@@ -145,32 +145,42 @@ enum FrameFastPath {
         encodeUTF8(frame).map { String(decoding: $0, as: UTF8.self) }
     }
 
-    /// ``encode(_:)-(ClientFrame)`` as UTF-8 bytes.
+    /// ``encode(_:)-(ClientFrame)`` as UTF-8 bytes: counted, then written into an array of that length.
     static func encodeUTF8(_ frame: ClientFrame) -> [UInt8]? {
+        guard let count = write(frame, into: FrameJSONLength())?.count else { return nil }
+        return [UInt8](unsafeUninitializedCapacity: count) { bytes, initialized in
+            let written = write(frame, into: FrameJSONMemory(UnsafeMutableRawBufferPointer(bytes)))?.written
+            precondition(written == count, "a frame written at another length than counted")
+            initialized = count
+        }
+    }
+
+    /// `frame`'s members written into `output` when it is one of the fast frames; nil otherwise.
+    static func write<Output: FrameJSONOutput>(_ frame: ClientFrame, into output: consuming Output) -> Output? {
         switch frame {
         case .send(let send):
-            var writer = FrameJSONWriter(capacity: send.relayBody.storedCount + send.to.utf8.count + 48)
+            var writer = FrameJSONWriter(into: output)
             writer.member("body", send.relayBody)
             writer.member("copy", send.copy)
             writer.member("id", send.id)
             if let push = send.push {
-                var mark = FrameJSONWriter(capacity: push.callId.utf8.count + 64)
-                mark.member("callId", push.callId)
-                mark.member("callerName", push.callerName)
-                mark.member("kind", push.kind.rawValue)
-                mark.member("reason", push.reason?.rawValue)
-                mark.member("video", push.video)
-                writer.member("push", object: &mark)
+                writer.member("push") { mark in
+                    mark.member("callId", push.callId)
+                    mark.member("callerName", push.callerName)
+                    mark.member("kind", push.kind.rawValue)
+                    mark.member("reason", push.reason?.rawValue)
+                    mark.member("video", push.video)
+                }
             }
             writer.member("to", send.to)
             writer.member("ttl", send.ttl)
             writer.member("type", ClientFrame.Kind.send.rawValue)
-            return writer.finishUTF8()
+            return writer.finish()
         case .ping(let request):
-            var writer = FrameJSONWriter()
+            var writer = FrameJSONWriter(into: output)
             writer.member("id", request.id)
             writer.member("type", ClientFrame.Kind.ping.rawValue)
-            return writer.finishUTF8()
+            return writer.finish()
         default:
             return nil
         }
@@ -181,26 +191,26 @@ enum FrameFastPath {
         encodeUTF8(frame).map { String(decoding: $0, as: UTF8.self) }
     }
 
-    /// ``encode(_:)-(ServerFrame)`` as UTF-8 bytes.
+    /// ``encode(_:)-(ServerFrame)`` as UTF-8 bytes: counted, then written into an array of that length.
     static func encodeUTF8(_ frame: ServerFrame) -> [UInt8]? {
-        encodeUTF8(frame, into: FrameJSONWriter(capacity: capacity(of: frame)))
-    }
-
-    /// What `frame`'s text may take, so that its writer allocates once.
-    private static func capacity(of frame: ServerFrame) -> Int {
-        switch frame {
-        case .message(let message):
-            message.relayBody.storedCount + message.from.utf8.count + message.messageId.utf8.count + 80
-        case .answer(let answer): 96 + (answer.message?.utf8.count ?? 0)
-        default: 64
+        guard let count = write(frame, into: FrameJSONLength())?.count else { return nil }
+        return [UInt8](unsafeUninitializedCapacity: count) { bytes, initialized in
+            write(frame, filling: UnsafeMutableRawBufferPointer(bytes))
+            initialized = count
         }
     }
 
-    /// ``encode(_:)-(ServerFrame)`` as UTF-8 bytes written by `writer` (opened, nothing written yet).
-    static func encodeUTF8(_ frame: ServerFrame, into writer: consuming FrameJSONWriter) -> [UInt8]? {
-        var writer = writer
+    /// Writes `frame`, a fast frame, into `memory`, which must be the length its text was counted at.
+    static func write(_ frame: ServerFrame, filling memory: UnsafeMutableRawBufferPointer) {
+        let written = write(frame, into: FrameJSONMemory(memory))?.written
+        precondition(written == memory.count, "a frame written at another length than counted")
+    }
+
+    /// `frame`'s members written into `output` when it is one of the fast frames; nil otherwise.
+    static func write<Output: FrameJSONOutput>(_ frame: ServerFrame, into output: consuming Output) -> Output? {
         switch frame {
         case .message(let message):
+            var writer = FrameJSONWriter(into: output)
             writer.member("body", message.relayBody)
             writer.member("from", message.from)
             writer.member("held", message.held)
@@ -208,8 +218,9 @@ enum FrameFastPath {
             writer.member("sentAt", message.sentAt)
             writer.member("to", message.to)
             writer.member("type", ServerFrame.Kind.message.rawValue)
-            return writer.finishUTF8()
+            return writer.finish()
         case .answer(let answer):
+            var writer = FrameJSONWriter(into: output)
             writer.member("id", answer.id)
             writer.member("message", answer.message)
             writer.member("messageId", answer.messageId)
@@ -218,12 +229,13 @@ enum FrameFastPath {
             writer.member("sessions", answer.sessions)
             writer.member("ttl", answer.ttl)
             writer.member("type", ServerFrame.Kind.answer.rawValue)
-            return writer.finishUTF8()
+            return writer.finish()
         case .pong(let pong):
+            var writer = FrameJSONWriter(into: output)
             writer.member("id", pong.id)
             writer.member("serverTime", pong.serverTime)
             writer.member("type", ServerFrame.Kind.pong.rawValue)
-            return writer.finishUTF8()
+            return writer.finish()
         default:
             return nil
         }

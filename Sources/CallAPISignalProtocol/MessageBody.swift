@@ -36,16 +36,7 @@ package struct MessageBody: Sendable {
     /// The length of the body as JSON string contents, escapes included: what it takes in a frame.
     package var escapedCount: Int {
         switch form {
-        case .text(let text): FrameJSONWriter.escapedLength(of: text)
-        case .escaped(let escaped): escaped.count
-        }
-    }
-
-    /// The bytes it holds: its text's UTF-8, or its escaped bytes. At most ``escapedCount``; a writer's first
-    /// guess at the room it needs, without scanning it.
-    package var storedCount: Int {
-        switch form {
-        case .text(let text): text.utf8.count
+        case .text(let text): JSONStringEscapes.escapedLength(of: text)
         case .escaped(let escaped): escaped.count
         }
     }
@@ -58,15 +49,15 @@ package struct MessageBody: Sendable {
         }
     }
 
-    /// Appends the body quoted: escaped as ``FrameJSONWriter`` escapes text, or copied when already escaped.
-    package func appendQuoted(to bytes: inout [UInt8]) {
+    /// Writes the body quoted: escaped as ``JSONStringEscapes`` escapes text, or copied when already escaped.
+    package func writeQuoted(to output: inout some FrameJSONOutput) {
         switch form {
         case .text(let text):
-            FrameJSONWriter.appendString(text, to: &bytes)
+            output.writeQuoted(text)
         case .escaped(let escaped):
-            bytes.append(UInt8(ascii: "\""))
-            bytes.append(contentsOf: escaped)
-            bytes.append(UInt8(ascii: "\""))
+            output.writeByte(UInt8(ascii: "\""))
+            escaped.withUnsafeBytes { output.writeBytes($0) }
+            output.writeByte(UInt8(ascii: "\""))
         }
     }
 }

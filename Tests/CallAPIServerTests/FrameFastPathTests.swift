@@ -69,19 +69,30 @@ import Testing
     ])
     func integersAreWrittenAsStringWritesThem(value: Int64) {
         var bytes: [UInt8] = [UInt8(ascii: "x")]
-        FrameJSONWriter.appendInteger(value, to: &bytes)
+        bytes.writeInteger(value)
+        #expect(JSONStringEscapes.decimalLength(value) == bytes.count - 1)
         #expect(bytes == Array("x\(value)".utf8))
     }
 
-    @Test func framesEncodedIntoReusedMemoryAreTheSameBytesAfterTheRoom() {
-        let general: [ServerFrame] = [.presenceChanged(.init(userId: "é\"1", online: true))]
-        // One memory through every frame, as the hub reuses it: a long frame's leftovers must not show in the
-        // next, shorter one.
-        var storage = [UInt8](repeating: UInt8(ascii: "z"), count: 4096)
-        for frame in Self.serverFrames + general + Self.serverFrames.reversed() {
-            let encoded = FrameCoding.encodeUTF8(frame, after: 3, reusing: storage)
-            #expect(encoded == [0, 0, 0] + FrameCoding.encodeUTF8(frame))
-            storage = encoded
+    @Test func framesMeasuredAndWrittenInPlaceAreTheBytesTheGeneralEncoderWrites() throws {
+        #expect(FrameCoding.measure(.presenceChanged(.init(userId: "é\"1", online: true))) == nil)
+        for frame in Self.serverFrames {
+            let count = try #require(FrameCoding.measure(frame))
+            // The memory holds leftovers of an earlier frame: every byte must be written.
+            var memory = [UInt8](repeating: UInt8(ascii: "z"), count: count)
+            memory.withUnsafeMutableBytes { FrameCoding.write(frame, filling: $0) }
+            #expect(memory == Array(FrameCoding.encodeGenerally(frame).utf8))
+        }
+    }
+
+    /// The count and the writing never disagree silently: memory of another length than counted stops the
+    /// program before a byte is written past it.
+    @Test(arguments: [-1, 1])
+    func aFrameWrittenIntoMemoryOfAnotherLengthStopsTheProgram(difference: Int) async {
+        await #expect(processExitsWith: .failure) { [difference] in
+            let frame = ServerFrame.pong(.init(id: 3, serverTime: 99))
+            var memory = [UInt8](repeating: 0, count: (FrameCoding.measure(frame) ?? 0) + difference)
+            memory.withUnsafeMutableBytes { FrameCoding.write(frame, filling: $0) }
         }
     }
 

@@ -73,7 +73,7 @@ import Testing
                     if position < length { characters[position] = special }
                     let text = String(characters)
                     var written: [UInt8] = []
-                    FrameJSONWriter.appendString(text, to: &written)
+                    written.writeQuoted(text)
                     let expected = Array(try encoder.encode(text))
                     if written != expected { failures.append("written \(text.debugDescription)") }
                     if FrameCost.json(text) != written.count - 2 { failures.append("counted \(text.debugDescription)") }

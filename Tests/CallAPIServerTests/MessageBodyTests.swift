@@ -44,7 +44,7 @@ import Testing
                     let plain = String(repeating: "x", count: length)
                     let text = String(plain.prefix(at)) + piece + String(plain.dropFirst(at)) + piece
                     var quoted: [UInt8] = []
-                    FrameJSONWriter.appendString(text, to: &quoted)
+                    quoted.writeQuoted(text)
                     let body = MessageBody(checkedEscaped: Array(quoted.dropFirst().dropLast()))
                     #expect(body.text == text, "\(text.debugDescription)")
                 }
@@ -62,7 +62,7 @@ import Testing
         #expect(kept != MessageBody("A"))
         #expect(MessageBody("a\"b").escapedCount == 4)
         var bytes: [UInt8] = []
-        MessageBody("a\"b").appendQuoted(to: &bytes)
+        MessageBody("a\"b").writeQuoted(to: &bytes)
         #expect(String(decoding: bytes, as: UTF8.self) == #""a\"b""#)
     }
 

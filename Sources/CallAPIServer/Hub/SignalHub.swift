@@ -21,15 +21,10 @@ final class SignalHub: SessionEndpoint {
     private struct Core {
         var state: HubState
         var connections = ConnectionRegistry()
-        /// The memory every frame is encoded into before it is copied to its connection (see
-        /// ``FrameJSONWriter/init(reusing:room:)``).
-        var encoded: [UInt8] = []
         /// The memory each event's actions are collected in (emptied after each event).
         var actions: [HubAction] = []
     }
 
-    /// An encoding memory that grew beyond this (a large frame) is let go instead of kept.
-    private static let keptEncodingBytes = 64 * 1024
     /// An action list that grew beyond this many is let go too.
     private static let keptActions = 64
 
@@ -285,13 +280,12 @@ final class SignalHub: SessionEndpoint {
                 startedAt = relayStartedAt
                 metrics.messageRelayed()
             }
-            // Moved out, so that the writer holds the only reference and writes in place.
-            let storage = core.encoded
-            core.encoded = []
-            var encoded = FrameCoding.encodeUTF8(
-                frame, after: WebSocketServerFrame.headerRoom, reusing: consume storage)
-            connection.send(room: &encoded, relayStartedAt: startedAt)
-            if encoded.capacity <= Self.keptEncodingBytes { core.encoded = encoded }
+            // The frames sent at high rates are counted, then written straight into the connection's buffer.
+            if let count = FrameCoding.measure(frame) {
+                connection.send(textOf: count, relayStartedAt: startedAt) { FrameCoding.write(frame, filling: $0) }
+            } else {
+                connection.send(utf8: FrameCoding.encodeUTF8(frame), relayStartedAt: startedAt)
+            }
         case .close(let id, let code, let reason):
             metrics.closed(reason)
             logger.info(

@@ -15,12 +15,12 @@ enum DevicesColumn {
         var text = "["
         for (index, device) in devices.enumerated() {
             if index > 0 { text.append(",") }
-            var object = FrameJSONWriter(capacity: 96)
+            var object = FrameJSONWriter(into: [UInt8]())
             object.member("deviceId", device.deviceId)
             object.member("ending", device.ending)
             object.member("session", device.session)
             object.member("userId", device.userId)
-            text.append(object.finish())
+            text.append(String(decoding: object.finish(), as: UTF8.self))
         }
         text.append("]")
         return text

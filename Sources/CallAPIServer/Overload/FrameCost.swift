@@ -42,8 +42,8 @@ enum FrameCost {
     }
 
     /// The length of `text` as a JSON string's contents: control characters become `\uXXXX`, quotes and
-    /// backslashes are escaped (counted as ``FrameJSONWriter`` writes them).
+    /// backslashes are escaped (counted as ``JSONStringEscapes`` escapes them).
     static func json(_ text: String) -> Int {
-        FrameJSONWriter.escapedLength(of: text)
+        JSONStringEscapes.escapedLength(of: text)
     }
 }

@@ -3,7 +3,8 @@ import NIOCore
 
 /// One WebSocket connection as the hubs see it: where frames for it are queued, from any thread.
 ///
-/// Frames are copied, already encoded, into one pending buffer per connection; the connection's event loop writes
+/// Frames are written into one pending buffer per connection (the fast ones straight into it, the others copied in
+/// once encoded); the connection's event loop writes
 /// that buffer when the reads that queued them complete, or once per loop tick (see ``LoopFlusher``), so a burst
 /// of frames costs one write and one flush, and a frame relayed from another loop costs no task of its own. What
 /// reached the socket is counted in the hub's ``WriteTally`` when the write completes, which is what the state
@@ -68,11 +69,13 @@ final class WebSocketConnection: Sendable {
         }
     }
 
-    /// Queues a text frame whose UTF-8 text follows ``WebSocketServerFrame/headerRoom`` bytes of room (the
-    /// header goes there); `relayStartedAt` when it relays a message that arrived then.
-    func send(room text: inout [UInt8], relayStartedAt: NIODeadline? = nil) {
-        queueText(bytes: text.count, relayStartedAt: relayStartedAt) {
-            WebSocketServerFrame.writeText(room: &text, into: &$0)
+    /// Queues a text frame of `count` bytes of UTF-8 text, which `text` writes straight into the pending buffer
+    /// (into exactly `count` bytes); `relayStartedAt` when it relays a message that arrived then.
+    func send(
+        textOf count: Int, relayStartedAt: NIODeadline? = nil, text: (UnsafeMutableRawBufferPointer) -> Void
+    ) {
+        queueText(bytes: count, relayStartedAt: relayStartedAt) {
+            WebSocketServerFrame.writeText(count: count, into: &$0, text: text)
         }
     }
 
@@ -81,7 +84,7 @@ final class WebSocketConnection: Sendable {
     ) {
         let schedule = pending.withLockedValue { pending -> Bool in
             guard !pending.closing else { return false }
-            var buffer = pending.buffer ?? allocator.buffer(capacity: bytes + WebSocketServerFrame.headerRoom)
+            var buffer = pending.buffer ?? allocator.buffer(capacity: bytes + WebSocketServerFrame.largestHeaderSize)
             // Taken out while written, so that the buffer's storage is not shared and copied.
             pending.buffer = nil
             write(&buffer)

@@ -9,20 +9,18 @@ enum WebSocketServerFrame {
         buffer.writeBytes(utf8)
     }
 
-    /// The most a frame header takes (a 64-bit length): the room left in front of a text encoded for
-    /// ``writeText(room:into:)``.
-    static let headerRoom = 10
+    /// The most a frame header takes (a 64-bit length).
+    static let largestHeaderSize = 10
 
-    /// Appends a text frame whose UTF-8 text follows ``headerRoom`` bytes of `room`: the header is written into
-    /// the end of the room, and header and text are copied in one piece.
-    static func writeText(room text: inout [UInt8], into buffer: inout ByteBuffer) {
-        text.withUnsafeMutableBytes { bytes in
-            let length = bytes.count - headerRoom
-            let start = headerRoom - headerSize(length: length)
+    /// Appends a text frame of `count` bytes of UTF-8 text, which `text` writes into the memory it is given
+    /// (exactly `count` bytes, right after the header): the text goes into the buffer without a copy.
+    static func writeText(count: Int, into buffer: inout ByteBuffer, text: (UnsafeMutableRawBufferPointer) -> Void) {
+        let size = headerSize(length: count)
+        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: size + count) { bytes in
             fillHeader(
-                opcode: FrameOpcode.text, length: length,
-                into: UnsafeMutableRawBufferPointer(rebasing: bytes[start..<headerRoom]))
-            buffer.writeBytes(UnsafeRawBufferPointer(rebasing: bytes[start...]))
+                opcode: FrameOpcode.text, length: count, into: UnsafeMutableRawBufferPointer(rebasing: bytes[..<size]))
+            text(UnsafeMutableRawBufferPointer(rebasing: bytes[size..<(size + count)]))
+            return size + count
         }
     }
 
@@ -43,7 +41,7 @@ enum WebSocketServerFrame {
     }
 
     private static func writeHeader(opcode: UInt8, length: Int, into buffer: inout ByteBuffer) {
-        buffer.reserveCapacity(minimumWritableBytes: length + headerRoom)
+        buffer.reserveCapacity(minimumWritableBytes: length + largestHeaderSize)
         let size = headerSize(length: length)
         buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: size) { bytes in
             fillHeader(opcode: opcode, length: length, into: UnsafeMutableRawBufferPointer(rebasing: bytes[..<size]))
@@ -56,7 +54,7 @@ enum WebSocketServerFrame {
         switch length {
         case 0...125: 2
         case 126...0xFFFF: 4
-        default: headerRoom
+        default: largestHeaderSize
         }
     }
 
