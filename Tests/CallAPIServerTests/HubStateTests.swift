@@ -34,6 +34,12 @@ import Testing
                 id, requestId: 1, purpose: .login, result: .valid(userId: user, expiresAt: expiresAt)), now: now)
     }
 
+    /// Message ids count up from `m-1`, each one once, across the digits' lengths.
+    @Test mutating func messageIdsCountUpOnceEach() {
+        let ids = (0..<1_001).map { _ in hub.makeMessageId() }
+        #expect(ids == (1...1_001).map { "m-\($0)" })
+    }
+
     func frames(_ actions: [HubAction], to id: SessionID) -> [ServerFrame] {
         actions.compactMap { if case .send(id, let frame) = $0 { frame } else { nil } }
     }

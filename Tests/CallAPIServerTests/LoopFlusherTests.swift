@@ -101,4 +101,41 @@ import Testing
         }
         #expect(written == [0x81, 5] + Array("other".utf8))
     }
+
+    /// The memory a buffer lends its bytes from: which storage it is.
+    private static func memory(of buffer: ByteBuffer) -> UnsafeRawPointer? {
+        buffer.withVeryUnsafeBytes { $0.baseAddress }
+    }
+
+    @Test func writtenBuffersAreKeptEmptyForTheLoopsNextFramesUpToALimit() {
+        let allocator = ByteBufferAllocator()
+        var written = flusher.buffer(capacity: 64, allocator: allocator)
+        written.writeString("sent")
+        let kept = Self.memory(of: written)
+        flusher.recycle(consume written)
+        let next = flusher.buffer(capacity: 64, allocator: allocator)
+        #expect(Self.memory(of: next) == kept)
+        #expect(next.readableBytes == 0)
+
+        // Too large to keep.
+        flusher.recycle(allocator.buffer(capacity: LoopFlusher.keptBufferBytes + 1))
+        #expect(flusher.buffer(capacity: 1, allocator: allocator).capacity <= LoopFlusher.keptBufferBytes)
+
+        // At most `keptBuffers`: the rest are let go. (Told apart by capacity, not memory: malloc reuses what is
+        // let go for the new ones.)
+        var many = (0..<(LoopFlusher.keptBuffers + 8)).map { _ in allocator.buffer(capacity: 16) }
+        while let buffer = many.popLast() { flusher.recycle(consume buffer) }
+        let taken = (0..<(LoopFlusher.keptBuffers + 8)).map { _ in flusher.buffer(capacity: 1, allocator: allocator) }
+        #expect(taken.filter { $0.capacity == 16 }.count == LoopFlusher.keptBuffers)
+        #expect(taken.allSatisfy { $0.readableBytes == 0 })
+    }
+
+    @Test func framesStillHeldByTheChannelAreNeverOverwrittenByLaterOnes() throws {
+        channel.pipeline.fireChannelRead(textFrame("first"))
+        channel.pipeline.fireChannelReadComplete()
+        // The embedded channel holds the first write until it is read: its buffer is not the flusher's to reuse.
+        channel.pipeline.fireChannelRead(textFrame("second"))
+        channel.pipeline.fireChannelReadComplete()
+        #expect(try writtenTexts() == ["first", "second"])
+    }
 }

@@ -43,7 +43,7 @@ package struct HubState: Sendable, HubFrameQueue {
     package var queuedFrames: Int { outboxes.frames }
     package var queuedBytes: Int { outboxes.bytes }
     private var loggedInSessionCount = 0
-    private var nextMessageNumber: UInt64 = 1
+    private var nextMessageNumber: Int64 = 1
     private(set) var isShuttingDown = false
     /// Push devices by user, and how calls are pushed and withdrawn.
     package internal(set) var devices: DeviceRegistry
@@ -639,7 +639,16 @@ package struct HubState: Sendable, HubFrameQueue {
 
     mutating func makeMessageId() -> String {
         defer { nextMessageNumber += 1 }
-        return "m-" + String(nextMessageNumber)
+        // Written in place: `"m-" + String(number)` built two strings and joined them, ~450 instructions of every
+        // relayed message (callgrind).
+        let number = nextMessageNumber
+        return String(unsafeUninitializedCapacity: 2 + JSONStringEscapes.decimalLength(number)) { memory in
+            var id = FrameJSONMemory(UnsafeMutableRawBufferPointer(memory))
+            id.writeByte(UInt8(ascii: "m"))
+            id.writeByte(UInt8(ascii: "-"))
+            id.writeInteger(number)
+            return id.written
+        }
     }
 
     private mutating func deliverHeld(

@@ -22,6 +22,9 @@ final class LoopFlusher: Sendable {
     /// (handing out a copy would make the emptied original allocate anew every tick). Touched on the loop only.
     private let spare: NIOLoopBoundBox<[WebSocketConnection]>
     private let reads: NIOLoopBoundBox<Reads>
+    /// Written buffers, emptied and kept for the next frames queued for this loop's connections (from any thread:
+    /// a lock costs less than asking whether this is the loop's thread).
+    private let buffers = NIOLockedValueBox<[ByteBuffer]>([])
 
     /// The loop's open WebSocket handlers, which the sweep visits (touched on the loop only).
     private struct Sweep {
@@ -38,6 +41,33 @@ final class LoopFlusher: Sendable {
         sweep = NIOLoopBoundBox(Sweep(), eventLoop: eventLoop)
         spare = NIOLoopBoundBox([], eventLoop: eventLoop)
         reads = NIOLoopBoundBox(.idle, eventLoop: eventLoop)
+    }
+
+    /// How many written buffers the loop keeps, and the largest it keeps: a few kilobytes per loop, whatever the
+    /// number of connections (an idle connection holds no buffer).
+    static let keptBuffers = 32
+    static let keptBufferBytes = 4096
+
+    /// A buffer for frames queued for one of this loop's connections: a kept one, if there is one.
+    ///
+    /// A new buffer costs two allocations (its storage object and its memory) and two frees once written: a
+    /// buffer per connection and tick was ~2.5% of the server's instructions per relayed message (callgrind,
+    /// docs/benchmarks.md).
+    func buffer(capacity: Int, allocator: ByteBufferAllocator) -> ByteBuffer {
+        guard var kept = buffers.withLockedValue({ $0.popLast() }) else { return allocator.buffer(capacity: capacity) }
+        kept.reserveCapacity(capacity)
+        return kept
+    }
+
+    /// Keeps `buffer`, written and no longer held by NIO, for ``buffer(capacity:allocator:)``.
+    func recycle(_ buffer: consuming ByteBuffer) {
+        guard buffer.capacity <= Self.keptBufferBytes else { return }
+        // Keeps its memory when this is the only reference left (NIO took the whole write at once).
+        buffer.clear()
+        let emptied = consume buffer
+        buffers.withLockedValue { buffers in
+            if buffers.count < Self.keptBuffers { buffers.append(emptied) }
+        }
     }
 
     /// Writes `connection`'s pending frames in this loop tick (or the next, from another thread).

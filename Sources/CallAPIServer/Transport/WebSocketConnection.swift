@@ -84,7 +84,9 @@ final class WebSocketConnection: Sendable {
     ) {
         let schedule = pending.withLockedValue { pending -> Bool in
             guard !pending.closing else { return false }
-            var buffer = pending.buffer ?? allocator.buffer(capacity: bytes + WebSocketServerFrame.largestHeaderSize)
+            var buffer =
+                pending.buffer
+                ?? flusher.buffer(capacity: bytes + WebSocketServerFrame.largestHeaderSize, allocator: allocator)
             // Taken out while written, so that the buffer's storage is not shared and copied.
             pending.buffer = nil
             write(&buffer)
@@ -147,7 +149,7 @@ final class WebSocketConnection: Sendable {
     /// under ``writeBufferWaterMark``: asking for `bufferedWritableBytes` cost three times as many instructions.
     func writePending() {
         channel.eventLoop.assertInEventLoop()
-        let taken = pending.withLockedValue { pending -> Pending in
+        var taken = pending.withLockedValue { pending -> Pending in
             let taken = pending
             pending.buffer = nil
             pending.frames = 0
@@ -156,7 +158,8 @@ final class WebSocketConnection: Sendable {
             pending.scheduled = false
             return taken
         }
-        guard let buffer = taken.buffer, let context = writer.value else { return }
+        // Moved out, so that once NIO has written it this is its only reference, and it can be kept for reuse.
+        guard let buffer = taken.buffer.take(), let context = writer.value else { return }
         let written = Written(
             id: id, tally: tally, metrics: metrics, frames: taken.frames,
             relay: taken.relayStartedAt.map { ($0, taken.relayed) })
@@ -174,6 +177,7 @@ final class WebSocketConnection: Sendable {
         context.writeAndFlush(NIOAny(buffer), promise: nil)
         if channel.isWritable {
             written.report()
+            flusher.recycle(consume buffer)
             return
         }
         guard channel.isActive else { return }
