@@ -14,7 +14,13 @@ public enum SignalProtocol {
     /// a number and must be written in canonical decimal (`1001`, not `01001`), so that one user has one spelling
     /// (RTC uids are numbers, and a channel member's uid is matched against its token's user id as text).
     public static func isValidUserId(_ userId: String) -> Bool {
-        let utf8 = userId.utf8
+        // Read from the string's contiguous bytes: walking `utf8` checked each index (~270 instructions for a
+        // four-digit id, on every relayed message).
+        var userId = userId
+        return userId.withUTF8(isValidUserId(utf8:))
+    }
+
+    private static func isValidUserId(utf8: UnsafeBufferPointer<UInt8>) -> Bool {
         guard !utf8.isEmpty, utf8.count <= maxUserIdLength else { return false }
         var digitsOnly = true
         for byte in utf8 {

@@ -80,4 +80,12 @@ import Testing
         #expect(SignalProtocol.isValidUserId("007-agent"))
         #expect(!SignalProtocol.isValidUserId("007"))
     }
+
+    @Test func userIdsAreOneTo64CharactersOfTheirAlphabet() {
+        #expect(SignalProtocol.isValidUserId(String(repeating: "a", count: 64)))
+        #expect(SignalProtocol.isValidUserId("A.b_c-9"))
+        for refused in ["", String(repeating: "a", count: 65), "é", "a b", "a/b", "a\u{0}", "1001\u{1F600}"] {
+            #expect(!SignalProtocol.isValidUserId(refused), "\(refused.debugDescription)")
+        }
+    }
 }
