@@ -14,7 +14,7 @@ extension Array: FrameJSONOutput where Element == UInt8 {
     }
 
     package mutating func writeInteger(_ value: Int64) {
-        writeIntoRoom(JSONStringEscapes.decimalLength(value)) { $0.writeInteger(value) }
+        writeIntoRoom(FrameJSONLength.decimalLength(value)) { $0.writeInteger(value) }
     }
 
     private mutating func writeIntoRoom(_ length: Int, _ write: (inout FrameJSONMemory) -> Void) {
@@ -23,7 +23,7 @@ extension Array: FrameJSONOutput where Element == UInt8 {
         withUnsafeMutableBytes { bytes in
             var memory = FrameJSONMemory(UnsafeMutableRawBufferPointer(rebasing: bytes[start...]))
             write(&memory)
-            precondition(memory.written == length, "escaped text of another length than counted")
+            precondition(memory.written == length, "text written at another length than counted")
         }
     }
 }

@@ -148,11 +148,7 @@ enum FrameFastPath {
     /// ``encode(_:)-(ClientFrame)`` as UTF-8 bytes: counted, then written into an array of that length.
     static func encodeUTF8(_ frame: ClientFrame) -> [UInt8]? {
         guard let count = write(frame, into: FrameJSONLength())?.count else { return nil }
-        return [UInt8](unsafeUninitializedCapacity: count) { bytes, initialized in
-            let written = write(frame, into: FrameJSONMemory(UnsafeMutableRawBufferPointer(bytes)))?.written
-            precondition(written == count, "a frame written at another length than counted")
-            initialized = count
-        }
+        return bytes(count: count) { memory in fill(memory) { write(frame, into: $0) } }
     }
 
     /// `frame`'s members written into `output` when it is one of the fast frames; nil otherwise.
@@ -194,16 +190,28 @@ enum FrameFastPath {
     /// ``encode(_:)-(ServerFrame)`` as UTF-8 bytes: counted, then written into an array of that length.
     static func encodeUTF8(_ frame: ServerFrame) -> [UInt8]? {
         guard let count = write(frame, into: FrameJSONLength())?.count else { return nil }
-        return [UInt8](unsafeUninitializedCapacity: count) { bytes, initialized in
-            write(frame, filling: UnsafeMutableRawBufferPointer(bytes))
-            initialized = count
-        }
+        return bytes(count: count) { write(frame, filling: $0) }
     }
 
     /// Writes `frame`, a fast frame, into `memory`, which must be the length its text was counted at.
     static func write(_ frame: ServerFrame, filling memory: UnsafeMutableRawBufferPointer) {
-        let written = write(frame, into: FrameJSONMemory(memory))?.written
-        precondition(written == memory.count, "a frame written at another length than counted")
+        fill(memory) { write(frame, into: $0) }
+    }
+
+    /// An array of `count` bytes, all written by `write`.
+    private static func bytes(count: Int, _ write: (UnsafeMutableRawBufferPointer) -> Void) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: count) { bytes, initialized in
+            write(UnsafeMutableRawBufferPointer(bytes))
+            initialized = count
+        }
+    }
+
+    /// Writes a frame into `memory` through `write`, which must fill it exactly (nil: not a fast frame).
+    private static func fill(
+        _ memory: UnsafeMutableRawBufferPointer, _ write: (FrameJSONMemory) -> FrameJSONMemory?
+    ) {
+        precondition(
+            write(FrameJSONMemory(memory))?.written == memory.count, "a frame written at another length than counted")
     }
 
     /// `frame`'s members written into `output` when it is one of the fast frames; nil otherwise.

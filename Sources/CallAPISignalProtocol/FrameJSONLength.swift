@@ -17,6 +17,17 @@ package struct FrameJSONLength: FrameJSONOutput {
     }
 
     package mutating func writeInteger(_ value: Int64) {
-        count &+= JSONStringEscapes.decimalLength(value)
+        count &+= Self.decimalLength(value)
+    }
+
+    /// The characters of `value` in decimal, its sign included.
+    package static func decimalLength(_ value: Int64) -> Int {
+        var digits = value < 0 ? 2 : 1
+        var rest = value.magnitude
+        while rest >= 10 {
+            rest /= 10
+            digits &+= 1
+        }
+        return digits
     }
 }

@@ -58,7 +58,7 @@ package struct FrameJSONMemory: FrameJSONOutput {
 
     /// Digits from the last: the length is known first.
     package mutating func writeInteger(_ value: Int64) {
-        let length = JSONStringEscapes.decimalLength(value)
+        let length = FrameJSONLength.decimalLength(value)
         let at = room(for: length)
         if value < 0 { at.storeBytes(of: UInt8(ascii: "-"), as: UInt8.self) }
         var magnitude = value.magnitude

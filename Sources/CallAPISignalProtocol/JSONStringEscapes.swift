@@ -21,17 +21,6 @@ package enum JSONStringEscapes {
         return added
     }
 
-    /// The characters of `value` in decimal, its sign included.
-    package static func decimalLength(_ value: Int64) -> Int {
-        var digits = value < 0 ? 2 : 1
-        var rest = value.magnitude
-        while rest >= 10 {
-            rest /= 10
-            digits &+= 1
-        }
-        return digits
-    }
-
     /// What escaping adds to each byte's one: 1 for the two-character escapes, 5 for the other controls
     /// (`\u00xx`), 0 for bytes written as they are (everything but a quote, a backslash and the controls).
     private static let addedLengths: [UInt8] = (0...255).map { byte in

@@ -642,7 +642,7 @@ package struct HubState: Sendable, HubFrameQueue {
         // Written in place: `"m-" + String(number)` built two strings and joined them, ~450 instructions of every
         // relayed message (callgrind).
         let number = nextMessageNumber
-        return String(unsafeUninitializedCapacity: 2 + JSONStringEscapes.decimalLength(number)) { memory in
+        return String(unsafeUninitializedCapacity: 2 + FrameJSONLength.decimalLength(number)) { memory in
             var id = FrameJSONMemory(UnsafeMutableRawBufferPointer(memory))
             id.writeByte(UInt8(ascii: "m"))
             id.writeByte(UInt8(ascii: "-"))
