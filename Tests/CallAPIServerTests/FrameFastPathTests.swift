@@ -179,6 +179,8 @@ import Testing
 
     @Test(arguments: [
         #"{"type":"message","from":"1","body":"\u00e9","sentAt":1,"messageId":"m","held":null}"#,
+        #"{"type":"message","from":"1","body":"{\"kind\":\"offer\",\"sdp\":\"v=0\r\n\"} \ud83d\ude00\/\b\f\t\\ é","sentAt":1,"messageId":"m"}"#,
+        #"{"type":"message","from":"1","body":"\"","sentAt":1,"messageId":"\u006d-1"}"#,
         #"{"type":"answer","id":1,"result":"failed","reason":"from_the_future","message":"m"}"#,
         #"{"type":"pong","serverTime":-1}"#,
         #"{"z":1,"type":"answer","id":1,"result":"delivered","from":"not an answer's","body":null}"#,
@@ -228,6 +230,10 @@ import Testing
         "{\"type\":\"message\",\"from\":\"1\",\"body\":\"x\",\"sentAt\":1,\"messageId\":\"m\",\"held\":1}",
         "{\"type\":\"answer\",\"id\":1,\"result\":\"maybe\"}", "{\"type\":\"answer\",\"id\":1}",
         "{\"type\":\"pong\",\"id\":1}",
+        // Bad text after an escape: a lone surrogate, a raw control character, no closing quote.
+        #"{"type":"message","from":"1","body":"a\"\ud800 b","sentAt":1,"messageId":"m"}"#,
+        "{\"type\":\"message\",\"from\":\"1\",\"body\":\"a\\n\u{01}\",\"sentAt\":1,\"messageId\":\"m\"}",
+        #"{"type":"message","from":"1","sentAt":1,"messageId":"m","body":"a\n"#,
     ])
     func malformedServerTextGetsTheGeneralPathsPreciseError(text: String) {
         #expect(FrameFastPath.decodeServerFrame(text) == nil)

@@ -67,6 +67,10 @@ let answerText = FrameFastPath.encode(
 measure("decode the message with the plain body (a receiver)") {
     FrameFastPath.decodeServerFrame(messageText) == nil ? 0 : 1
 }
+let jsonMessageText = FrameFastPath.encode(message)!
+measure("decode the message with the JSON body (a receiver)") {
+    FrameFastPath.decodeServerFrame(jsonMessageText) == nil ? 0 : 1
+}
 measure("decode the answer (a sender)") { FrameFastPath.decodeServerFrame(answerText) == nil ? 0 : 1 }
 // The server's whole path for a relayed body, both ways in one run: the send decoded, then the message written
 // from the body's text (unescaped, then escaped again), or with the body's escaped bytes copied as they came.
