@@ -27,7 +27,7 @@ enum CallPushMarking {
     }
 
     /// The members of `Message`, in the order ``mark(forCallAPIMessage:)`` reads their values.
-    private static let messageKeys: [StaticString] = [
+    private static let messageKeys: JSONKeys = [
         "message_action", "callId", "cancelCallByInternal", "fromUserExtension",
     ]
 

@@ -75,7 +75,7 @@ package struct FlatJSONObject: Equatable {
     /// The other members are checked as ``init(_:)`` checks them but never built, so a reader that needs a few
     /// fields of a large object allocates only for those. Nil for any text ``init(_:)`` refuses, except that a
     /// key outside `keys` may repeat (the general decoder ignores those members too).
-    package static func pick(_ keys: [StaticString], from text: String, keepingEscaped: UInt64 = 0) -> [Value?]? {
+    package static func pick(_ keys: JSONKeys, from text: String, keepingEscaped: UInt64 = 0) -> [Value?]? {
         var text = text
         return text.withUTF8 { pick(keys, fromUTF8: $0, keepingEscaped: keepingEscaped) }
     }
@@ -85,7 +85,7 @@ package struct FlatJSONObject: Equatable {
     /// `keepingEscaped` (bit n: `keys[n]`) are kept escaped (``Value/escapedString(_:)``), for a reader that copies
     /// them into other JSON as they are.
     package static func pick(
-        _ keys: [StaticString], fromUTF8 bytes: UnsafeBufferPointer<UInt8>, keepingEscaped: UInt64 = 0
+        _ keys: JSONKeys, fromUTF8 bytes: UnsafeBufferPointer<UInt8>, keepingEscaped: UInt64 = 0
     ) -> [Value?]? {
         withPicked(keys, fromUTF8: bytes, keepingEscaped: keepingEscaped) { Array($0) }
     }
@@ -94,10 +94,9 @@ package struct FlatJSONObject: Equatable {
     /// a hot path: the list of values is the one allocation a picked frame would otherwise make (callgrind: about
     /// 700 instructions per frame with its release). Nil when the text is refused; `body` is not called then.
     package static func withPicked<Result>(
-        _ keys: [StaticString], fromUTF8 bytes: UnsafeBufferPointer<UInt8>, keepingEscaped: UInt64 = 0,
+        _ keys: JSONKeys, fromUTF8 bytes: UnsafeBufferPointer<UInt8>, keepingEscaped: UInt64 = 0,
         _ body: (UnsafeBufferPointer<Value?>) -> Result?
     ) -> Result? {
-        precondition(keys.count <= 64, "pick reads at most 64 keys")
         return withUnsafeTemporaryAllocation(of: Value?.self, capacity: keys.count) { values in
             values.initialize(repeating: nil)
             // Only the slots a member filled hold anything to release: deinitializing every slot went through the
@@ -196,7 +195,7 @@ package struct FlatJSONObject: Equatable {
         /// setting bit n of `seen` once `values[n]` holds a value (even when the text is refused later): false when
         /// the text is refused.
         mutating func pickedObject(
-            _ keys: [StaticString], keepingEscaped: UInt64, into values: UnsafeMutableBufferPointer<Value?>,
+            _ keys: JSONKeys, keepingEscaped: UInt64, into values: UnsafeMutableBufferPointer<Value?>,
             filled seen: inout UInt64
         ) -> Bool {
             guard take(UInt8(ascii: "{")) else { return false }
@@ -230,19 +229,13 @@ package struct FlatJSONObject: Equatable {
 
         /// Reads a key: `.some(index)` of it in `keys`, `.some(nil)` for another key, nil when it is not a string.
         /// A key without escapes is compared as its bytes, without building a `String`.
-        private mutating func keySlot(in keys: [StaticString]) -> Int?? {
+        private mutating func keySlot(in keys: JSONKeys) -> Int?? {
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { return nil }
             let start = index + 1
             let end = start + JSONPlainRun.length(in: bytes, from: start)
             if end < bytes.count, bytes[end] == UInt8(ascii: "\"") {
                 index = end + 1
-                let count = end - start
-                guard let raw = bytes.baseAddress.map({ $0 + start }) else { return .some(nil) }
-                for slot in keys.indices {
-                    let key = keys[slot]
-                    if key.utf8CodeUnitCount == count, memcmp(key.utf8Start, raw, count) == 0 { return .some(slot) }
-                }
-                return .some(nil)
+                return .some(keys.slot(of: bytes, from: start, to: end))
             }
             guard let key = string() else { return nil }
             for (slot, wanted) in keys.enumerated() where wanted.description == key { return .some(slot) }

@@ -49,7 +49,8 @@ enum FrameFastPath {
         case type, id, to, body, ttl, copy, push
     }
 
-    private static let clientKeys: [StaticString] = ClientKey.allCases.map { key in
+    private static let clientKeys = JSONKeys(
+        ClientKey.allCases.map { key -> StaticString in
         switch key {
         case .type: "type"
         case .id: "id"
@@ -59,7 +60,7 @@ enum FrameFastPath {
         case .copy: "copy"
         case .push: "push"
         }
-    }
+    })
 
     /// A send's push mark (docs/push.md), as its `Codable` conformance reads it.
     private static func pushMark(_ object: FlatJSONObject) -> PushMark? {
@@ -121,7 +122,8 @@ enum FrameFastPath {
         case type, id, from, body, sentAt, messageId, held, to, result, reason, message, sessions, ttl, serverTime
     }
 
-    private static let serverKeys: [StaticString] = ServerKey.allCases.map { key in
+    private static let serverKeys = JSONKeys(
+        ServerKey.allCases.map { key -> StaticString in
         switch key {
         case .type: "type"
         case .id: "id"
@@ -138,7 +140,7 @@ enum FrameFastPath {
         case .ttl: "ttl"
         case .serverTime: "serverTime"
         }
-    }
+    })
 
     /// The text of `frame` when it is one of the fast frames, keys sorted as the general encoder sorts them.
     static func encode(_ frame: ClientFrame) -> String? {

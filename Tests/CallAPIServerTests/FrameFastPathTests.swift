@@ -246,7 +246,7 @@ import Testing
         #"{"z":"\ud800","a":1}"#, #"{"z":1.5}"#, #"{"a":1"#, #"{"a":1}x"#, "[]", "",
     ])
     func pickingKeysReadsWhatTheWholeObjectHolds(text: String) {
-        let keys: [StaticString] = ["a", "b", "c", "d", "e", "ab"]
+        let keys: JSONKeys = ["a", "b", "c", "d", "e", "ab"]
         let picked = FlatJSONObject.pick(keys, from: text)
         if let whole = FlatJSONObject(text) {
             #expect(picked == keys.map { whole[$0.description] })
@@ -259,7 +259,7 @@ import Testing
 
     @Test(arguments: [#"{"a":"x","e":{"f":"g"}}"#, #"{"a":1,"a":2}"#, #"{"a":1"#, "[]"])
     func picksOnTheStackReachTheirReaderOnlyForTextThatIsRead(text: String) {
-        let keys: [StaticString] = ["a", "b", "e"]
+        let keys: JSONKeys = ["a", "b", "e"]
         var calls = 0
         let seen = text.utf8.withContiguousStorageIfAvailable { bytes in
             FlatJSONObject.withPicked(keys, fromUTF8: bytes) { values -> [FlatJSONObject.Value?]? in

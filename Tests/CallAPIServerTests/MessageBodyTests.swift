@@ -76,7 +76,7 @@ import Testing
 
     /// Keys asked to be kept escaped are checked as any string is, and values of other kinds read as usual.
     @Test func pickedStringsKeptEscapedAreCheckedAndOtherValuesReadAsUsual() {
-        let keys: [StaticString] = ["a", "b"]
+        let keys: JSONKeys = ["a", "b"]
         #expect(
             FlatJSONObject.pick(keys, from: #"{"a":"x\"y","b":"x\"y"}"#, keepingEscaped: 1)
                 == [.escapedString(Array(#"x\"y"#.utf8)), .string("x\"y")])

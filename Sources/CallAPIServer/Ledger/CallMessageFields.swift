@@ -112,7 +112,7 @@ struct CallMessageFields: Sendable, Equatable {
         var rejectedByDevice: String?
 
         /// The keys read, in the order of ``init(_:)``'s values.
-        static let keys: [StaticString] = [
+        static let keys: JSONKeys = [
             "message_action", "message_version", "callId", "fromRoomId", "cancelCallByInternal", "rejectByInternal",
             "hangupReason", "deviceId", "answeredByDevice", "rejectedByDevice",
         ]

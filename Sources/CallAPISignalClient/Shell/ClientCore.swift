@@ -243,7 +243,7 @@ final class ClientCore: ClientSocketDelegate {
     /// finds nothing to do and arms the next. Never sooner than `tickInterval` after the last tick, so a busy
     /// connection is not re-armed per frame.
     private func armWakeUp() {
-        guard let due = machine.nextDeadline else {
+        guard let due = Self.nextDeadline(of: &machine) else {
             wakeUp?.task.cancel()
             wakeUp = nil
             return
@@ -255,6 +255,10 @@ final class ClientCore: ClientSocketDelegate {
         let task = loop.scheduleTask(in: .milliseconds(max(0, at - now()))) { () -> Void in core.value.value?.tick() }
         wakeUp = (at, task)
     }
+
+    /// The machine's next deadline, read in place: read through the property, the whole machine was copied and
+    /// released around the query (callgrind: ~1,100 instructions per relayed message at a bench client).
+    private static func nextDeadline(of machine: inout ConnectionMachine) -> Int64? { machine.nextDeadline }
 
     /// A closure that may be called from anywhere and runs `body` on this core's loop, if the core still exists.
     private func onLoop<Argument>(_ body: @escaping (ClientCore) -> Void) -> @Sendable (Argument) -> Void {

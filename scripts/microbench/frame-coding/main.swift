@@ -53,7 +53,7 @@ measure("read the JSON body and look up the ledger's 10 fields") {
     return ledgerKeys.reduce(0) { $0 + (object[$1] == nil ? 0 : 1) }
 }
 measure("encode the message with the JSON body, as bytes") { FrameFastPath.encodeUTF8(message)!.count }
-let ledgerPicks: [StaticString] = [
+let ledgerPicks: JSONKeys = [
     "message_action", "message_version", "callId", "fromRoomId", "cancelCallByInternal", "rejectByInternal",
     "hangupReason", "deviceId", "answeredByDevice", "rejectedByDevice",
 ]
