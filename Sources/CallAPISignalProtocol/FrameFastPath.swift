@@ -51,16 +51,16 @@ enum FrameFastPath {
 
     private static let clientKeys = JSONKeys(
         ClientKey.allCases.map { key -> StaticString in
-        switch key {
-        case .type: "type"
-        case .id: "id"
-        case .to: "to"
-        case .body: "body"
-        case .ttl: "ttl"
-        case .copy: "copy"
-        case .push: "push"
-        }
-    })
+            switch key {
+            case .type: "type"
+            case .id: "id"
+            case .to: "to"
+            case .body: "body"
+            case .ttl: "ttl"
+            case .copy: "copy"
+            case .push: "push"
+            }
+        })
 
     /// A send's push mark (docs/push.md), as its `Codable` conformance reads it.
     private static func pushMark(_ object: FlatJSONObject) -> PushMark? {
@@ -124,23 +124,23 @@ enum FrameFastPath {
 
     private static let serverKeys = JSONKeys(
         ServerKey.allCases.map { key -> StaticString in
-        switch key {
-        case .type: "type"
-        case .id: "id"
-        case .from: "from"
-        case .body: "body"
-        case .sentAt: "sentAt"
-        case .messageId: "messageId"
-        case .held: "held"
-        case .to: "to"
-        case .result: "result"
-        case .reason: "reason"
-        case .message: "message"
-        case .sessions: "sessions"
-        case .ttl: "ttl"
-        case .serverTime: "serverTime"
-        }
-    })
+            switch key {
+            case .type: "type"
+            case .id: "id"
+            case .from: "from"
+            case .body: "body"
+            case .sentAt: "sentAt"
+            case .messageId: "messageId"
+            case .held: "held"
+            case .to: "to"
+            case .result: "result"
+            case .reason: "reason"
+            case .message: "message"
+            case .sessions: "sessions"
+            case .ttl: "ttl"
+            case .serverTime: "serverTime"
+            }
+        })
 
     /// The text of `frame` when it is one of the fast frames, keys sorted as the general encoder sorts them.
     static func encode(_ frame: ClientFrame) -> String? {
