@@ -228,14 +228,11 @@ final class SignalHub: SessionEndpoint {
             var actions = core.actions
             core.actions = []
             core.state.handle(answeredBusy(event, state: core.state, now: now) ?? event, now: now, into: &actions)
-            for action in actions {
+            actions.takeEach { action in
                 if let work = perform(action, in: &core, relayStartedAt: relayStartedAt) { awaited.append(work) }
             }
             // Kept for the next event unless one event (a shutdown, a tick) made it large.
-            if actions.capacity <= Self.keptActions {
-                actions.removeAllInPlace()
-                core.actions = actions
-            }
+            if actions.capacity <= Self.keptActions { core.actions = actions }
             metrics.update(
                 sessions: core.state.sessionCount, usersOnline: core.state.onlineUserCount,
                 held: core.state.heldCount, heldBytes: core.state.heldBytes, queuedFrames: core.state.queuedFrames,
@@ -264,9 +261,9 @@ final class SignalHub: SessionEndpoint {
     }
 
     private func perform(
-        _ action: HubAction, in core: inout Core, relayStartedAt: NIODeadline?
+        _ action: consuming HubAction, in core: inout Core, relayStartedAt: NIODeadline?
     ) -> AwaitedWork? {
-        switch action {
+        switch consume action {
         case .relayed(let send):
             ledger?.handle(.relayed(send), now: clock.nowMillis())
         case .queryCalls(let id, let userId, let request):

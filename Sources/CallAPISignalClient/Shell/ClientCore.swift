@@ -280,14 +280,13 @@ final class ClientCore: ClientSocketDelegate {
     }
 
     private func handle(_ event: ConnectionEvent) {
-        for action in machine.handle(event, now: now()) {
-            perform(action)
-        }
+        var actions = machine.handle(event, now: now())
+        actions.takeEach { perform($0) }
         armWakeUp()
     }
 
-    private func perform(_ action: ConnectionAction) {
-        switch action {
+    private func perform(_ action: consuming ConnectionAction) {
+        switch consume action {
         case .openSocket(let id):
             sockets[id] = ClientSocket(id: id, url: url, loop: loop, delegate: self, logger: logger)
         case .closeSocket(let id):
