@@ -228,7 +228,11 @@ final class SignalHub: SessionEndpoint {
             var actions = core.actions
             core.actions = []
             core.state.handle(answeredBusy(event, state: core.state, now: now) ?? event, now: now, into: &actions)
-            actions.takeEach { action in
+            // Moved out one by one, in order (reversed in place, then popped): a `for` loop copied each action and
+            // released the copy and the original apart (callgrind: ~1,300 instructions per relayed message). Not a
+            // helper taking a closure: through the closure's parameter each action was copied again.
+            actions.withUnsafeMutableBufferPointer { $0.reverse() }
+            while let action = actions.popLast() {
                 if let work = perform(action, in: &core, relayStartedAt: relayStartedAt) { awaited.append(work) }
             }
             // Kept for the next event unless one event (a shutdown, a tick) made it large.

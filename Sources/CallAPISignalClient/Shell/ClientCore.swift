@@ -280,8 +280,10 @@ final class ClientCore: ClientSocketDelegate {
     }
 
     private func handle(_ event: ConnectionEvent) {
+        // Moved out in order, not copied by a `for` loop (as the server's hub performs its actions).
         var actions = machine.handle(event, now: now())
-        actions.takeEach { perform($0) }
+        actions.withUnsafeMutableBufferPointer { $0.reverse() }
+        while let action = actions.popLast() { perform(action) }
         armWakeUp()
     }
 
