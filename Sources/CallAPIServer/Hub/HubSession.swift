@@ -15,6 +15,14 @@ extension HubState {
         var login: Login? {
             if case .loggedIn(let login) = phase { login } else { nil }
         }
+
+        /// Counts a frame received at `now` against the rate limit: how many frames in a row it has refused, this
+        /// one included (0: admitted).
+        mutating func admitFrame(now: Int64, ratePerSecond: Double, burst: Int) -> Int {
+            lastSeen = now
+            refusedInARow = bucket.take(now: now, ratePerSecond: ratePerSecond, burst: burst) ? 0 : refusedInARow + 1
+            return refusedInARow
+        }
     }
 
     /// Where a session is in its life.
