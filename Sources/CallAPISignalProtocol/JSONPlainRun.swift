@@ -11,8 +11,11 @@ package enum JSONPlainRun {
         guard let base = bytes.baseAddress else { return 0 }
         var index = start
         while index &+ 8 <= bytes.count {
-            let word = UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)
-            if needsEscape(word) { break }
+            let word = UInt64(littleEndian: UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self))
+            let found = escapeMarks(word)
+            // The lowest mark is exact (see escapeMarks), and byte 0 was read first: the run ends there, without
+            // testing the word's bytes again one by one (most keys and short strings end in their first word).
+            if found != 0 { return index &+ (found.trailingZeroBitCount &>> 3) &- start }
             index &+= 8
         }
         while index < bytes.count, !needsEscape(bytes[index]) {
@@ -27,11 +30,12 @@ package enum JSONPlainRun {
         byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
     }
 
-    /// Whether any of the eight bytes of `word` must be escaped. Each test is the classic "has a zero byte" one,
-    /// `(v - 0x01…) & ~v & 0x80…`, which is exact about whether such a byte exists (a borrow can only mark
-    /// bytes above one that really is zero or below the bound).
+    /// The high bit of each of the eight bytes of `word` that must be escaped, and perhaps of bytes above the
+    /// lowest such byte: each test is the classic "has a zero byte" one, `(v - 0x01…) & ~v & 0x80…`, whose borrow
+    /// can only mark bytes above one that really is zero or below the bound. So the lowest mark is exact, and there
+    /// is a mark exactly when such a byte exists.
     @inline(__always)
-    private static func needsEscape(_ word: UInt64) -> Bool {
+    private static func escapeMarks(_ word: UInt64) -> UInt64 {
         let ones: UInt64 = 0x0101_0101_0101_0101
         let highs: UInt64 = 0x8080_8080_8080_8080
         let control = (word &- ones &* 0x20) & ~word & highs
@@ -39,6 +43,6 @@ package enum JSONPlainRun {
         let backslashes = word ^ (ones &* UInt64(UInt8(ascii: "\\")))
         let quote = (quotes &- ones) & ~quotes & highs
         let backslash = (backslashes &- ones) & ~backslashes & highs
-        return control | quote | backslash != 0
+        return control | quote | backslash
     }
 }

@@ -46,6 +46,28 @@ import Testing
         #expect(mismatches.isEmpty, "\(mismatches.prefix(5))")
     }
 
+    /// Two edge bytes in one word: a borrow out of the lower one can mark bytes above it, so where the run stops
+    /// must come from the lowest mark only.
+    @Test func theRunStopsAtTheLowerOfTwoEdgeBytesInOneWord() {
+        var mismatches: [String] = []
+        for first in Self.edgeBytes {
+            for second in Self.edgeBytes {
+                for low in 0..<16 {
+                    for high in (low + 1)..<17 {
+                        var bytes = [UInt8](repeating: UInt8(ascii: "a"), count: 17)
+                        bytes[low] = first
+                        bytes[high] = second
+                        for start in [0, 1, low]
+                        where Self.plainRun(bytes, from: start) != Self.byteByByte(bytes, from: start) {
+                            mismatches.append("\(first) at \(low), \(second) at \(high), from \(start)")
+                        }
+                    }
+                }
+            }
+        }
+        #expect(mismatches.isEmpty, "\(mismatches.prefix(5))")
+    }
+
     @Test(arguments: 1...20 as ClosedRange<UInt64>)
     func theRunStopsWhereAByteByByteScanStopsInRandomBytes(seed: UInt64) {
         var random = SeededRandom(seed: seed)
