@@ -5,7 +5,7 @@
 // writes every frame it can write byte for byte as the general encoder does.
 
 /// Keys the frames and the CallAPI messages use, and short ones the fuzzer finds quickly.
-let pickedKeys: [StaticString] = ["type", "body", "id", "callId", "message_action", "a", "b", ""]
+let pickedKeys: JSONKeys = ["type", "body", "id", "callId", "message_action", "a", "b", ""]
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzFlatJSON(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
