@@ -160,16 +160,19 @@ public enum FrameCoding {
         return Array(encodeGenerally(frame).utf8)
     }
 
-    /// The length of `frame`'s text when it is written straight into memory made for it, by
-    /// ``write(_:filling:)`` (the server writes it into the socket's buffer, after the WebSocket header); nil for
-    /// a frame that is encoded as ``encodeUTF8(_:)-(ServerFrame)`` encodes it.
-    package static func measure(_ frame: ServerFrame) -> Int? {
-        FrameFastPath.write(frame, into: FrameJSONLength())?.count
+    /// The most `frame`'s text can take when it is written straight into memory made for it, by
+    /// ``write(_:into:)`` (the server writes it into the socket's buffer, after the WebSocket header); nil for a
+    /// frame that is encoded as ``encodeUTF8(_:)-(ServerFrame)`` encodes it.
+    ///
+    /// A bound, not the length: it is counted without reading the frame's strings (``FrameJSONLengthBound``).
+    package static func lengthBound(_ frame: ServerFrame) -> Int? {
+        FrameFastPath.lengthBound(frame)
     }
 
-    /// Writes the text of `frame`, a frame ``measure(_:)`` counted, into `memory`, which must be that long.
-    package static func write(_ frame: ServerFrame, filling memory: UnsafeMutableRawBufferPointer) {
-        FrameFastPath.write(frame, filling: memory)
+    /// Writes the text of `frame`, a frame ``lengthBound(_:)`` counted, from the start of `memory`, which must be
+    /// at least that long, and gives the length of the text.
+    package static func write(_ frame: ServerFrame, into memory: UnsafeMutableRawBufferPointer) -> Int {
+        FrameFastPath.write(frame, into: memory)
     }
 
     /// The JSON text of a server frame.

@@ -192,12 +192,21 @@ enum FrameFastPath {
     /// ``encode(_:)-(ServerFrame)`` as UTF-8 bytes: counted, then written into an array of that length.
     static func encodeUTF8(_ frame: ServerFrame) -> [UInt8]? {
         guard let count = write(frame, into: FrameJSONLength())?.count else { return nil }
-        return bytes(count: count) { write(frame, filling: $0) }
+        return bytes(count: count) { memory in fill(memory) { write(frame, into: $0) } }
     }
 
-    /// Writes `frame`, a fast frame, into `memory`, which must be the length its text was counted at.
-    static func write(_ frame: ServerFrame, filling memory: UnsafeMutableRawBufferPointer) {
-        fill(memory) { write(frame, into: $0) }
+    /// The most `frame`'s text can take (``FrameJSONLengthBound``) when it is a fast frame; nil otherwise.
+    static func lengthBound(_ frame: ServerFrame) -> Int? {
+        write(frame, into: FrameJSONLengthBound())?.count
+    }
+
+    /// Writes `frame`, a fast frame, from the start of `memory`, which must be at least its ``lengthBound(_:)``
+    /// long, and gives the length written.
+    static func write(_ frame: ServerFrame, into memory: UnsafeMutableRawBufferPointer) -> Int {
+        guard let written = write(frame, into: FrameJSONMemory(memory))?.written else {
+            preconditionFailure("a frame written in place that is not a fast frame")
+        }
+        return written
     }
 
     /// An array of `count` bytes, all written by `write`.

@@ -74,25 +74,45 @@ import Testing
         #expect(bytes == Array("x\(value)".utf8))
     }
 
-    @Test func framesMeasuredAndWrittenInPlaceAreTheBytesTheGeneralEncoderWrites() throws {
-        #expect(FrameCoding.measure(.presenceChanged(.init(userId: "é\"1", online: true))) == nil)
+    @Test func framesWrittenInPlaceAreTheBytesTheGeneralEncoderWritesWithinTheirBound() throws {
+        #expect(FrameCoding.lengthBound(.presenceChanged(.init(userId: "é\"1", online: true))) == nil)
         for frame in Self.serverFrames {
-            let count = try #require(FrameCoding.measure(frame))
-            // The memory holds leftovers of an earlier frame: every byte must be written.
-            var memory = [UInt8](repeating: UInt8(ascii: "z"), count: count)
-            memory.withUnsafeMutableBytes { FrameCoding.write(frame, filling: $0) }
-            #expect(memory == Array(FrameCoding.encodeGenerally(frame).utf8))
+            let bound = try #require(FrameCoding.lengthBound(frame))
+            let expected = Array(FrameCoding.encodeGenerally(frame).utf8)
+            #expect(bound >= expected.count)
+            // The memory holds leftovers of an earlier frame: the length given says where the text ends.
+            var memory = [UInt8](repeating: UInt8(ascii: "z"), count: bound)
+            let written = memory.withUnsafeMutableBytes { FrameCoding.write(frame, into: $0) }
+            #expect(Array(memory.prefix(written)) == expected)
         }
     }
 
-    /// The count and the writing never disagree silently: memory of another length than counted stops the
-    /// program before a byte is written past it.
-    @Test(arguments: [-1, 1])
-    func aFrameWrittenIntoMemoryOfAnotherLengthStopsTheProgram(difference: Int) async {
-        await #expect(processExitsWith: .failure) { [difference] in
+    /// The bound holds for the longest text each member can take: every byte of every string escaped as
+    /// `\u00xx`, every integer at its longest.
+    @Test func theBoundHoldsForTheLongestMembers() throws {
+        let controls = String(repeating: "\u{1}", count: 40)
+        let frames: [ServerFrame] = [
+            .message(
+                .init(
+                    from: controls, body: controls, sentAt: Int64.min, messageId: controls, held: true, to: controls)),
+            .answer(
+                .init(
+                    id: Int.min, result: .failed, reason: .invalidFrame, message: controls, messageId: controls,
+                    sessions: Int.min, ttl: Int.min)),
+            .pong(.init(id: Int.min, serverTime: Int64.min)),
+        ]
+        for frame in frames {
+            let bound = try #require(FrameCoding.lengthBound(frame))
+            #expect(bound >= FrameCoding.encodeUTF8(frame).count)
+        }
+    }
+
+    /// Memory shorter than the text stops the program before a byte is written past it.
+    @Test func aFrameWrittenIntoMemoryShorterThanItsTextStopsTheProgram() async {
+        await #expect(processExitsWith: .failure) {
             let frame = ServerFrame.pong(.init(id: 3, serverTime: 99))
-            var memory = [UInt8](repeating: 0, count: (FrameCoding.measure(frame) ?? 0) + difference)
-            memory.withUnsafeMutableBytes { FrameCoding.write(frame, filling: $0) }
+            var memory = [UInt8](repeating: 0, count: FrameCoding.encodeUTF8(frame).count - 1)
+            _ = memory.withUnsafeMutableBytes { FrameCoding.write(frame, into: $0) }
         }
     }
 

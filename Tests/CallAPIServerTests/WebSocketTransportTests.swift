@@ -25,19 +25,33 @@
             #expect(bytes.count == expectedHeader.count + length)
         }
 
-        @Test(arguments: [0, 1, 125, 126, 127, 65_535, 65_536])
-        func aTextWrittenInPlaceIsFramedAsTheSameTextCopied(length: Int) {
+        /// Text written in place within a bound: framed as the same text copied, the header in its shortest form
+        /// even when the bound called for a longer one (the text is moved next to it).
+        @Test(arguments: [
+            (0, 0), (1, 1), (125, 125), (126, 125), (300, 10), (126, 126), (127, 127), (65_535, 65_535),
+            (65_536, 65_535), (65_536, 126), (70_000, 100), (65_536, 65_536),
+        ])
+        func aTextWrittenInPlaceIsFramedAsTheSameTextCopied(bound: Int, length: Int) {
             let text = (0..<length).map { UInt8(ascii: "a") + UInt8($0 % 26) }
             var copied = ByteBuffer()
             text.withUnsafeBytes { WebSocketServerFrame.writeText(utf8: $0, into: &copied) }
             var framed = ByteBuffer(bytes: [0x01, 0x02])
             var given = -1
-            WebSocketServerFrame.writeText(count: length, into: &framed) { memory in
+            WebSocketServerFrame.writeText(atMost: bound, into: &framed) { memory in
                 given = memory.count
                 text.withUnsafeBytes { memory.copyMemory(from: $0) }
+                return length
             }
-            #expect(given == length)
+            #expect(given == bound)
             #expect(Array(framed.readableBytesView) == [0x01, 0x02] + Array(copied.readableBytesView))
+        }
+
+        /// A text said to be longer than its bound stops the program: the frame would carry bytes never written.
+        @Test func aTextLongerThanItsBoundStopsTheProgram() async {
+            await #expect(processExitsWith: .failure) {
+                var buffer = ByteBuffer()
+                WebSocketServerFrame.writeText(atMost: 10, into: &buffer) { _ in 11 }
+            }
         }
 
         @Test func aCloseFrameCarriesItsCodeAndAReasonCutToFit() {

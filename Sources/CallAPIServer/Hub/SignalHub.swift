@@ -292,9 +292,9 @@ final class SignalHub: SessionEndpoint {
                 startedAt = relayStartedAt
                 metrics.messageRelayed()
             }
-            // The frames sent at high rates are counted, then written straight into the connection's buffer.
-            if let count = FrameCoding.measure(frame) {
-                connection.send(textOf: count, relayStartedAt: startedAt) { FrameCoding.write(frame, filling: $0) }
+            // The frames sent at high rates are written straight into the connection's buffer.
+            if let bound = FrameCoding.lengthBound(frame) {
+                connection.send(textAtMost: bound, relayStartedAt: startedAt) { FrameCoding.write(frame, into: $0) }
             } else {
                 connection.send(utf8: FrameCoding.encodeUTF8(frame), relayStartedAt: startedAt)
             }

@@ -69,13 +69,13 @@ final class WebSocketConnection: Sendable {
         }
     }
 
-    /// Queues a text frame of `count` bytes of UTF-8 text, which `text` writes straight into the pending buffer
-    /// (into exactly `count` bytes); `relayStartedAt` when it relays a message that arrived then.
+    /// Queues a text frame of at most `bound` bytes of UTF-8 text, which `text` writes straight into the pending
+    /// buffer and whose length it gives; `relayStartedAt` when it relays a message that arrived then.
     func send(
-        textOf count: Int, relayStartedAt: NIODeadline? = nil, text: (UnsafeMutableRawBufferPointer) -> Void
+        textAtMost bound: Int, relayStartedAt: NIODeadline? = nil, text: (UnsafeMutableRawBufferPointer) -> Int
     ) {
-        queueText(bytes: count, relayStartedAt: relayStartedAt) {
-            WebSocketServerFrame.writeText(count: count, into: &$0, text: text)
+        queueText(bytes: bound, relayStartedAt: relayStartedAt) {
+            WebSocketServerFrame.writeText(atMost: bound, into: &$0, text: text)
         }
     }
 

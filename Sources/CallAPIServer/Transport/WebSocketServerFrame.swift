@@ -12,14 +12,26 @@ enum WebSocketServerFrame {
     /// The most a frame header takes (a 64-bit length).
     static let largestHeaderSize = 10
 
-    /// Appends a text frame of `count` bytes of UTF-8 text, which `text` writes into the memory it is given
-    /// (exactly `count` bytes, right after the header): the text goes into the buffer without a copy.
-    static func writeText(count: Int, into buffer: inout ByteBuffer, text: (UnsafeMutableRawBufferPointer) -> Void) {
-        let size = headerSize(length: count)
-        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: size + count) { bytes in
+    /// Appends a text frame of at most `bound` bytes of UTF-8 text, which `text` writes into the memory it is
+    /// given (`bound` bytes, right after the header) and whose length it gives: the text goes into the buffer
+    /// without a copy, and without being counted first.
+    ///
+    /// The header is sized for `bound`; when the text turns out short enough for a smaller one, the text is moved
+    /// next to that header (at most 125 bytes, or 65,535 for a frame bounded past that).
+    static func writeText(
+        atMost bound: Int, into buffer: inout ByteBuffer, text: (UnsafeMutableRawBufferPointer) -> Int
+    ) {
+        let reserved = headerSize(length: bound)
+        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: reserved + bound) { bytes in
+            let count = text(UnsafeMutableRawBufferPointer(rebasing: bytes[reserved..<(reserved + bound)]))
+            precondition(count >= 0 && count <= bound, "a frame's text is longer than its bound")
+            let size = headerSize(length: count)
+            if size < reserved, let start = bytes.baseAddress {
+                // Overlapping when the text is longer than the difference: `copyMemory` moves as memmove does.
+                (start + size).copyMemory(from: start + reserved, byteCount: count)
+            }
             fillHeader(
                 opcode: FrameOpcode.text, length: count, into: UnsafeMutableRawBufferPointer(rebasing: bytes[..<size]))
-            text(UnsafeMutableRawBufferPointer(rebasing: bytes[size..<(size + count)]))
             return size + count
         }
     }
