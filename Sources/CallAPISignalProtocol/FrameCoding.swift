@@ -161,7 +161,20 @@ public enum FrameCoding {
     }
 
     /// The most `frame`'s text can take when it is written straight into memory made for it, by
-    /// ``write(_:into:)`` (the server writes it into the socket's buffer, after the WebSocket header); nil for a
+    /// ``write(_:into:)-(ClientFrame,_)`` (the client writes it into the socket's buffer, after the WebSocket
+    /// header); nil for a frame that is encoded as ``encodeUTF8(_:)-(ClientFrame)`` encodes it.
+    package static func lengthBound(_ frame: ClientFrame) -> Int? {
+        FrameFastPath.lengthBound(frame)
+    }
+
+    /// Writes the text of `frame`, a frame ``lengthBound(_:)-(ClientFrame)`` counted, from the start of `memory`,
+    /// which must be at least that long, and gives the length of the text.
+    package static func write(_ frame: ClientFrame, into memory: UnsafeMutableRawBufferPointer) -> Int {
+        FrameFastPath.write(frame, into: memory)
+    }
+
+    /// The most `frame`'s text can take when it is written straight into memory made for it, by
+    /// ``write(_:into:)-(ServerFrame,_)`` (the server writes it into the socket's buffer, after the WebSocket header); nil for a
     /// frame that is encoded as ``encodeUTF8(_:)-(ServerFrame)`` encodes it.
     ///
     /// A bound, not the length: it is counted without reading the frame's strings (``FrameJSONLengthBound``).
@@ -169,8 +182,8 @@ public enum FrameCoding {
         FrameFastPath.lengthBound(frame)
     }
 
-    /// Writes the text of `frame`, a frame ``lengthBound(_:)`` counted, from the start of `memory`, which must be
-    /// at least that long, and gives the length of the text.
+    /// Writes the text of `frame`, a frame ``lengthBound(_:)-(ServerFrame)`` counted, from the start of `memory`,
+    /// which must be at least that long, and gives the length of the text.
     package static func write(_ frame: ServerFrame, into memory: UnsafeMutableRawBufferPointer) -> Int {
         FrameFastPath.write(frame, into: memory)
     }

@@ -196,6 +196,20 @@ enum FrameFastPath {
     }
 
     /// The most `frame`'s text can take (``FrameJSONLengthBound``) when it is a fast frame; nil otherwise.
+    static func lengthBound(_ frame: ClientFrame) -> Int? {
+        write(frame, into: FrameJSONLengthBound())?.count
+    }
+
+    /// Writes `frame`, a fast frame, from the start of `memory`, which must be at least its ``lengthBound(_:)``
+    /// long, and gives the length written.
+    static func write(_ frame: ClientFrame, into memory: UnsafeMutableRawBufferPointer) -> Int {
+        guard let written = write(frame, into: FrameJSONMemory(memory))?.written else {
+            preconditionFailure("a frame written in place that is not a fast frame")
+        }
+        return written
+    }
+
+    /// The most `frame`'s text can take (``FrameJSONLengthBound``) when it is a fast frame; nil otherwise.
     static func lengthBound(_ frame: ServerFrame) -> Int? {
         write(frame, into: FrameJSONLengthBound())?.count
     }

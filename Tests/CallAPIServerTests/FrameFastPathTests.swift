@@ -76,11 +76,20 @@ import Testing
 
     @Test func framesWrittenInPlaceAreTheBytesTheGeneralEncoderWritesWithinTheirBound() throws {
         #expect(FrameCoding.lengthBound(.presenceChanged(.init(userId: "é\"1", online: true))) == nil)
+        #expect(FrameCoding.lengthBound(ClientFrame.subscribe(.init(id: 1))) == nil)
         for frame in Self.serverFrames {
             let bound = try #require(FrameCoding.lengthBound(frame))
             let expected = Array(FrameCoding.encodeGenerally(frame).utf8)
             #expect(bound >= expected.count)
             // The memory holds leftovers of an earlier frame: the length given says where the text ends.
+            var memory = [UInt8](repeating: UInt8(ascii: "z"), count: bound)
+            let written = memory.withUnsafeMutableBytes { FrameCoding.write(frame, into: $0) }
+            #expect(Array(memory.prefix(written)) == expected)
+        }
+        for frame in Self.clientFrames {
+            let bound = try #require(FrameCoding.lengthBound(frame))
+            let expected = Array(FrameCoding.encodeGenerally(frame).utf8)
+            #expect(bound >= expected.count)
             var memory = [UInt8](repeating: UInt8(ascii: "z"), count: bound)
             let written = memory.withUnsafeMutableBytes { FrameCoding.write(frame, into: $0) }
             #expect(Array(memory.prefix(written)) == expected)
@@ -105,6 +114,12 @@ import Testing
             let bound = try #require(FrameCoding.lengthBound(frame))
             #expect(bound >= FrameCoding.encodeUTF8(frame).count)
         }
+        let send = ClientFrame.send(
+            .init(
+                id: Int.min, to: controls, body: controls, ttl: Int.min,
+                push: PushMark(kind: .call, callId: controls, callerName: controls, video: true, reason: .cancelled),
+                copy: true))
+        #expect(try #require(FrameCoding.lengthBound(send)) >= FrameCoding.encodeUTF8(send).count)
     }
 
     /// Memory shorter than the text stops the program before a byte is written past it.

@@ -294,7 +294,7 @@ final class ClientCore: ClientSocketDelegate {
         case .closeSocket(let id):
             sockets.removeValue(forKey: id)?.close()
         case .write(let id, let frame):
-            sockets[id]?.write(utf8: FrameCoding.encodeUTF8(frame))
+            sockets[id]?.write(frame)
         case .completeSend(let ticket, let result):
             sendCompletions.removeValue(forKey: ticket)?(result)
         case .completeRenew(let ticket, let result):

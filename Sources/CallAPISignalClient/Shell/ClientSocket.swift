@@ -110,22 +110,33 @@ final class ClientSocket {
     /// Writes one text message (masked, as every client frame must be).
     func write(_ text: String) {
         var text = text
-        text.withUTF8 { write(utf8: UnsafeRawBufferPointer($0)) }
+        text.withUTF8 { writeText(copying: UnsafeRawBufferPointer($0)) }
     }
 
-    /// Writes one text message given as UTF-8 (what the frame encoder writes).
-    func write(utf8: [UInt8]) {
-        utf8.withUnsafeBytes { write(utf8: $0) }
+    /// Writes one frame: the frames sent at high rates straight into the socket's buffer, the others encoded first.
+    func write(_ frame: ClientFrame) {
+        guard let bound = FrameCoding.lengthBound(frame) else {
+            return FrameCoding.encodeUTF8(frame).withUnsafeBytes { writeText(copying: $0) }
+        }
+        writeText(atMost: bound) { FrameCoding.write(frame, into: $0) }
     }
 
-    private func write(utf8: UnsafeRawBufferPointer) {
+    private func writeText(copying utf8: UnsafeRawBufferPointer) {
+        writeText(atMost: utf8.count) { memory in
+            memory.copyMemory(from: utf8)
+            return utf8.count
+        }
+    }
+
+    /// Writes a text frame of at most `bound` bytes, which `text` writes and whose length it gives.
+    private func writeText(atMost bound: Int, text: (UnsafeMutableRawBufferPointer) -> Int) {
         guard case .open(let channel, let writer) = phase else {
             // The machines write only after `socketOpened` and before `closeSocket`; a write outside that is a bug.
             logger.warning("a frame written to a socket that is not open was not sent", metadata: ["socket": "\(id)"])
             return
         }
-        var frame = channel.allocator.buffer(capacity: utf8.count + MaskedTextFrame.maxHeaderBytes)
-        MaskedTextFrame.write(utf8: utf8, key: .random(using: &entropy), into: &frame)
+        var frame = channel.allocator.buffer(capacity: bound + MaskedTextFrame.maxHeaderBytes)
+        MaskedTextFrame.write(atMost: bound, key: .random(using: &entropy), into: &frame, text: text)
         writer.writeAndFlush(frame)
     }
 
