@@ -1,5 +1,6 @@
 /// A ``FrameJSONOutput`` writing into memory the caller lends for as long as it writes (a socket buffer's room,
-/// an array's uninitialised capacity), usually exactly the length a ``FrameJSONLength`` counted.
+/// an array's uninitialised capacity): the length a ``FrameJSONLength`` counted, or at least the bound a
+/// ``FrameJSONLengthBound`` counted (``written`` then says where the text ends).
 ///
 /// Writing past the memory's end stops the program (a precondition, checked once per write rather than once per
 /// byte): it would mean the count and the writing disagree.

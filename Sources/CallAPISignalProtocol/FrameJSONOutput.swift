@@ -1,8 +1,10 @@
 /// Where a ``FrameJSONWriter`` puts a frame's text.
 ///
-/// A frame is written twice on the hot path: once into a ``FrameJSONLength``, which only counts, and then into a
-/// ``FrameJSONMemory`` of exactly that length (a socket's buffer, after room for the WebSocket header), so the
-/// text is neither grown piece by piece nor copied. A byte array is an output too, for text written once.
+/// A frame is written twice on the hot path: once into a ``FrameJSONLengthBound``, which counts the most the text
+/// can take without reading its strings, and then into a ``FrameJSONMemory`` at least that long (a socket's
+/// buffer, after room for the WebSocket header), so the text is neither grown piece by piece nor copied. Text
+/// written into an array of its own length is counted exactly first (``FrameJSONLength``). A byte array is an
+/// output too, for text written once.
 package protocol FrameJSONOutput {
     mutating func writeByte(_ byte: UInt8)
     mutating func writeBytes(_ bytes: UnsafeRawBufferPointer)
