@@ -93,9 +93,12 @@ package struct FlatJSONObject: Equatable {
     /// ``pick(_:fromUTF8:keepingEscaped:)`` handing the values to `body` in memory on the stack, for a reader on
     /// a hot path: the list of values is the one allocation a picked frame would otherwise make (callgrind: about
     /// 700 instructions per frame with its release). Nil when the text is refused; `body` is not called then.
+    ///
+    /// `body` may move values out (`values[n].take()`): a string kept in the frame it builds then costs no retain
+    /// here and release when the slots are emptied.
     package static func withPicked<Result>(
         _ keys: JSONKeys, fromUTF8 bytes: UnsafeBufferPointer<UInt8>, keepingEscaped: UInt64 = 0,
-        _ body: (UnsafeBufferPointer<Value?>) -> Result?
+        _ body: (UnsafeMutableBufferPointer<Value?>) -> Result?
     ) -> Result? {
         return withUnsafeTemporaryAllocation(of: Value?.self, capacity: keys.count) { values in
             values.initialize(repeating: nil)
@@ -115,7 +118,7 @@ package struct FlatJSONObject: Equatable {
                 return nil
             }
             reader.skipSpace()
-            return reader.atEnd ? body(UnsafeBufferPointer(values)) : nil
+            return reader.atEnd ? body(values) : nil
         }
     }
 

@@ -16,7 +16,8 @@ enum FrameFastPath {
             clientKeys, fromUTF8: text, keepingEscaped: 1 << UInt64(ClientKey.body.rawValue)
         ) { values in
             guard case .string(let type)? = values[ClientKey.type.rawValue] else { return nil }
-            func value(_ key: ClientKey) -> FlatJSONObject.Value? { values[key.rawValue] }
+            // Moved out of their slots, not copied (each member is read once).
+            func value(_ key: ClientKey) -> FlatJSONObject.Value? { values[key.rawValue].take() }
             // Matched against the kinds' raw values, not read with `Kind(rawValue:)`: that search of every case
             // cost ~500 instructions per frame here (callgrind, scripts/bench-frame-coding.sh --instructions).
             switch type {
@@ -86,7 +87,8 @@ enum FrameFastPath {
         // Picked as client frames are: only these frames' members are built.
         FlatJSONObject.withPicked(serverKeys, fromUTF8: text) { values in
             guard case .string(let type)? = values[ServerKey.type.rawValue] else { return nil }
-            func value(_ key: ServerKey) -> FlatJSONObject.Value? { values[key.rawValue] }
+            // Moved out of their slots, not copied (each member is read once).
+            func value(_ key: ServerKey) -> FlatJSONObject.Value? { values[key.rawValue].take() }
             switch type {
             case ServerFrame.Kind.message.rawValue:
                 guard case .string(let from)? = value(.from), case .string(let body)? = value(.body),
