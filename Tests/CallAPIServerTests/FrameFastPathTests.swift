@@ -292,6 +292,43 @@ import Testing
         }
     }
 
+    /// Every key is found from its text, and a text that is none of them (a key cut short or grown by a byte, one
+    /// alike in its first eight bytes) is none: for the frames' lists, keys alike in their first eight bytes, and
+    /// the most keys a list holds.
+    @Test(
+        arguments: [
+            ["type", "id", "to", "body", "ttl", "copy", "push"],
+            [
+                "type", "id", "from", "body", "sentAt", "messageId", "held", "to", "result", "reason", "message",
+                "sessions",
+                "ttl", "serverTime",
+            ],
+            ["abcdefgh1", "abcdefgh2", "abcdefgh", "x"],
+            [
+                "key0", "key1", "key2", "key3", "key4", "key5", "key6", "key7", "key8", "key9", "key10", "key11",
+                "key12", "key13", "key14", "key15", "key16", "key17", "key18", "key19", "key20", "key21", "key22",
+                "key23", "key24", "key25", "key26", "key27", "key28", "key29", "key30", "key31", "key32", "key33",
+                "key34", "key35", "key36", "key37", "key38", "key39", "key40", "key41", "key42", "key43", "key44",
+                "key45", "key46", "key47", "key48", "key49", "key50", "key51", "key52", "key53", "key54", "key55",
+                "key56", "key57", "key58", "key59", "key60", "key61", "key62", "key63",
+            ],
+        ] as [[StaticString]])
+    func everyKeyIsFoundFromItsTextAndNothingElseIs(literals: [StaticString]) {
+        let keys = JSONKeys(literals)
+        let names = literals.map(\.description)
+        // Each text is read as a key in an object, followed by its quote, as the reader meets it.
+        func slot(of text: String) -> Int?? {
+            FlatJSONObject.pick(keys, from: #"{""# + text + #"":1}"#).map { $0.firstIndex { $0 != nil } }
+        }
+        for (index, name) in names.enumerated() {
+            #expect(slot(of: name) == .some(index))
+            for near in [String(name.dropLast()), name + "s", "Q" + name.dropFirst(), name.dropLast() + "Q"]
+            where !names.contains(near) && !near.isEmpty {
+                #expect(slot(of: near) == .some(nil), "\(near)")
+            }
+        }
+    }
+
     @Test(arguments: [#"{"a":"x","e":{"f":"g"}}"#, #"{"a":1,"a":2}"#, #"{"a":1"#, "[]"])
     func picksOnTheStackReachTheirReaderOnlyForTextThatIsRead(text: String) {
         let keys: JSONKeys = ["a", "b", "e"]
