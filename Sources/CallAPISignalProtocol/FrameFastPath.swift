@@ -205,10 +205,7 @@ enum FrameFastPath {
     /// Writes `frame`, a fast frame, from the start of `memory`, which must be at least its ``lengthBound(_:)``
     /// long, and gives the length written.
     static func write(_ frame: ClientFrame, into memory: UnsafeMutableRawBufferPointer) -> Int {
-        guard let written = write(frame, into: FrameJSONMemory(memory))?.written else {
-            preconditionFailure("a frame written in place that is not a fast frame")
-        }
-        return written
+        written(into: memory) { write(frame, into: $0) }
     }
 
     /// The most `frame`'s text can take (``FrameJSONLengthBound``) when it is a fast frame; nil otherwise.
@@ -219,7 +216,14 @@ enum FrameFastPath {
     /// Writes `frame`, a fast frame, from the start of `memory`, which must be at least its ``lengthBound(_:)``
     /// long, and gives the length written.
     static func write(_ frame: ServerFrame, into memory: UnsafeMutableRawBufferPointer) -> Int {
-        guard let written = write(frame, into: FrameJSONMemory(memory))?.written else {
+        written(into: memory) { write(frame, into: $0) }
+    }
+
+    /// The length `write` wrote from the start of `memory` (nil from it: not a fast frame, which stops the program).
+    private static func written(
+        into memory: UnsafeMutableRawBufferPointer, _ write: (FrameJSONMemory) -> FrameJSONMemory?
+    ) -> Int {
+        guard let written = write(FrameJSONMemory(memory))?.written else {
             preconditionFailure("a frame written in place that is not a fast frame")
         }
         return written

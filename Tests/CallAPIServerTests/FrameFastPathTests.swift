@@ -78,22 +78,28 @@ import Testing
         #expect(FrameCoding.lengthBound(.presenceChanged(.init(userId: "é\"1", online: true))) == nil)
         #expect(FrameCoding.lengthBound(ClientFrame.subscribe(.init(id: 1))) == nil)
         for frame in Self.serverFrames {
-            let bound = try #require(FrameCoding.lengthBound(frame))
-            let expected = Array(FrameCoding.encodeGenerally(frame).utf8)
-            #expect(bound >= expected.count)
-            // The memory holds leftovers of an earlier frame: the length given says where the text ends.
-            var memory = [UInt8](repeating: UInt8(ascii: "z"), count: bound)
-            let written = memory.withUnsafeMutableBytes { FrameCoding.write(frame, into: $0) }
-            #expect(Array(memory.prefix(written)) == expected)
+            try expectWrittenInPlace(
+                frame, as: FrameCoding.encodeGenerally(frame), bound: FrameCoding.lengthBound,
+                write: FrameCoding.write)
         }
         for frame in Self.clientFrames {
-            let bound = try #require(FrameCoding.lengthBound(frame))
-            let expected = Array(FrameCoding.encodeGenerally(frame).utf8)
-            #expect(bound >= expected.count)
-            var memory = [UInt8](repeating: UInt8(ascii: "z"), count: bound)
-            let written = memory.withUnsafeMutableBytes { FrameCoding.write(frame, into: $0) }
-            #expect(Array(memory.prefix(written)) == expected)
+            try expectWrittenInPlace(
+                frame, as: FrameCoding.encodeGenerally(frame), bound: FrameCoding.lengthBound,
+                write: FrameCoding.write)
         }
+    }
+
+    /// `frame` written within its bound is `text`'s bytes, into memory holding leftovers of an earlier frame (the
+    /// length `write` gives says where the text ends).
+    private func expectWrittenInPlace<Frame>(
+        _ frame: Frame, as text: String, bound: (Frame) -> Int?,
+        write: (Frame, UnsafeMutableRawBufferPointer) -> Int
+    ) throws {
+        let bound = try #require(bound(frame))
+        #expect(bound >= text.utf8.count)
+        var memory = [UInt8](repeating: UInt8(ascii: "z"), count: bound)
+        let written = memory.withUnsafeMutableBytes { write(frame, $0) }
+        #expect(Array(memory.prefix(written)) == Array(text.utf8))
     }
 
     /// The bound holds for the longest text each member can take: every byte of every string escaped as
