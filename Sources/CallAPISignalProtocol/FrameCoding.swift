@@ -174,8 +174,8 @@ public enum FrameCoding {
     }
 
     /// The most `frame`'s text can take when it is written straight into memory made for it, by
-    /// ``write(_:into:)-(ServerFrame,_)`` (the server writes it into the socket's buffer, after the WebSocket header); nil for a
-    /// frame that is encoded as ``encodeUTF8(_:)-(ServerFrame)`` encodes it.
+    /// ``write(_:into:)-(ServerFrame,_)`` (the server writes it into the socket's buffer, after the WebSocket
+    /// header); nil for a frame that is encoded as ``encodeUTF8(_:)-(ServerFrame)`` encodes it.
     ///
     /// A bound, not the length: it is counted without reading the frame's strings (``FrameJSONLengthBound``).
     package static func lengthBound(_ frame: ServerFrame) -> Int? {
