@@ -135,7 +135,7 @@ final class ClientSocket {
             logger.warning("a frame written to a socket that is not open was not sent", metadata: ["socket": "\(id)"])
             return
         }
-        var frame = channel.allocator.buffer(capacity: bound + MaskedTextFrame.maxHeaderBytes)
+        var frame = channel.allocator.buffer(capacity: bound + WebSocketFrameHeader.maxSize)
         MaskedTextFrame.write(atMost: bound, key: .random(using: &entropy), into: &frame, text: text)
         writer.writeAndFlush(frame)
     }
