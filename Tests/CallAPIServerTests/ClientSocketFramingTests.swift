@@ -24,6 +24,21 @@ import Testing
         try await server.stop()
     }
 
+    @Test func textFramesWrittenOneAfterAnotherArriveWholeThenTheClose() async throws {
+        // Each text frame is written into the buffer the previous one left: none may carry another's bytes.
+        let server = try await RawUpgradeServer.start(sending: Self.frame(0x81, Array("ready".utf8)))
+        let client = try await SocketProbe.connect(to: server.port)
+        #expect(await client.events(untilTexts: 1) == [.text("ready")])
+        let texts = [String(repeating: "a", count: 125), "bb", String(repeating: "c", count: 60), ""]
+        await client.send(texts)
+        await client.close()
+        let frames = await server.clientFrames(count: texts.count + 1)
+        #expect(frames.map(\.opcode) == Array(repeating: 0x1, count: texts.count) + [0x8])
+        #expect(frames.prefix(texts.count).map { String(decoding: $0.payload, as: UTF8.self) } == texts)
+        #expect(frames.last?.payload == [0x03, 0xE8])  // 1000, a normal closure
+        try await server.stop()
+    }
+
     @Test func aMaskedFrameFromTheServerClosesTheConnectionWith1002() async throws {
         // A server never masks (RFC 6455 §5.1): the client must fail the connection.
         let masked: [UInt8] = [0x81, 0x82, 1, 2, 3, 4, UInt8(ascii: "h") ^ 1, UInt8(ascii: "i") ^ 2]
@@ -130,6 +145,10 @@ private final class SocketProbe: ClientSocketDelegate, @unchecked Sendable {
         return seen
     }
 
+    func send(_ texts: [String]) async {
+        try? await loop.submit { for text in texts { self.socket?.write(text) } }.get()
+    }
+
     func close() async {
         try? await loop.submit { self.socket?.close() }.get()
     }
@@ -169,6 +188,16 @@ private final class RawUpgradeServer: Sendable {
     func clientFrame(opcode: UInt8) async -> [UInt8]? {
         for await frame in frames where frame.opcode == opcode { return frame.payload }
         return nil
+    }
+
+    /// The next `count` frames the client sent (fewer if the connection ended first).
+    func clientFrames(count: Int) async -> [ClientFrame] {
+        var seen: [ClientFrame] = []
+        for await frame in frames {
+            seen.append(frame)
+            if seen.count == count { break }
+        }
+        return seen
     }
 
     func stop() async throws {
@@ -211,6 +240,11 @@ private final class RawUpgradeServer: Sendable {
                 received.moveReaderIndex(forwardBy: text[..<end.upperBound].utf8.count)
             }
             readClientFrames()
+        }
+
+        func channelInactive(context: ChannelHandlerContext) {
+            frames.finish()
+            context.fireChannelInactive()
         }
 
         /// The client's frames are masked, with short payloads here.

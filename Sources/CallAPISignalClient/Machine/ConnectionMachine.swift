@@ -224,57 +224,63 @@ struct ConnectionMachine: Sendable {
 
     /// Applies `event`, which happened at `now` (ms since 1970), and returns what to do.
     mutating func handle(_ event: ConnectionEvent, now: Int64) -> [ConnectionAction] {
+        var actions: [ConnectionAction] = []
+        handle(event, now: now, into: &actions)
+        return actions
+    }
+
+    /// Applies `event` as ``handle(_:now:)`` does, appending what to do to `actions`: the shell reuses one buffer
+    /// across events (an array per event, and one per frame handled inside it, were three allocations per relayed
+    /// message at a bench client; docs/benchmarks.md).
+    mutating func handle(_ event: ConnectionEvent, now: Int64, into actions: inout [ConnectionAction]) {
         switch event {
         case .login(let token):
             switch phase {
             case .idle, .stopped:
-                return connect(attempt: 0, login: Login(token: token), queue: [], now: now)
+                connect(attempt: 0, login: Login(token: token), queue: [], now: now, into: &actions)
             case .waiting(var backoff):
                 backoff.login.token = token
-                return connect(attempt: 0, login: backoff.login, queue: backoff.queue, now: now)
+                connect(attempt: 0, login: backoff.login, queue: backoff.queue, now: now, into: &actions)
             case .connecting, .authenticating, .connected:
                 // Already connecting or connected: the new token is used from the next login on.
                 changeLogin { $0.token = token }
-                return []
             }
         case .logout:
-            var actions: [ConnectionAction] = []
             if let socket = currentSocket {
                 if case .connected = phase { actions.append(.write(socket, .logout(.init()))) }
                 actions.append(.closeSocket(socket))
             }
-            return actions + stop(.loggedOut)
+            stop(.loggedOut, into: &actions)
         case .renew(let ticket, let token):
             // Not connected, the token is kept for the next login.
             changeLogin { $0.token = token }
             guard case .connected = phase else {
-                return [.completeRenew(ticket: ticket, .success(login?.expiresAt ?? 0))]
+                return actions.append(.completeRenew(ticket: ticket, .success(login?.expiresAt ?? 0)))
             }
-            return request(.renew(ticket: ticket), now: now) { .renew(.init(id: $0, token: token)) }
+            request(.renew(ticket: ticket), now: now, into: &actions) { .renew(.init(id: $0, token: token)) }
         case .send(let ticket, let to, let body, let ttl, let push, let copy):
             switch phase {
             case .connected:
-                return request(.send(ticket: ticket), now: now) {
+                request(.send(ticket: ticket), now: now, into: &actions) {
                     .send(
                         .init(id: $0, to: to, body: body, ttl: ttl > 0 ? ttl : nil, push: push, copy: copy ? true : nil)
                     )
                 }
             case .idle:
-                return [.completeSend(ticket: ticket, .failure(.notLoggedIn))]
+                actions.append(.completeSend(ticket: ticket, .failure(.notLoggedIn)))
             case .stopped(let reason):
-                return [.completeSend(ticket: ticket, .failure(.stopped(reason)))]
+                actions.append(.completeSend(ticket: ticket, .failure(.stopped(reason))))
             case .connecting, .authenticating, .waiting:
                 let queued = Queued(ticket: ticket, to: to, body: body, ttl: ttl, push: push, copy: copy, queuedAt: now)
-                guard enqueue(queued) else {
-                    return [.completeSend(ticket: ticket, .failure(.queueFull(settings.sendQueueLimit)))]
+                if !enqueue(queued) {
+                    actions.append(.completeSend(ticket: ticket, .failure(.queueFull(settings.sendQueueLimit))))
                 }
-                return []
             }
         case .devices(let ticket, let request):
             guard case .connected = phase else {
-                return [.completeDevices(ticket: ticket, .failure(notConnectedError))]
+                return actions.append(.completeDevices(ticket: ticket, .failure(notConnectedError)))
             }
-            return self.request(.devices(ticket: ticket), now: now) { id in
+            self.request(.devices(ticket: ticket), now: now, into: &actions) { id in
                 switch request {
                 case .register(let device): .registerDevice(.init(id: id, device: device))
                 case .list: .devices(.init(id: id))
@@ -284,23 +290,25 @@ struct ConnectionMachine: Sendable {
         case .presence(let ticket, let subscribe):
             if subscribe { changeLogin { $0.subscribed = true } }
             guard case .connected = phase else {
-                return [.completePresence(ticket: ticket, .failure(notConnectedError))]
+                return actions.append(.completePresence(ticket: ticket, .failure(notConnectedError)))
             }
-            return request(.presence(ticket: ticket), now: now) {
+            request(.presence(ticket: ticket), now: now, into: &actions) {
                 subscribe ? .subscribe(.init(id: $0)) : .users(.init(id: $0))
             }
         case .calls(let ticket, let calls):
-            guard case .connected = phase else { return [.completeCalls(ticket: ticket, .failure(notConnectedError))] }
-            return request(.calls(ticket: ticket), now: now) {
+            guard case .connected = phase else {
+                return actions.append(.completeCalls(ticket: ticket, .failure(notConnectedError)))
+            }
+            request(.calls(ticket: ticket), now: now, into: &actions) {
                 var calls = calls
                 calls.id = $0
                 return .calls(calls)
             }
         case .invitation(let ticket, let invitation):
             guard case .connected = phase else {
-                return [.completeInvitation(ticket: ticket, .failure(notConnectedError))]
+                return actions.append(.completeInvitation(ticket: ticket, .failure(notConnectedError)))
             }
-            return request(.invitation(ticket: ticket), now: now) { id in
+            request(.invitation(ticket: ticket), now: now, into: &actions) { id in
                 switch invitation {
                 case .send(let to, let content, let channelId):
                     .invite(
@@ -316,44 +324,49 @@ struct ConnectionMachine: Sendable {
             }
         case .match(let ticket, let match):
             guard case .connected = phase else {
-                return [.completeMatch(ticket: ticket, .failure(notConnectedError))]
+                return actions.append(.completeMatch(ticket: ticket, .failure(notConnectedError)))
             }
-            return request(.match(ticket: ticket), now: now) { id in
+            request(.match(ticket: ticket), now: now, into: &actions) { id in
                 switch match {
                 case .enter(let tags): .matchEnter(.init(id: id, tags: tags))
                 case .leave: .matchLeave(.init(id: id))
                 }
             }
         case .socketOpened(let socket):
-            guard case .connecting(var attempt) = phase, attempt.socket == socket else { return [] }
+            guard case .connecting(var attempt) = phase, attempt.socket == socket else { return }
             attempt.since = now
             phase = .authenticating(attempt)
-            return [.write(socket, .login(.init(id: Self.loginRequestId, token: attempt.login.token)))]
+            actions.append(.write(socket, .login(.init(id: Self.loginRequestId, token: attempt.login.token))))
         case .socketClosed(let socket, let cause, let jitter):
-            guard socket == currentSocket else { return [] }
-            return connectionLost(cause: cause, now: now, jitter: jitter)
+            guard socket == currentSocket else { return }
+            connectionLost(cause: cause, now: now, jitter: jitter, into: &actions)
         case .frame(let socket, let frame):
-            guard socket == currentSocket else { return [] }
+            guard socket == currentSocket else { return }
             if var connection = takeConnection() {
                 connection.lastReceived = now
                 phase = .connected(connection)
             }
-            return received(frame, socket: socket, now: now)
+            received(frame, socket: socket, now: now, into: &actions)
         case .tick(let jitter):
-            return tick(now: now, jitter: jitter)
+            tick(now: now, jitter: jitter, into: &actions)
         }
     }
 
     // MARK: - Connecting
 
-    private mutating func connect(attempt: Int, login: Login, queue: [Queued], now: Int64) -> [ConnectionAction] {
+    private mutating func connect(
+        attempt: Int, login: Login, queue: [Queued], now: Int64, into actions: inout [ConnectionAction]
+    ) {
         let socket = nextSocket
         nextSocket += 1
         phase = .connecting(Attempt(number: attempt, socket: socket, since: now, login: login, queue: queue))
-        return [.openSocket(socket), .state(state)]
+        actions.append(.openSocket(socket))
+        actions.append(.state(state))
     }
 
-    private mutating func connectionLost(cause: String, now: Int64, jitter: Double) -> [ConnectionAction] {
+    private mutating func connectionLost(
+        cause: String, now: Int64, jitter: Double, into actions: inout [ConnectionAction]
+    ) {
         let next: Int
         let closingReason: SignalErrorCode?
         let queue: [Queued]
@@ -367,18 +380,18 @@ struct ConnectionMachine: Sendable {
             closingReason = connection.closingReason
             queue = []
         case .idle, .waiting, .stopped:
-            return []
+            return
         }
         switch closingReason {
         case .tokenExpired:
-            return stop(.tokenExpired, failingWritten: .connectionLost)
+            return stop(.tokenExpired, failingWritten: .connectionLost, into: &actions)
         case .loggedOut:
-            return stop(.loggedOut, failingWritten: .connectionLost)
+            return stop(.loggedOut, failingWritten: .connectionLost, into: &actions)
         default:
             break
         }
-        guard let login else { return [] }
-        let actions = failWritten(.connectionLost)
+        guard let login else { return }
+        failWritten(.connectionLost, into: &actions)
         let exponential = settings.backoffBaseMillis << Int64(min(next, 20))
         let capped = min(settings.backoffMaxMillis, exponential)
         // "Equal jitter": half fixed, half random, so clients that lost the same server spread out.
@@ -387,15 +400,15 @@ struct ConnectionMachine: Sendable {
             Backoff(
                 attempt: next, until: now + delay, delay: delay,
                 cause: closingReason.map { "server closed: \($0.rawValue)" } ?? cause, login: login, queue: queue))
-        return actions + [.state(state)]
+        actions.append(.state(state))
     }
 
     /// Stops: fails the requests written (with `failingWritten`, or by default as the stop says) and the sends
     /// waiting.
-    private mutating func stop(_ reason: SignalStopReason, failingWritten: SignalClientError? = nil)
-        -> [ConnectionAction]
-    {
-        var actions = failWritten(failingWritten ?? (reason == .loggedOut ? .stopped(reason) : .connectionLost))
+    private mutating func stop(
+        _ reason: SignalStopReason, failingWritten: SignalClientError? = nil, into actions: inout [ConnectionAction]
+    ) {
+        failWritten(failingWritten ?? (reason == .loggedOut ? .stopped(reason) : .connectionLost), into: &actions)
         let waiting: [Queued] =
             switch phase {
             case .connecting(let attempt), .authenticating(let attempt): attempt.queue
@@ -406,26 +419,25 @@ struct ConnectionMachine: Sendable {
             actions.append(.completeSend(ticket: queued.ticket, .failure(.stopped(reason))))
         }
         phase = .stopped(reason)
-        return actions + [.state(state)]
+        actions.append(.state(state))
     }
 
     /// Fails the requests written on the connection, oldest first (the connection keeps none).
-    private mutating func failWritten(_ error: SignalClientError) -> [ConnectionAction] {
-        guard case .connected(var connection) = phase, !connection.inFlight.isEmpty else { return [] }
+    private mutating func failWritten(_ error: SignalClientError, into actions: inout [ConnectionAction]) {
+        guard case .connected(var connection) = phase, !connection.inFlight.isEmpty else { return }
         let written = connection.inFlight.sorted(by: { $0.key < $1.key })
         connection.inFlight = [:]
         phase = .connected(connection)
-        return written.map { fail($0.value.pending, error) }
+        for entry in written { actions.append(fail(entry.value.pending, error)) }
     }
 
     /// Writes a request on the connection (the caller checked it is connected).
     private mutating func request(
-        _ pending: Pending, now: Int64, _ frame: (Int) -> ClientFrame
-    ) -> [ConnectionAction] {
-        guard var connection = takeConnection() else { return [] }
-        let action = request(pending, on: &connection, now: now, frame)
+        _ pending: Pending, now: Int64, into actions: inout [ConnectionAction], _ frame: (Int) -> ClientFrame
+    ) {
+        guard var connection = takeConnection() else { return }
+        actions.append(request(pending, on: &connection, now: now, frame))
         phase = .connected(connection)
-        return [action]
     }
 
     private mutating func request(
@@ -531,17 +543,19 @@ struct ConnectionMachine: Sendable {
 
     // MARK: - Frames
 
-    private mutating func received(_ frame: ServerFrame, socket: Int, now: Int64) -> [ConnectionAction] {
+    private mutating func received(
+        _ frame: ServerFrame, socket: Int, now: Int64, into actions: inout [ConnectionAction]
+    ) {
         switch frame {
         case .welcome(let welcome):
-            guard case .authenticating(let attempt) = phase else { return [] }
+            guard case .authenticating(let attempt) = phase else { return }
             var login = attempt.login
             login.expiresAt = welcome.expiresAt
             var connection = Connection(
                 socket: socket, login: login, userId: welcome.userId, sessionId: welcome.sessionId,
                 lastReceived: now, lastPing: now, closingReason: attempt.closingReason)
             phase = .connected(connection)
-            var actions: [ConnectionAction] = [.state(state)]
+            actions.append(.state(state))
             phase = .idle  // holds nothing meanwhile, so that the requests change in place
             if login.subscribed {
                 actions.append(request(.presence(ticket: -1), on: &connection, now: now) { .subscribe(.init(id: $0)) })
@@ -556,82 +570,81 @@ struct ConnectionMachine: Sendable {
                     })
             }
             phase = .connected(connection)
-            return actions
         case .error(let error):
             if case .authenticating = phase, error.id == Self.loginRequestId || error.id == nil {
-                return [.closeSocket(socket)] + stop(.loginRefused(error.code, error.message))
+                actions.append(.closeSocket(socket))
+                return stop(.loginRefused(error.code, error.message), into: &actions)
             }
-            guard let pending = answered(error.id) else { return [] }
-            return [fail(pending, .refused(error.code, error.message))]
+            guard let pending = answered(error.id) else { return }
+            actions.append(fail(pending, .refused(error.code, error.message)))
         case .answer(let answer):
-            guard case .send(let ticket) = answered(answer.id) else { return [] }
+            guard case .send(let ticket) = answered(answer.id) else { return }
             let result: Result<SendOutcome, SignalClientError> =
                 switch answer.result {
                 case .delivered: .success(.delivered(messageId: answer.messageId ?? "", sessions: answer.sessions ?? 1))
                 case .queued: .success(.queued(messageId: answer.messageId ?? "", ttl: answer.ttl ?? 0))
                 case .failed: .failure(.failed(answer.reason ?? .unknown, answer.message ?? "not delivered"))
                 }
-            return [.completeSend(ticket: ticket, result)]
+            actions.append(.completeSend(ticket: ticket, result))
         case .renewed(let renewed):
             changeLogin { $0.expiresAt = renewed.expiresAt }
-            guard case .renew(let ticket) = answered(renewed.id) else { return [] }
-            return [.completeRenew(ticket: ticket, .success(renewed.expiresAt))]
+            guard case .renew(let ticket) = answered(renewed.id) else { return }
+            actions.append(.completeRenew(ticket: ticket, .success(renewed.expiresAt)))
         case .presence(let presence):
-            guard case .presence(let ticket) = answered(presence.id) else { return [] }
-            return ticket < 0 ? [] : [.completePresence(ticket: ticket, .success(presence.online))]
+            guard case .presence(let ticket) = answered(presence.id), ticket >= 0 else { return }
+            actions.append(.completePresence(ticket: ticket, .success(presence.online)))
         case .message(let message):
-            return [.deliver(message)]
+            actions.append(.deliver(message))
         case .presenceChanged(let change):
-            return [.presenceChanged(change)]
+            actions.append(.presenceChanged(change))
         case .tokenWillExpire(let notice):
-            return [.tokenWillExpire(expiresAt: notice.expiresAt)]
+            actions.append(.tokenWillExpire(expiresAt: notice.expiresAt))
         case .heldResult(let result):
-            return [.heldResult(result)]
+            actions.append(.heldResult(result))
         case .closing(let closing):
             self.closing(closing.reason)
-            return []
         case .pong:
-            return []
+            break
         case .calls(let page):
-            guard case .calls(let ticket) = answered(page.id) else { return [] }
-            return [.completeCalls(ticket: ticket, .success(page))]
+            guard case .calls(let ticket) = answered(page.id) else { return }
+            actions.append(.completeCalls(ticket: ticket, .success(page)))
         case .devices(let devices):
-            guard case .devices(let ticket) = answered(devices.id) else { return [] }
-            return [.completeDevices(ticket: ticket, .success(devices.devices))]
+            guard case .devices(let ticket) = answered(devices.id) else { return }
+            actions.append(.completeDevices(ticket: ticket, .success(devices.devices)))
         case .callWithdrawn(let tombstone):
-            return [.callWithdrawn(tombstone)]
+            actions.append(.callWithdrawn(tombstone))
         case .localInvitation(let invitation):
             // The caller's acknowledgement of an accept is automatic, as in RTM v1: the server completes the
             // accept only when it arrives.
-            let ack: [ConnectionAction] =
-                invitation.state == .acceptPending
-                ? [.write(socket, .acknowledgeAccept(.init(invitationId: invitation.invitationId)))] : []
-            return ack + invitationAnswer(.local(invitation), requestId: invitation.id)
+            if invitation.state == .acceptPending {
+                actions.append(.write(socket, .acknowledgeAccept(.init(invitationId: invitation.invitationId))))
+            }
+            actions.append(invitationAnswer(.local(invitation), requestId: invitation.id))
         case .remoteInvitation(let invitation):
             // So is the callee's receipt, which tells the caller the invitation arrived.
-            let receipt: [ConnectionAction] =
-                invitation.state == .invitationReceived
-                ? [.write(socket, .invitationReceived(.init(invitationId: invitation.invitationId)))] : []
-            return receipt + invitationAnswer(.remote(invitation), requestId: invitation.id)
+            if invitation.state == .invitationReceived {
+                actions.append(.write(socket, .invitationReceived(.init(invitationId: invitation.invitationId))))
+            }
+            actions.append(invitationAnswer(.remote(invitation), requestId: invitation.id))
         case .placeCall(let order):
-            return [.callPlaced(order)]
+            actions.append(.callPlaced(order))
         case .matched(let match):
-            return [.matched(match)]
+            actions.append(.matched(match))
         case .matchQueue(let status):
-            guard case .match(let ticket) = answered(status.id) else { return [] }
-            return [.completeMatch(ticket: ticket, .success(status.waiting ? status.tags : []))]
+            guard case .match(let ticket) = answered(status.id) else { return }
+            actions.append(.completeMatch(ticket: ticket, .success(status.waiting ? status.tags : [])))
         }
     }
 
     /// Completes the invitation method that `update` answers, or reports it as news.
-    private mutating func invitationAnswer(_ update: InvitationUpdate, requestId: Int?) -> [ConnectionAction] {
+    private mutating func invitationAnswer(_ update: InvitationUpdate, requestId: Int?) -> ConnectionAction {
         guard let id = requestId, case .connected(let connection) = phase,
             case .invitation(let ticket)? = connection.inFlight[id]?.pending
         else {
-            return [.invitationUpdate(update)]
+            return .invitationUpdate(update)
         }
         _ = answered(id)
-        return [.completeInvitation(ticket: ticket, .success(update))]
+        return .completeInvitation(ticket: ticket, .success(update))
     }
 
     // MARK: - Time
@@ -662,24 +675,21 @@ struct ConnectionMachine: Sendable {
         }
     }
 
-    private mutating func tick(now: Int64, jitter: Double) -> [ConnectionAction] {
-        var actions: [ConnectionAction] = []
+    private mutating func tick(now: Int64, jitter: Double, into actions: inout [ConnectionAction]) {
         switch phase {
         case .waiting(let backoff) where now >= backoff.until:
-            actions += connect(attempt: backoff.attempt, login: backoff.login, queue: backoff.queue, now: now)
+            connect(attempt: backoff.attempt, login: backoff.login, queue: backoff.queue, now: now, into: &actions)
         case .connecting(let attempt), .authenticating(let attempt):
             if now - attempt.since >= settings.connectTimeoutMillis {
-                actions +=
-                    [.closeSocket(attempt.socket)]
-                    + connectionLost(cause: "connecting timed out", now: now, jitter: jitter)
+                actions.append(.closeSocket(attempt.socket))
+                connectionLost(cause: "connecting timed out", now: now, jitter: jitter, into: &actions)
             }
         case .connected(var connection):
             if now - connection.lastReceived >= settings.livenessTimeoutMillis {
-                actions +=
-                    [.closeSocket(connection.socket)]
-                    + connectionLost(
-                        cause: "nothing from the server for \(settings.livenessTimeoutMillis / 1000) s", now: now,
-                        jitter: jitter)
+                actions.append(.closeSocket(connection.socket))
+                connectionLost(
+                    cause: "nothing from the server for \(settings.livenessTimeoutMillis / 1000) s", now: now,
+                    jitter: jitter, into: &actions)
             } else if now - connection.lastPing >= settings.pingIntervalMillis {
                 connection.lastPing = now
                 phase = .connected(connection)
@@ -697,7 +707,6 @@ struct ConnectionMachine: Sendable {
         for pending in expireWritten(now: now) {
             actions.append(fail(pending, .noAnswer))
         }
-        return actions
     }
 
     /// Takes the sends that waited too long for a connection out of the queue, oldest first.

@@ -38,6 +38,9 @@ final class ClientCore: ClientSocketDelegate {
     /// When the machine was last ticked.
     private var lastTick: Int64 = 0
     private var lastState: SignalConnectionState = .idle
+    /// The machine's action buffer, emptied and kept for the next event unless one event made it large.
+    private var spareActions: [ConnectionAction]?
+    private static let keptActions = 16
 
     init(
         configuration: SignalClientConfiguration, loop: any EventLoop, logger: Logger,
@@ -280,10 +283,13 @@ final class ClientCore: ClientSocketDelegate {
     }
 
     private func handle(_ event: ConnectionEvent) {
+        // Into the kept buffer, taken out while the actions run: an action's work can handle another event.
+        var actions = spareActions.take() ?? []
+        machine.handle(event, now: now(), into: &actions)
         // Moved out in order, not copied by a `for` loop (as the server's hub performs its actions).
-        var actions = machine.handle(event, now: now())
         actions.withUnsafeMutableBufferPointer { $0.reverse() }
         while let action = actions.popLast() { perform(action) }
+        if actions.capacity <= Self.keptActions { spareActions = consume actions }
         armWakeUp()
     }
 

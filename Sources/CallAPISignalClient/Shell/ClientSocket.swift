@@ -30,8 +30,8 @@ final class ClientSocket {
     fileprivate enum Phase {
         /// Connecting and upgrading; `closeWhenOpen` when the owner closed it meanwhile.
         case connecting(closeWhenOpen: Bool)
-        /// Upgraded: text frames are written through the writer, control frames through NIO's encoder.
-        case open(any Channel, TextFrameWriter)
+        /// Upgraded: frames are written through the handler that reads them.
+        case open(any Channel, FrameHandler)
         /// A close frame is sent; the server's answer (or a second's wait) closes the channel.
         case closing(any Channel)
         case closed
@@ -39,6 +39,13 @@ final class ClientSocket {
 
     /// The largest message read (as the server's limit for what it sends: 4 MiB).
     static let maxMessageBytes = 1 << 22
+
+    /// The buffer the last text frame was written from, kept for the next: once NIO has written it, this is its
+    /// only reference and clearing it keeps its memory (a new buffer per frame was two allocations and two frees,
+    /// about 700 instructions per relayed message at a bench client; docs/benchmarks.md). Kept up to
+    /// ``keptBufferBytes``; when NIO still holds it (the socket could not take it all), clearing allocates anew.
+    private var frameBuffer: ByteBuffer?
+    static let keptBufferBytes = 8192
 
     init(id: Int, url: String, loop: any EventLoop, delegate: any ClientSocketDelegate, logger: Logger) {
         loop.preconditionInEventLoop()
@@ -88,8 +95,6 @@ final class ClientSocket {
         if let tls {
             try sync.addHandler(NIOSSLClientHandler(context: tls, serverHostname: target.serverName))
         }
-        // Between the socket (or TLS) and the WebSocket encoder the upgrade adds, which it bypasses.
-        try sync.addHandler(TextFrameWriter())
         let request = UpgradeRequestHandler(target: target, owner: owner)
         let upgrader = WebSocketUpgrader { channel in
             try channel.pipeline.syncOperations.addHandler(FrameHandler(owner: owner))
@@ -130,14 +135,17 @@ final class ClientSocket {
 
     /// Writes a text frame of at most `bound` bytes, which `text` writes and whose length it gives.
     private func writeText(atMost bound: Int, text: (UnsafeMutableRawBufferPointer) -> Int) {
-        guard case .open(let channel, let writer) = phase else {
+        guard case .open(let channel, let handler) = phase else {
             // The machines write only after `socketOpened` and before `closeSocket`; a write outside that is a bug.
             logger.warning("a frame written to a socket that is not open was not sent", metadata: ["socket": "\(id)"])
             return
         }
-        var frame = channel.allocator.buffer(capacity: bound + WebSocketFrameHeader.maxSize)
-        MaskedTextFrame.write(atMost: bound, key: .random(using: &entropy), into: &frame, text: text)
-        writer.writeAndFlush(frame)
+        let room = bound + WebSocketFrameHeader.maxSize
+        var frame = frameBuffer.take() ?? channel.allocator.buffer(capacity: room)
+        frame.clear(minimumCapacity: room)
+        MaskedFrame.writeText(atMost: bound, key: .random(using: &entropy), into: &frame, text: text)
+        handler.writeAndFlush(frame)
+        if frame.capacity <= Self.keptBufferBytes { frameBuffer = consume frame }
     }
 
     /// Closes politely, and forcibly if the server does not answer within a second.
@@ -145,11 +153,10 @@ final class ClientSocket {
         switch phase {
         case .connecting:
             phase = .connecting(closeWhenOpen: true)
-        case .open(let channel, _):
+        case .open(let channel, let handler):
             phase = .closing(channel)
-            var code = channel.allocator.buffer(capacity: 2)
-            code.write(webSocketErrorCode: .normalClosure)
-            channel.writeAndFlush(Self.frame(.connectionClose, code), promise: nil)
+            frameBuffer = nil
+            handler.writeClose(code: .normalClosure, promise: nil)
             channel.eventLoop.scheduleTask(in: .seconds(1)) { channel.close(promise: nil) }
         case .closing, .closed:
             break
@@ -163,14 +170,11 @@ final class ClientSocket {
             phase = .connecting(closeWhenOpen: true)
         case .open(let channel, _), .closing(let channel):
             phase = .closed
+            frameBuffer = nil
             channel.close(promise: nil)
         case .closed:
             break
         }
-    }
-
-    static func frame(_ opcode: WebSocketOpcode, _ data: ByteBuffer) -> WebSocketFrame {
-        WebSocketFrame(fin: true, opcode: opcode, maskKey: .random(), data: data)
     }
 
     /// The socket and its delegate as its handlers see them, with what they learned about the end: reported once.
@@ -186,19 +190,14 @@ final class ClientSocket {
             self.delegate = delegate
         }
 
-        func opened(_ channel: any Channel) {
-            guard let writer = try? channel.pipeline.syncOperations.handler(type: TextFrameWriter.self) else {
-                // Added before the upgrade, so always there while the channel is open.
-                cause = "the connection's pipeline has no frame writer"
-                channel.close(promise: nil)
-                return
-            }
+        /// The upgrade is done: `handler` reads the connection's frames and writes the socket's.
+        fileprivate func opened(_ channel: any Channel, handler: FrameHandler) {
             if case .connecting(closeWhenOpen: true) = socket.phase {
-                socket.phase = .open(channel, writer)
+                socket.phase = .open(channel, handler)
                 socket.close()
                 return
             }
-            socket.phase = .open(channel, writer)
+            socket.phase = .open(channel, handler)
             delegate?.socketOpened(socket.id)
         }
 
@@ -249,11 +248,15 @@ private final class UpgradeRequestHandler: ChannelInboundHandler, RemovableChann
 }
 
 /// The upgraded connection: reads the server's frames from the socket's bytes (``ServerFrameReader``), hands text
-/// messages (reassembled) to the owner, answers pings, and does the close handshake. Control frames are written
-/// through NIO's encoder.
-private final class FrameHandler: ChannelInboundHandler {
+/// messages (reassembled) to the owner, answers pings, does the close handshake, and writes the socket's frames
+/// (``MaskedFrame``). The only handler the upgrade adds: no outbound handler sits between it and the socket (or
+/// TLS), so neither its writes nor the channel's read requests pass through one.
+///
+/// It is added while NIO's upgrade handler is still in the pipeline, which passes on the bytes the handler it
+/// adds writes at once (the login) and is removed before anything else runs on the loop.
+fileprivate final class FrameHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
-    typealias OutboundOut = WebSocketFrame
+    typealias OutboundOut = ByteBuffer
 
     private let owner: NIOLoopBound<ClientSocket.Owner>
     private let reader = ServerFrameReader(maxPayload: ClientSocket.maxMessageBytes)
@@ -278,8 +281,41 @@ private final class FrameHandler: ChannelInboundHandler {
         self.owner = owner
     }
 
+    /// Set while the handler is in the pipeline.
+    private var context: ChannelHandlerContext?
+
     func handlerAdded(context: ChannelHandlerContext) {
-        owner.value.opened(context.channel)
+        self.context = context
+        owner.value.opened(context.channel, handler: self)
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+    }
+
+    /// Writes `frame` (a whole WebSocket frame, masked) and flushes.
+    func writeAndFlush(_ frame: ByteBuffer) {
+        context?.writeAndFlush(wrapOutboundOut(frame), promise: nil)
+    }
+
+    /// Writes a close frame with `code` and flushes; `promise` completes once it is on the socket.
+    func writeClose(code: WebSocketErrorCode?, promise: EventLoopPromise<Void>?) {
+        guard let context else {
+            promise?.fail(ChannelError.ioOnClosedChannel)
+            return
+        }
+        var payload = context.channel.allocator.buffer(capacity: 2)
+        if let code { payload.write(webSocketErrorCode: code) }
+        writeControl(FrameOpcode.close, payload: payload, context: context, promise: promise)
+    }
+
+    private func writeControl(
+        _ opcode: UInt8, payload: ByteBuffer, context: ChannelHandlerContext, promise: EventLoopPromise<Void>?
+    ) {
+        var frame = context.channel.allocator.buffer(capacity: WebSocketFrameHeader.maxSize + payload.readableBytes)
+        // Control frames are rare (a pong per server ping, the close): a key of their own from the system.
+        MaskedFrame.writeControl(opcode: opcode, payload: payload, key: .random(), into: &frame)
+        context.writeAndFlush(wrapOutboundOut(frame), promise: promise)
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -340,7 +376,7 @@ private final class FrameHandler: ChannelInboundHandler {
                 reading = .frames(partial: partial, message: .text(message))
             }
         case FrameOpcode.ping:
-            context.writeAndFlush(wrapOutboundOut(ClientSocket.frame(.pong, frame.payload)), promise: nil)
+            writeControl(FrameOpcode.pong, payload: frame.payload, context: context, promise: nil)
         case FrameOpcode.close:
             reading = .stopped
             var data = frame.payload
@@ -355,11 +391,10 @@ private final class FrameHandler: ChannelInboundHandler {
             owner.cause =
                 "the server closed the connection (\(reason.isEmpty ? code.map { "\($0)" } ?? "no code" : reason))"
             // Answer the close, then close the TCP connection.
-            var answer = context.channel.allocator.buffer(capacity: 2)
-            if let code { answer.write(webSocketErrorCode: code) }
             let channel = context.channel
-            context.writeAndFlush(wrapOutboundOut(ClientSocket.frame(.connectionClose, answer)))
-                .whenComplete { _ in channel.close(promise: nil) }
+            let written = channel.eventLoop.makePromise(of: Void.self)
+            writeClose(code: code, promise: written)
+            written.futureResult.whenComplete { _ in channel.close(promise: nil) }
         default:
             break  // A pong; no other opcode gets past the header reader.
         }
@@ -388,11 +423,10 @@ private final class FrameHandler: ChannelInboundHandler {
         default:
             owner.value.cause = "the server broke the WebSocket protocol: \(failure)"
         }
-        var data = context.channel.allocator.buffer(capacity: 2)
-        data.write(webSocketErrorCode: code)
         let channel = context.channel
-        context.writeAndFlush(wrapOutboundOut(ClientSocket.frame(.connectionClose, data)))
-            .whenComplete { _ in channel.close(promise: nil) }
+        let written = channel.eventLoop.makePromise(of: Void.self)
+        writeClose(code: code, promise: written)
+        written.futureResult.whenComplete { _ in channel.close(promise: nil) }
     }
 
     func channelInactive(context: ChannelHandlerContext) {

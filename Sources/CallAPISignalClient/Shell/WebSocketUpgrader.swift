@@ -3,8 +3,8 @@ import NIOHTTP1
 import NIOWebSocket
 
 /// The client's WebSocket upgrade: NIO's upgrader makes the request's key and checks the server's accept, and the
-/// upgraded pipeline is built here, without the frame decoder NIO would add: ``ServerFrameReader`` reads the
-/// frames (docs/benchmarks.md has what NIO's decoder cost). The encoder stays, for control frames.
+/// upgraded pipeline is built here, without the frame decoder and encoder NIO would add: one handler reads the
+/// frames (``ServerFrameReader``) and writes them (``MaskedFrame``); docs/benchmarks.md has what NIO's cost.
 struct WebSocketUpgrader: NIOHTTPClientProtocolUpgrader {
     private let checks: NIOWebSocketClientUpgrader
     private let upgraded: (any Channel) throws -> Void
@@ -33,7 +33,6 @@ struct WebSocketUpgrader: NIOHTTPClientProtocolUpgrader {
     func upgrade(context: ChannelHandlerContext, upgradeResponse: HTTPResponseHead) -> EventLoopFuture<Void> {
         let channel = context.channel
         return channel.eventLoop.makeCompletedFuture {
-            try channel.pipeline.syncOperations.addHandler(WebSocketFrameEncoder())
             try upgraded(channel)
         }
     }

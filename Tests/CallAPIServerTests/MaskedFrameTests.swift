@@ -1,3 +1,4 @@
+import CallAPISignalProtocol
 import NIOCore
 import NIOEmbedded
 import NIOWebSocket
@@ -5,13 +6,15 @@ import Testing
 
 @testable import CallAPISignalClient
 
-/// The client's own text framing against NIO's encoder, which it replaces for text frames.
-@Suite struct MaskedTextFrameTests {
+/// The client's own framing against NIO's encoder, which it replaces.
+@Suite struct MaskedFrameTests {
     /// What NIO's `WebSocketFrameEncoder` writes for the same frame and key, its buffers joined.
-    private func framedByNIO(_ payload: [UInt8], key: WebSocketMaskingKey) throws -> [UInt8] {
+    private func framedByNIO(
+        _ payload: [UInt8], key: WebSocketMaskingKey, opcode: WebSocketOpcode = .text
+    ) throws -> [UInt8] {
         let channel = EmbeddedChannel(handler: WebSocketFrameEncoder())
         try channel.writeAndFlush(
-            WebSocketFrame(fin: true, opcode: .text, maskKey: key, data: ByteBuffer(bytes: payload))
+            WebSocketFrame(fin: true, opcode: opcode, maskKey: key, data: ByteBuffer(bytes: payload))
         ).wait()
         var bytes: [UInt8] = []
         while let buffer = try channel.readOutbound(as: ByteBuffer.self) { bytes += Array(buffer.readableBytesView) }
@@ -22,7 +25,7 @@ import Testing
     private func framedByUs(_ payload: [UInt8], bound: Int, key: WebSocketMaskingKey, after prefix: [UInt8]) -> [UInt8]
     {
         var ours = ByteBuffer(bytes: prefix)
-        MaskedTextFrame.write(atMost: bound, key: key, into: &ours) { memory in
+        MaskedFrame.writeText(atMost: bound, key: key, into: &ours) { memory in
             payload.withUnsafeBytes { memory.copyMemory(from: $0) }
             return payload.count
         }
@@ -47,7 +50,31 @@ import Testing
     @Test func aTextLongerThanItsBoundStopsTheProgram() async {
         await #expect(processExitsWith: .failure) {
             var buffer = ByteBuffer()
-            MaskedTextFrame.write(atMost: 4, key: .random(), into: &buffer) { _ in 5 }
+            MaskedFrame.writeText(atMost: 4, key: .random(), into: &buffer) { _ in 5 }
+        }
+    }
+
+    /// Close, ping and pong frames, empty, with a close code, and as long as a control frame may be.
+    @Test(arguments: [
+        (FrameOpcode.close, WebSocketOpcode.connectionClose, 0), (FrameOpcode.close, .connectionClose, 2),
+        (FrameOpcode.pong, .pong, 0), (FrameOpcode.pong, .pong, 9), (FrameOpcode.pong, .pong, 125),
+        (FrameOpcode.ping, .ping, 125),
+    ])
+    func aControlFrameIsByteForByteWhatNIOsEncoderWrites(opcode: UInt8, nioOpcode: WebSocketOpcode, length: Int)
+        throws
+    {
+        let payload = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ 5) }
+        let key = WebSocketMaskingKey([0x9A, 0x01, 0xFF, 0x42])!
+        var ours = ByteBuffer(bytes: [0xEE])
+        MaskedFrame.writeControl(opcode: opcode, payload: ByteBuffer(bytes: payload), key: key, into: &ours)
+        #expect(Array(ours.readableBytesView) == [0xEE] + (try framedByNIO(payload, key: key, opcode: nioOpcode)))
+    }
+
+    @Test func aControlPayloadOver125BytesStopsTheProgram() async {
+        await #expect(processExitsWith: .failure) {
+            var buffer = ByteBuffer()
+            MaskedFrame.writeControl(
+                opcode: FrameOpcode.pong, payload: ByteBuffer(repeating: 1, count: 126), key: .random(), into: &buffer)
         }
     }
 
