@@ -103,7 +103,9 @@ public final class SignalClient: ISignalClient {
     /// Sends `body` to `userId`; `ttl` seconds > 0 lets the server hold it while the user is offline.
     public func send(to userId: String, body: String, ttl: Int = 0) async throws -> SendOutcome {
         try await withCheckedThrowingContinuation { waiter in
-            commands.yield { $0.send(to: userId, body: body, ttl: ttl) { waiter.resume(with: $0) } }
+            commands.yield {
+                $0.send(to: userId, body: body, ttl: ttl, completion: .outcome { waiter.resume(with: $0) })
+            }
         }
     }
 
@@ -287,12 +289,7 @@ public final class SignalClient: ISignalClient {
         let copy = configuration.copiesToOwnSessions
         let push = CallPushMarking.mark(forCallAPIMessage: message)
         commands.yield {
-            $0.send(to: userId, body: message, ttl: ttl, push: push, copy: copy) { result in
-                switch result {
-                case .success: completion?(nil)
-                case .failure(let error): completion?(error)
-                }
-            }
+            $0.send(to: userId, body: message, ttl: ttl, push: push, copy: copy, completion: .error(completion))
         }
     }
 

@@ -15,7 +15,7 @@ final class ClientCore: ClientSocketDelegate {
     private let tickInterval: Int64
     private var sockets: [Int: ClientSocket] = [:]
     private var nextTicket = 1
-    private var sendCompletions: [Int: @Sendable (Result<SendOutcome, SignalClientError>) -> Void] = [:]
+    private var sendCompletions: [Int: SendCompletion] = [:]
     private var renewCompletions: [Int: @Sendable (Result<Int64, SignalClientError>) -> Void] = [:]
     private var presenceCompletions: [Int: @Sendable (Result<[String], SignalClientError>) -> Void] = [:]
     private var callsCompletions: [Int: @Sendable (Result<ServerFrame.CallsPage, SignalClientError>) -> Void] = [:]
@@ -97,7 +97,7 @@ final class ClientCore: ClientSocketDelegate {
 
     func send(
         to userId: String, body: String, ttl: Int, push: PushMark? = nil, copy: Bool = false,
-        completion: @escaping @Sendable (Result<SendOutcome, SignalClientError>) -> Void
+        completion: SendCompletion
     ) {
         let ticket = takeTicket()
         sendCompletions[ticket] = completion
@@ -302,7 +302,7 @@ final class ClientCore: ClientSocketDelegate {
         case .write(let id, let frame):
             sockets[id]?.write(frame)
         case .completeSend(let ticket, let result):
-            sendCompletions.removeValue(forKey: ticket)?(result)
+            sendCompletions.removeValue(forKey: ticket)?.complete(result)
         case .completeRenew(let ticket, let result):
             renewCompletions.removeValue(forKey: ticket)?(result)
         case .completePresence(let ticket, let result):
