@@ -71,7 +71,7 @@ package struct ChannelState: Sendable {
     }
 
     package let limits: ChannelLimits
-    private(set) var connections: [SessionID: Connection] = [:]
+    private(set) var connections = SessionTable<Connection>()
     /// When each connection next needs the tick.
     private var deadlines = SessionDeadlines()
     private(set) var rooms: [String: Room] = [:]
@@ -170,7 +170,7 @@ package struct ChannelState: Sendable {
             tick(now: now, into: &actions)
         case .shutdown:
             isShuttingDown = true
-            for id in connections.keys.sorted() {
+            for id in connections.elements.map(\.id).sorted() {
                 if case .member = connections[id]?.phase {
                     remove(id, .shutdown, now: now, into: &actions)
                 } else {

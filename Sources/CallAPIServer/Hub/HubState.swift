@@ -23,7 +23,7 @@ package struct HubState: Sendable, HubFrameQueue {
     }
 
     package let limits: HubLimits
-    private(set) var sessions: [SessionID: Session] = [:]
+    private(set) var sessions = SessionTable<Session>()
     /// The sessions' ids in ascending order: a shutdown visits every session in this fixed order without sorting
     /// them all (ids only grow, so a new one is appended).
     private var sessionOrder: [SessionID] = []
@@ -87,7 +87,7 @@ package struct HubState: Sendable, HubFrameQueue {
         // One hash look-up on the path of every relayed message. (Reading the phase through `values` still copies
         // the session; docs/benchmarks.md, "Frames read in place".)
         guard let index = sessions.index(forKey: session),
-            case .loggedIn(let login) = sessions.values[index].phase
+            case .loggedIn(let login) = sessions[at: index].phase
         else { return nil }
         return login.userId
     }
@@ -107,7 +107,7 @@ package struct HubState: Sendable, HubFrameQueue {
     /// session found too slow is closed once the event's other steps are done, as its last actions.
     package mutating func handle(_ event: HubEvent, now: Int64, into actions: inout [HubAction]) {
         if case .written(let id, let frames) = event {
-            if let index = sessions.index(forKey: id) { outboxes.written(frames, from: &sessions.values[index].outbox) }
+            if let index = sessions.index(forKey: id) { outboxes.written(frames, from: &sessions[at: index].outbox) }
             return
         }
         apply(event, now: now, into: &actions)
@@ -190,7 +190,7 @@ package struct HubState: Sendable, HubFrameQueue {
     ) -> Bool {
         // Changed where it is stored: a copy written back costs a retain and release of everything it holds.
         guard let index = sessions.index(forKey: id) else { return false }
-        let refusedInARow = sessions.values[index].admitFrame(
+        let refusedInARow = sessions[at: index].admitFrame(
             now: now, ratePerSecond: limits.ratePerSecond, burst: limits.burst)
         guard refusedInARow == 0 else {
             // Refusals are coalesced: only the first of a run is answered, so a flood that does not read its
@@ -237,10 +237,10 @@ package struct HubState: Sendable, HubFrameQueue {
     ) {
         guard let index = sessions.index(forKey: id) else { return }
         if case .login(let login) = frame {
-            startLogin(id, session: sessions.values[index], login, into: &actions)
+            startLogin(id, session: sessions[at: index], login, into: &actions)
             return
         }
-        guard let login = Self.read(&sessions.values[index], { $0.login }) else {
+        guard let login = Self.read(&sessions[at: index], { $0.login }) else {
             let isSend = if case .send = frame { true } else { false }
             refuse(
                 id, requestId: frame.requestId, isSend: isSend, .notLoggedIn,
@@ -491,7 +491,7 @@ package struct HubState: Sendable, HubFrameQueue {
             let cost = FrameCost.bytes(of: message)
             func fits(_ target: SessionID) -> Bool {
                 guard let index = sessions.index(forKey: target) else { return false }
-                let outbox = Self.read(&sessions.values[index]) { $0.outbox }
+                let outbox = Self.read(&sessions[at: index]) { $0.outbox }
                 return outboxes.fits(target, cost: cost, outbox: outbox)
             }
             // Usually every target can take it: then `targets` itself is the list, without building another.
@@ -692,7 +692,7 @@ package struct HubState: Sendable, HubFrameQueue {
         let frame = ServerFrame.presenceChanged(.init(userId: userId, online: online))
         // One pass over the table (no look-up per session), then only the subscribers are put in order.
         var subscribers: [SessionID] = []
-        for (id, session) in sessions where session.login?.subscribed == true { subscribers.append(id) }
+        for (id, session) in sessions.elements where session.login?.subscribed == true { subscribers.append(id) }
         for id in subscribers.sorted() { enqueue(frame, to: id, into: &actions) }
     }
 
@@ -766,16 +766,16 @@ package struct HubState: Sendable, HubFrameQueue {
         // What to remember about a relayed message in an outbox.
         var relayedMessage: RelayedMessage?
         if case .message(let message) = frame, message.held != true,
-            let to = Self.read(&sessions.values[index], { $0.login?.userId })
+            let to = Self.read(&sessions[at: index], { $0.login?.userId })
         {
             relayedMessage = RelayedMessage(from: message.from, to: to, messageId: message.messageId)
         }
-        if outboxes.admit(id, cost: cost, relayed: relayedMessage, into: &sessions.values[index].outbox) {
+        if outboxes.admit(id, cost: cost, relayed: relayedMessage, into: &sessions[at: index].outbox) {
             actions.append(.send(id, frame))
         }
     }
 
-    /// Reads from a session where it is stored. Read through `sessions.values[index]`, a field came from a copy of
+    /// Reads from a session where it is stored. Read through `sessions[at: index]`, a field came from a copy of
     /// the whole session, whose contents were retained and released (callgrind: ~200 instructions a read, four
     /// reads per relayed message); passed `inout`, the session is reached in place.
     private static func read<Result>(_ session: inout Session, _ body: (Session) -> Result) -> Result {

@@ -3,7 +3,7 @@ import NIOCore
 /// A hub's open WebSocket connections by id, and the ids it hands out: what both hubs keep beside their state
 /// machine, under the same lock.
 struct ConnectionRegistry {
-    private(set) var connections: [SessionID: WebSocketConnection] = [:]
+    private(set) var connections = SessionTable<WebSocketConnection>()
     private var nextNumber: UInt64 = 1
 
     /// Registers a connection on `channel` under a new id.
