@@ -7,8 +7,8 @@ public struct SessionID: Hashable, Sendable, Comparable, CustomStringConvertible
 
     public func hash(into hasher: inout Hasher) { hasher.combine(number) }
 
-    /// The number's own one-shot hash (the same seeded SipHash), which the tables the hubs look sessions up in
-    /// use directly: the synthesized path through a `Hasher` took twice the instructions, and a relayed message
-    /// looks sessions up about fourteen times (docs/benchmarks.md).
+    /// The number's own one-shot hash (the same seeded SipHash), which the dictionaries keyed by session id use
+    /// directly: the synthesized path through a `Hasher` took twice the instructions. The tables a relayed message
+    /// looks sessions up in are ``SessionTable``s, which hash the number themselves (docs/benchmarks.md).
     public func _rawHashValue(seed: Int) -> Int { number._rawHashValue(seed: seed) }
 }
