@@ -84,7 +84,7 @@ package struct HubState: Sendable, HubFrameQueue {
     }
     /// The user a session is logged in as.
     package func userId(of session: SessionID) -> String? {
-        // One hash look-up on the path of every relayed message. (Reading the phase through `values` still copies
+        // One look-up on the path of every relayed message. (Reading the phase through `sessions[at:]` still copies
         // the session; docs/benchmarks.md, "Frames read in place".)
         guard let index = sessions.index(forKey: session),
             case .loggedIn(let login) = sessions[at: index].phase

@@ -41,9 +41,9 @@ final class ClientSocket {
     static let maxMessageBytes = 1 << 22
 
     /// The buffer the last text frame was written from, kept for the next: once NIO has written it, this is its
-    /// only reference and clearing it keeps its memory (a new buffer per frame was two allocations and two frees,
-    /// about 700 instructions per relayed message at a bench client; docs/benchmarks.md). Kept up to
-    /// ``keptBufferBytes``; when NIO still holds it (the socket could not take it all), clearing allocates anew.
+    /// only reference and clearing it keeps its memory (a new buffer per frame was two allocations and two frees;
+    /// docs/benchmarks.md). Kept up to ``keptBufferBytes``; when NIO still holds it (the socket could not take it
+    /// all), clearing allocates anew.
     private var frameBuffer: ByteBuffer?
     static let keptBufferBytes = 8192
 
