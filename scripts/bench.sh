@@ -24,7 +24,7 @@ config=${BENCH_CONFIG:-release}
 if [ "${BENCH_QUICK:-0}" = 1 ]; then
     connections=200 relay_pairs=5 call_pairs=5 relay_rates=200 relay_seconds=1 call_seconds=2 rounds=2
     saturation=(--saturation-rates 200,500 --saturation-seconds 1) machine_calls=2000 allocation_calls=200
-    media_calls=2 idle_default=200
+    media_calls=2 idle_default=200 idle_seconds=2
     export CALLGRIND_PAIRS=2 CALLGRIND_RATE=20 CALLGRIND_SHORT_SECONDS=1 CALLGRIND_LONG_SECONDS=2
 else
     connections=${BENCH_CONNECTIONS:-10000}
@@ -33,6 +33,9 @@ else
     relay_rates=${BENCH_RELAY_RATES:-1000,10000,20000}
     relay_seconds=3 call_seconds=10 saturation=() machine_calls=200000 allocation_calls=20000 media_calls=10
     idle_default=2000
+    # Idle CPU over one server ping sweep (30 s, two client pings): a shorter window reads zero or a multiple of the
+    # average, depending on whether the first connections' pings fall in it.
+    idle_seconds=${BENCH_IDLE_SECONDS:-30}
     # The fixed-rate relay runs and the calls runs alternate ours and Mosquitto this many times, and the targets
     # compare medians: on the shared cores one 3-second p99 moves by 3× or more between back-to-back runs of the
     # same server (eight rounds at 10,000 msg/s, 2026-11-27: ours 231–1,611 µs, Mosquitto 177–900 µs), more than
@@ -218,7 +221,7 @@ else
     echo "bench: valgrind not installed; no instruction counts" >&2
 fi
 names+=(connections machine allocations media media-audio)
-run connections 120 connections --count "$connections"
+run connections 180 connections --count "$connections" --idle-seconds "$idle_seconds"
 # Server memory per idle logged-in connection measured the same way for ours and Mosquitto (scripts/idle_memory.py:
 # the same count, RSS from /proc before and after): ours in a fresh `callapi-bench serve` with an admin key for tokens.
 idle_count=${BENCH_IDLE_CONNECTIONS:-$idle_default}

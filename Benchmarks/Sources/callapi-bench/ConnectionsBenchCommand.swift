@@ -11,14 +11,17 @@ struct ConnectionsBenchCommand: AsyncParsableCommand {
 
     @Option(help: "Idle connections to open.") var count = 10_000
     @Option(help: "Logins in flight at once.") var concurrency = 50
+    @Option(help: "Seconds over which idle CPU is read (default: one server ping sweep, two client pings).")
+    var idleSeconds = ConnectionsBench.Settings().idleSeconds
 
     func run() async throws {
-        guard count > 0, count <= 100_000, concurrency > 0 else {
-            throw ValidationError("count in 1...100000 and a positive concurrency")
+        guard count > 0, count <= 100_000, concurrency > 0, idleSeconds > 0, idleSeconds <= 600 else {
+            throw ValidationError("count in 1...100000, a positive concurrency and idle seconds in (0, 600]")
         }
         var settings = ConnectionsBench.Settings()
         settings.count = count
         settings.concurrency = concurrency
+        settings.idleSeconds = idleSeconds
         let report = try await ConnectionsBench(settings: settings).run(executable: Self.ownExecutable()) {
             BenchOutput.progress($0)
         }
