@@ -71,7 +71,7 @@ package struct WebSocketFrameHeader: Equatable, Sendable {
             break
         case FrameOpcode.close, FrameOpcode.ping, FrameOpcode.pong:
             guard fin else { return .refused(.fragmentedControlFrame) }
-            guard second & 0x7F <= 125 else { return .refused(.longControlFrame) }
+            guard Int(second & 0x7F) <= Self.maxControlPayload else { return .refused(.longControlFrame) }
         default:
             return .refused(.unknownOpcode(opcode))
         }

@@ -1,6 +1,10 @@
 /// Writing frames (RFC 6455 §5.2), for both ends: the server's unmasked, the client's masked. Final frames only;
 /// nothing here fragments.
 extension WebSocketFrameHeader {
+    /// The most a control frame (close, ping, pong) carries (§5.5): what the header reader refuses above, and what
+    /// both ends write at most.
+    package static let maxControlPayload = 125
+
     /// The length of the header of a frame carrying `payloadLength` bytes: the length in its shortest form (§5.2
     /// asks for it), and the key when the frame is masked.
     package static func size(payloadLength: Int, masked: Bool) -> Int {

@@ -36,7 +36,7 @@ enum WebSocketServerFrame {
     /// Appends a control frame (ping or pong) carrying `payload` (at most 125 bytes).
     static func writeControl(opcode: UInt8, payload: ByteBuffer, into buffer: inout ByteBuffer) {
         var payload = payload
-        let length = min(payload.readableBytes, 125)
+        let length = min(payload.readableBytes, WebSocketFrameHeader.maxControlPayload)
         writeHeader(opcode: opcode, length: length, into: &buffer)
         buffer.writeImmutableBuffer(payload.readSlice(length: length) ?? ByteBuffer())
     }

@@ -24,17 +24,15 @@ enum MaskedFrame {
         }
     }
 
-    /// The most a control frame carries (§5.5).
-    static let maxControlPayload = 125
-
     /// Appends a control frame (`FrameOpcode.close`, `.ping` or `.pong`) carrying `payload`, masked with `key`.
-    /// A payload over ``maxControlPayload`` bytes stops the program: the callers send a close code or echo a ping
-    /// the reader let through, which are shorter.
+    /// A payload over `WebSocketFrameHeader.maxControlPayload` bytes stops the program: the callers send a close
+    /// code or echo a ping the reader let through, which are shorter.
     static func writeControl(
         opcode: UInt8, payload: ByteBuffer, key: WebSocketMaskingKey, into buffer: inout ByteBuffer
     ) {
         let length = payload.readableBytes
-        precondition(length <= maxControlPayload, "a control frame's payload is over 125 bytes")
+        precondition(
+            length <= WebSocketFrameHeader.maxControlPayload, "a control frame's payload is over 125 bytes")
         let keyWord = word(key)
         let headerSize = WebSocketFrameHeader.size(payloadLength: length, masked: true)
         buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: headerSize + length) { out in
