@@ -127,7 +127,7 @@ package struct CallMessage: Sendable, Equatable {
 
     /// The UTF-8 JSON text to put on the signaling channel.
     package func encoded() -> String {
-        CallMessageWriter.write(self)
+        String(jsonText: self)
     }
 
     /// Parses a message received from the signaling channel.
