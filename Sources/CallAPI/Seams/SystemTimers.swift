@@ -6,8 +6,9 @@ import Dispatch
 /// client CPU per call: a call starts and stops a dozen timers on each side (ring, retries, liveness), nearly all
 /// cancelled before they are due. Here a timer is an entry in a heap; scheduling one arms the dispatch timer only
 /// when it is the new earliest, and cancelling one only takes it out. A wake that finds its earliest entry cancelled
-/// arms for the next. Deadlines are on the monotonic clock (`DispatchTime`), so a change of wall-clock time moves
-/// no timer.
+/// arms for the next. Deadlines are on `ContinuousClock`, as `Task.sleep`'s were: a change of wall-clock time moves no
+/// timer, and time the system spends suspended counts (a wake the suspension delayed finds every deadline passed
+/// meanwhile due).
 final class SystemTimers: Sendable {
     static let shared = SystemTimers()
 
@@ -29,10 +30,17 @@ final class SystemTimers: Sendable {
 
     private let state = Locked(State())
     private let queue = DispatchQueue(label: "CallAPI.SystemTimers")
+    /// Deadlines are nanoseconds since this instant.
+    private let origin = ContinuousClock.now
+
+    private func nanosecondsNow() -> UInt64 {
+        let elapsed = origin.duration(to: .now).components
+        return UInt64(elapsed.seconds) &* 1_000_000_000 &+ UInt64(elapsed.attoseconds / 1_000_000_000)
+    }
 
     /// Runs `action` (on a global queue) once `millis` milliseconds have passed, unless cancelled first.
     func schedule(afterMillis millis: Int64, _ action: @escaping @Sendable () -> Void) -> any CallTimer {
-        let deadline = DispatchTime.now().uptimeNanoseconds &+ UInt64(max(0, millis)) &* 1_000_000
+        let deadline = nanosecondsNow() &+ UInt64(max(0, millis)) &* 1_000_000
         let (key, arming) = state.withLock { state -> (TimerHeap<@Sendable () -> Void>.Key, Arming?) in
             let key = state.heap.insert(action, deadline: deadline)
             if let armed = state.armed, armed.deadline <= deadline { return (key, nil) }
@@ -50,12 +58,13 @@ final class SystemTimers: Sendable {
     }
 
     private func wake(at arming: Arming) {
-        queue.asyncAfter(deadline: DispatchTime(uptimeNanoseconds: arming.deadline)) { self.woke(arming) }
+        let delay = arming.deadline &- min(arming.deadline, nanosecondsNow())
+        queue.asyncAfter(deadline: .now() + .nanoseconds(Int(clamping: delay))) { self.woke(arming) }
     }
 
     private func woke(_ arming: Arming) {
         // Never earlier than the deadline armed for, whatever the clock read says.
-        let now = max(DispatchTime.now().uptimeNanoseconds, arming.deadline)
+        let now = max(nanosecondsNow(), arming.deadline)
         let (due, next) = state.withLock { state -> ([@Sendable () -> Void], Arming?) in
             guard state.armed?.number == arming.number else { return ([], nil) }
             state.armed = nil
