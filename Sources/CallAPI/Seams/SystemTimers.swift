@@ -40,7 +40,10 @@ final class SystemTimers: Sendable {
 
     /// Runs `action` (on a global queue) once `millis` milliseconds have passed, unless cancelled first.
     func schedule(afterMillis millis: Int64, _ action: @escaping @Sendable () -> Void) -> any CallTimer {
-        let deadline = nanosecondsNow() &+ UInt64(max(0, millis)) &* 1_000_000
+        // Saturating: a timer too far off to count in nanoseconds waits for ever, it does not wrap round to now.
+        let (delay, overflow) = UInt64(max(0, millis)).multipliedReportingOverflow(by: 1_000_000)
+        let (sum, late) = nanosecondsNow().addingReportingOverflow(delay)
+        let deadline = overflow || late ? UInt64.max : sum
         let (key, arming) = state.withLock { state -> (TimerHeap<@Sendable () -> Void>.Key, Arming?) in
             let key = state.heap.insert(action, deadline: deadline)
             if let armed = state.armed, armed.deadline <= deadline { return (key, nil) }

@@ -30,4 +30,23 @@ struct SystemTimersTests {
         }
         #expect(timers.pending == 0)
     }
+
+    @Test("A timer too far off to count in nanoseconds waits; it does not wrap round and fire at once")
+    func farTimerWaits() async {
+        let timers = SystemTimers()
+        // Some milliseconds on the heap's own clock first, so that a wrapped deadline would land in the past.
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            _ = timers.schedule(afterMillis: 5) { done.resume() }
+        }
+        let far = Locked(false)
+        let farTimer = timers.schedule(afterMillis: .max) { far.withLock { $0 = true } }
+        // A wake for a near timer takes every entry due by then: a wrapped deadline would be among them.
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            _ = timers.schedule(afterMillis: 1) { done.resume() }
+        }
+        #expect(timers.pending == 1)
+        #expect(far.withLock { $0 } == false)
+        farTimer.cancel()
+        #expect(timers.pending == 0)
+    }
 }
