@@ -41,7 +41,7 @@ struct MessageCodingTests {
 
     @Test("The written text is exactly the generic writer's text of the message's fields", arguments: messages)
     func writerMatchesGenericWriter(message: CallMessage) {
-        #expect(message.encoded() == JSONWriter.write(.object(message.fields)))
+        #expect(message.encoded() == String(jsonText: JSONValue.object(message.fields)))
     }
 
     @Test(

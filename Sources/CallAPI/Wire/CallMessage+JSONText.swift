@@ -1,10 +1,10 @@
-/// A ``CallMessage`` as the JSON text of wire format 1.0: compact, keys sorted, exactly the text `JSONWriter`
-/// makes of ``CallMessage/fields`` (WireFormatTests hold the two to it), but straight from the typed fields,
-/// without building the dictionary or sorting its keys on every send.
+/// A ``CallMessage`` as the JSON text of wire format 1.0: compact, keys sorted, exactly the text of
+/// ``CallMessage/fields`` as a `JSONValue` (MessageCodingTests hold the two to it), but straight from the typed
+/// fields, without building the dictionary or sorting its keys on every send.
 extension CallMessage: JSONTextWritable {
     func write<Output: JSONTextOutput>(to writer: inout JSONTextWriter<Output>) {
         var members = Members(writer: writer)
-        // The keys in the order JSONWriter sorts them (byte order: "messageId" < "message_action").
+        // The keys in the order a `JSONValue` object's keys are sorted (byte order: "messageId" < "message_action").
         if action == .ack, let ackMessageId { members.int("ackMessageId", ackMessageId) }
         if action == .cancelCall, let answeredByDevice { members.string("answeredByDevice", answeredByDevice) }
         members.string("callId", callId)

@@ -1,6 +1,6 @@
-/// Writes JSON text as UTF-8 bytes into an ``JSONTextOutput``: literals, integers, strings (quoted and escaped as
-/// `JSONWriter` always has: `\"`, `\\`, `\n`, `\r`, `\t`, `\b`, `\f`, other controls as `\u00xx`, everything else
-/// as it is) and whole ``JSONValue``s.
+/// Writes JSON text as UTF-8 bytes into a ``JSONTextOutput``: literals, integers, strings (quoted and escaped as
+/// the client library always has: `\"`, `\\`, `\n`, `\r`, `\t`, `\b`, `\f`, other controls as `\u00xx`,
+/// everything else as it is) and whole ``JSONValue``s.
 struct JSONTextWriter<Output: JSONTextOutput> {
     private(set) var output: Output
 
