@@ -26,6 +26,7 @@ if [ "${BENCH_QUICK:-0}" = 1 ]; then
     saturation=(--saturation-rates 200,500 --saturation-seconds 1) machine_calls=2000 allocation_calls=200
     media_calls=2 idle_default=200 idle_seconds=2
     export CALLGRIND_PAIRS=2 CALLGRIND_RATE=20 CALLGRIND_SHORT_SECONDS=1 CALLGRIND_LONG_SECONDS=2
+    export CALLGRIND_MACHINE_CALLS=200
 else
     connections=${BENCH_CONNECTIONS:-10000}
     relay_pairs=${BENCH_RELAY_PAIRS:-50}
@@ -251,6 +252,14 @@ if $have_mosquitto; then
     fi
 fi
 run machine 60 machine --calls "$machine_calls"
+# The machine's instructions per input under callgrind: its time per input moves with the machine's speed.
+if command -v valgrind >/dev/null; then
+    names+=(machine-instructions)
+    echo "bench: machine-instructions" >&2
+    timeout 900 scripts/callgrind_machine.sh "$bin" >"$work/machine-instructions" 2>"$work/machine-instructions.log" ||
+        printf '### machine instructions\n\nFailed: %s\n' "$(tail -1 "$work/machine-instructions.log")" \
+            >"$work/machine-instructions"
+fi
 echo "bench: allocations" >&2
 timeout --kill-after=10 120 "$scratch/$config/callapi-allocs" --calls "$allocation_calls" >"$work/allocations" \
     2>"$work/allocations.log" || printf '### allocations\n\nFailed: %s\n' "$(tail -1 "$work/allocations.log")" \

@@ -46,11 +46,11 @@ extension CallStateMachine {
             actions.append(.log(.normal, "repeated \(message.action) \(id) of call \(message.callId) ignored"))
             acknowledgement(of: message, from: sender, now: now, into: &actions)
         } else {
-            // The fields become the event info, made only here: acks and repeats never need them.
+            // The fields become the event info, made only here: acks and repeats never need them. The object moves
+            // into it: a copy retained each of its members, and dropping the original released them again.
             handle(
-                message, sender: sender, info: EventInfo(received: object), receivedAt: vouched?.receivedAtMillis,
-                now: now,
-                into: &actions)
+                message, sender: sender, info: EventInfo(received: consume object),
+                receivedAt: vouched?.receivedAtMillis, now: now, into: &actions)
             acknowledgement(of: message, from: sender, now: now, into: &actions)
         }
         // A message may be the first sign that the call's peer keeps alive.

@@ -60,7 +60,7 @@ package struct EventInfo: Sendable, Equatable {
     }
 
     /// The fields of a received message, under their keys as received (unknown ones included).
-    init(received object: CallMessageObject) {
+    init(received object: consuming CallMessageObject) {
         base = .source(FieldsSource(.received(object)))
     }
 
