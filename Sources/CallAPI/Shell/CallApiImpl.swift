@@ -7,15 +7,24 @@ import Foundation
 /// Actions run outside the lock, so listeners may call back into the API; those calls are queued behind
 /// the input being handled.
 public final class CallApiImpl: CallApiProtocol {
+    /// The config behind one reference. It goes into queued inputs and every step; as a struct of three
+    /// existentials and a closure, each copy of it was a generic value-witness copy, about 60,000 instructions per
+    /// call in the calls bench (callgrind; docs/benchmarks.md).
+    private final class SharedConfig: Sendable {
+        let value: CallConfig
+
+        init(_ value: CallConfig) { self.value = value }
+    }
+
     private struct Pending: Sendable {
         var input: CallInput
-        var config: CallConfig?
+        var config: SharedConfig?
         var completion: (@Sendable (CallAPIError?) -> Void)?
     }
 
     private struct Core: Sendable {
         var machine: CallStateMachine
-        var config: CallConfig?
+        var config: SharedConfig?
         var queue: [Pending] = []
         var draining = false
         var listeners = ListenerSet()
@@ -32,7 +41,7 @@ public final class CallApiImpl: CallApiProtocol {
     private struct Step {
         var completion: (@Sendable (CallAPIError?) -> Void)?
         /// The endpoint's config, or the one `initialize` brought (which `.attach` makes the endpoint's).
-        var config: CallConfig?
+        var config: SharedConfig?
         var listeners: [any CallApiListenerProtocol]
         var streams: [AsyncStream<CallStateChange>.Continuation]
     }
@@ -77,7 +86,7 @@ public final class CallApiImpl: CallApiProtocol {
     // MARK: - CallApiProtocol
 
     public func initialize(config: CallConfig) {
-        submit(.initialize(userId: config.userId, reliability: config.reliability), config: config)
+        submit(.initialize(userId: config.userId, reliability: config.reliability), config: SharedConfig(config))
     }
 
     public func deinitialize(completion: @escaping @Sendable () -> Void) {
@@ -113,7 +122,7 @@ public final class CallApiImpl: CallApiProtocol {
             completion?(CallAPIError(.invalidArgument, "callExtension values must be JSON; not: \(keys)"))
             return
         }
-        let callId = core.withLock { $0.config?.makeCallId() } ?? UUID().uuidString
+        let callId = core.withLock { $0.config?.value.makeCallId() } ?? UUID().uuidString
         call(remoteUserId: remoteUserId, callType: callType, callExtension: ext, callId: callId, completion: completion)
     }
 
@@ -174,7 +183,7 @@ public final class CallApiImpl: CallApiProtocol {
     }
 
     private func submit(
-        _ input: CallInput, config: CallConfig? = nil, completion: (@Sendable (CallAPIError?) -> Void)? = nil
+        _ input: CallInput, config: SharedConfig? = nil, completion: (@Sendable (CallAPIError?) -> Void)? = nil
     ) {
         let drain = core.withLock { core -> Bool in
             core.queue.append(Pending(input: input, config: config, completion: completion))
@@ -201,9 +210,9 @@ public final class CallApiImpl: CallApiProtocol {
             }
             let next = core.queue.removeFirst()
             let config = core.config ?? next.config
-            let clock = config?.clock ?? Self.fallbackClock
+            let clock = config?.value.clock ?? Self.fallbackClock
             core.machine.handle(next.input, now: clock.nowMillis(), into: &actions)
-            if core.machine.wantsPreJoin, let callId = config?.makeCallId() {
+            if core.machine.wantsPreJoin, let callId = config?.value.makeCallId() {
                 core.queue.append(Pending(input: .preJoin(callId: callId)))
             }
             return Step(
@@ -215,13 +224,13 @@ public final class CallApiImpl: CallApiProtocol {
     // MARK: - Performing actions
 
     private func perform(_ action: CallAction, _ step: Step) {
-        let engine = step.config?.rtcEngine
+        let engine = step.config?.value.rtcEngine
         switch action {
         case .attach:
             guard let config = step.config else { return }
             attach(to: config)
         case .listen:
-            guard let signal = step.config?.signalClient else { return }
+            guard let signal = step.config?.value.signalClient else { return }
             let listener = CallSignalListener(api: self)
             core.withLock { $0.signalListener = listener }
             signal.addListener(listener: listener)
@@ -229,7 +238,7 @@ public final class CallApiImpl: CallApiProtocol {
             guard let config = step.config else { return }
             detach(from: config)
         case .send(let message, let to, let completesRequest):
-            guard let signal = step.config?.signalClient else { return }
+            guard let signal = step.config?.value.signalClient else { return }
             signal.sendMessage(userId: String(to), message: message.encoded()) { [weak self] error in
                 let failure = error.map(SendFailure.init)
                 if completesRequest {
@@ -273,7 +282,7 @@ public final class CallApiImpl: CallApiProtocol {
         case .renewRTCToken(let token):
             engine?.renewToken(token)
         case .startTimer(let id, let millis):
-            let clock = step.config?.clock ?? Self.fallbackClock
+            let clock = step.config?.value.clock ?? Self.fallbackClock
             let timer = clock.schedule(afterMillis: millis) { [weak self] in self?.submit(.timerFired(id)) }
             core.withLock { $0.timers.updateValue(timer, forKey: id) }?.cancel()
         case .stopTimer(let id):
@@ -321,15 +330,16 @@ public final class CallApiImpl: CallApiProtocol {
         }
     }
 
-    private func attach(to config: CallConfig) {
-        let token = config.rtcEngine.addEventListener { [weak self] event in self?.submit(.rtc(event)) }
+    private func attach(to config: SharedConfig) {
+        let token = config.value.rtcEngine.addEventListener { [weak self] event in self?.submit(.rtc(event)) }
         core.withLock {
             $0.config = config
             $0.rtcListener = token
         }
     }
 
-    private func detach(from config: CallConfig) {
+    private func detach(from shared: SharedConfig) {
+        let config = shared.value
         let token = core.withLock { core in
             defer { core.rtcListener = nil }
             return core.rtcListener
