@@ -3,26 +3,40 @@
 ///
 /// Equal deadlines come out in the order they went in. Pure: the caller says what time it is.
 package struct TimerHeap<Value> {
-    /// Names an entry, to remove it.
+    /// Names an entry, to remove it: a slot of ``slots`` and which use of that slot it was. Slots are reused, so
+    /// a key spent (its entry removed or taken) does not name the slot's later entry.
     package struct Key: Hashable, Sendable {
-        fileprivate let number: UInt64
+        fileprivate let slot: Int
+        fileprivate let use: UInt32
     }
 
     private struct Entry {
         let deadline: UInt64
+        /// Insertion order, which orders equal deadlines.
+        let order: UInt64
         let key: Key
         let value: Value
 
         /// Earlier deadline first; the earlier inserted first among equal deadlines.
         func precedes(_ other: Entry) -> Bool {
-            (deadline, key.number) < (other.deadline, other.key.number)
+            (deadline, order) < (other.deadline, other.order)
         }
     }
 
+    /// Where a key's entry is in `entries`, kept in an array indexed by the key's slot: a dictionary from keys to
+    /// positions hashed a key on every swap of a sift, most of what starting and cancelling a timer cost in a
+    /// heap of a few hundred (the calls bench's client, docs/benchmarks.md).
+    private struct Slot {
+        /// The entry's position, while the slot is in use.
+        var position: Int?
+        var use: UInt32
+    }
+
     private var entries: [Entry] = []
-    /// Where each entry is in `entries`.
-    private var positions: [Key: Int] = [:]
-    private var nextKey: UInt64 = 0
+    private var slots: [Slot] = []
+    /// Slots not in use, to be used again.
+    private var freeSlots: [Int] = []
+    private var nextOrder: UInt64 = 0
 
     package init() {}
 
@@ -32,17 +46,27 @@ package struct TimerHeap<Value> {
     package var earliestDeadline: UInt64? { entries.first?.deadline }
 
     package mutating func insert(_ value: Value, deadline: UInt64) -> Key {
-        let key = Key(number: nextKey)
-        nextKey &+= 1
-        entries.append(Entry(deadline: deadline, key: key, value: value))
-        positions[key] = entries.count - 1
+        let slot: Int
+        if let free = freeSlots.popLast() {
+            slot = free
+            slots[slot].use &+= 1
+        } else {
+            slot = slots.count
+            slots.append(Slot(position: nil, use: 0))
+        }
+        let key = Key(slot: slot, use: slots[slot].use)
+        entries.append(Entry(deadline: deadline, order: nextOrder, key: key, value: value))
+        nextOrder &+= 1
+        slots[slot].position = entries.count - 1
         siftUp(from: entries.count - 1)
         return key
     }
 
     /// Takes out the entry `key` names; `nil` if it already left (removed, or taken as due).
     package mutating func remove(_ key: Key) -> Value? {
-        guard let index = positions[key] else { return nil }
+        guard key.slot < slots.count, slots[key.slot].use == key.use, let index = slots[key.slot].position else {
+            return nil
+        }
         return removeEntry(at: index).value
     }
 
@@ -57,14 +81,15 @@ package struct TimerHeap<Value> {
 
     private mutating func removeEntry(at index: Int) -> Entry {
         let removed = entries[index]
-        positions[removed.key] = nil
+        slots[removed.key.slot].position = nil
+        freeSlots.append(removed.key.slot)
         let last = entries.removeLast()
         guard index < entries.count else { return removed }
         entries[index] = last
-        positions[last.key] = index
+        slots[last.key.slot].position = index
         // The moved entry may belong above or below its new place.
         siftUp(from: index)
-        siftDown(from: positions[last.key].unsafelyUnwrapped)
+        siftDown(from: slots[last.key.slot].position.unsafelyUnwrapped)
         return removed
     }
 
@@ -93,7 +118,7 @@ package struct TimerHeap<Value> {
 
     private mutating func swapEntries(_ a: Int, _ b: Int) {
         entries.swapAt(a, b)
-        positions[entries[a].key] = a
-        positions[entries[b].key] = b
+        slots[entries[a].key.slot].position = a
+        slots[entries[b].key.slot].position = b
     }
 }

@@ -56,6 +56,18 @@ struct TimerHeapTests {
         #expect(heap.remove(second) == 2)
         #expect(heap.count == 0)
     }
+
+    @Test("A spent key does not remove the later entry that reuses its place")
+    func spentKeyLeavesLaterEntry() {
+        var heap = TimerHeap<Int>()
+        let spent = heap.insert(1, deadline: 1)
+        #expect(heap.remove(spent) == 1)
+        let later = heap.insert(2, deadline: 2)
+        #expect(heap.remove(spent) == nil)
+        #expect(heap.count == 1)
+        #expect(heap.remove(later) == 2)
+        #expect(heap.remove(later) == nil)
+    }
 }
 
 /// A small deterministic generator, so that a failure repeats.
