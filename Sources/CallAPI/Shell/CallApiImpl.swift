@@ -26,7 +26,7 @@ public final class CallApiImpl: CallApiProtocol {
         var machine: CallStateMachine
         var config: SharedConfig?
         var queue: [Pending] = []
-        var draining = false
+        var drain = Drain.idle(spare: [])
         var listeners = ListenerSet()
         var streams: [UUID: AsyncStream<CallStateChange>.Continuation] = [:]
         var timers: [CallTimerID: any CallTimer] = [:]
@@ -35,6 +35,15 @@ public final class CallApiImpl: CallApiProtocol {
         /// CallAPI's own listener on the signaling client, from the first prepare until deinitialize (the client
         /// holds it weakly, so it is kept here).
         var signalListener: CallSignalListener?
+    }
+
+    /// Whether a thread is draining the queue. Only that thread handles inputs, so one buffer serves every step of
+    /// a drain: the machine appends each input's actions to it, and it is emptied, keeping its storage, once they
+    /// are performed. Between drains it waits here for the next one (a new buffer per drain was an allocation, and
+    /// its growth a copy, for nearly every input).
+    private enum Drain {
+        case idle(spare: [CallAction])
+        case draining
     }
 
     /// What one handled input needs to perform its actions (the actions themselves are in the drainer's buffer).
@@ -185,16 +194,13 @@ public final class CallApiImpl: CallApiProtocol {
     private func submit(
         _ input: CallInput, config: SharedConfig? = nil, completion: (@Sendable (CallAPIError?) -> Void)? = nil
     ) {
-        let drain = core.withLock { core -> Bool in
+        let buffer = core.withLock { core -> [CallAction]? in
             core.queue.append(Pending(input: input, config: config, completion: completion))
-            guard !core.draining else { return false }
-            core.draining = true
-            return true
+            guard case .idle(let spare) = core.drain else { return nil }
+            core.drain = .draining
+            return spare
         }
-        guard drain else { return }
-        // Only the draining thread handles inputs, so one buffer serves every step of this drain: the machine
-        // appends each input's actions to it, and it is emptied (keeping its storage) once they are performed.
-        var actions: [CallAction] = []
+        guard var actions = buffer else { return }
         actions.reserveCapacity(16)
         while let step = nextStep(into: &actions) {
             for action in actions { perform(action, step) }
@@ -205,7 +211,9 @@ public final class CallApiImpl: CallApiProtocol {
     private func nextStep(into actions: inout [CallAction]) -> Step? {
         core.withLock { core -> Step? in
             guard !core.queue.isEmpty else {
-                core.draining = false
+                // The buffer moves back for the next drain; the drainer's reference goes, so it stays unique.
+                core.drain = .idle(spare: actions)
+                actions = []
                 return nil
             }
             let next = core.queue.removeFirst()
