@@ -9,7 +9,7 @@ import Foundation
 public final class CallApiImpl: CallApiProtocol {
     /// The config behind one reference. It goes into queued inputs and every step; as a struct of three
     /// existentials and a closure, each copy of it was a generic value-witness copy, about 60,000 instructions per
-    /// call in the calls bench (callgrind; docs/benchmarks.md).
+    /// endpoint and call in the calls bench (callgrind; docs/benchmarks.md).
     private final class SharedConfig: Sendable {
         let value: CallConfig
 
