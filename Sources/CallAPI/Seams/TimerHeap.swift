@@ -5,7 +5,7 @@
 package struct TimerHeap<Value> {
     /// Names an entry, to remove it: a slot of ``slots`` and which use of that slot it was. Slots are reused, so
     /// a key spent (its entry removed or taken) does not name the slot's later entry.
-    package struct Key: Hashable, Sendable {
+    package struct Key: Sendable {
         fileprivate let slot: Int
         fileprivate let use: UInt32
     }
