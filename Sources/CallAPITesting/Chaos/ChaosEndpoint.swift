@@ -69,11 +69,17 @@ final class ChaosListener: CallApiListenerProtocol {
     private let label: String
     private let clock: any CallClock
     private let violations: Locked<[String]>
+    /// Writes a line into the scenario's trace.
+    private let log: @Sendable (String) -> Void
 
-    init(label: String, clock: any CallClock, violations: Locked<[String]>) {
+    init(
+        label: String, clock: any CallClock, violations: Locked<[String]>,
+        log: @escaping @Sendable (String) -> Void
+    ) {
         self.label = label
         self.clock = clock
         self.violations = violations
+        self.log = log
     }
 
     var current: Snapshot { snapshot.withLock { $0 } }
@@ -92,6 +98,8 @@ final class ChaosListener: CallApiListenerProtocol {
     ) {
         checkOpen("onCallStateChanged(\(state))")
         let now = clock.nowMillis()
+        let callId = (eventInfo[kCallId] as? String).map { " call \($0.prefix(8))" } ?? ""
+        log("  \(label) is \(state) (\(stateReason))\(callId)")
         snapshot.withLock { s in
             if state == .calling { s.ringingSince = now }
             s.state = state

@@ -46,6 +46,15 @@ final class ChaosScenario: Sendable {
     let faultsOn = Locked(true)
     /// When a device of the callee user was first seen connected in each call (for the answered-elsewhere bound).
     let answeredAt = Locked<[String: Int64]>([:])
+    /// Which users' paths the scenario has cut, and when each cut path was restored.
+    let paths = Locked(CutPaths())
+
+    struct CutPaths: Sendable {
+        var cut: Set<[UInt]> = []
+        var restoredAt: [[UInt]: Int64] = [:]
+
+        static func key(_ a: UInt, _ b: UInt) -> [UInt] { [min(a, b), max(a, b)] }
+    }
 
     init(configuration: ChaosConfiguration, seed: UInt64) {
         self.configuration = configuration
@@ -129,7 +138,8 @@ final class ChaosScenario: Sendable {
         }
         let api = CallApiImpl(deviceId: "\(endpoint.name)#\(generation)")
         let listener = ChaosListener(
-            label: "\(endpoint.name)#\(generation)", clock: clock, violations: violations)
+            label: "\(endpoint.name)#\(generation)", clock: clock, violations: violations,
+            log: { [weak self] in self?.log($0) })
         api.addListener(listener: listener)
         endpoint.start(api: api, listener: listener)
         network.setOnline(true, userId: endpoint.userId)
@@ -141,7 +151,8 @@ final class ChaosScenario: Sendable {
         if let closed = endpoint.listener, closed.current.closed {
             // The closed listener stays registered until now, to catch callbacks after deinitialize.
             let fresh = ChaosListener(
-                label: "\(endpoint.name) re-initialized", clock: clock, violations: violations)
+                label: "\(endpoint.name) re-initialized", clock: clock, violations: violations,
+                log: { [weak self] in self?.log($0) })
             api.removeListener(listener: closed)
             api.addListener(listener: fresh)
             endpoint.start(api: api, listener: fresh)
@@ -201,10 +212,11 @@ final class ChaosScenario: Sendable {
             if a != b {
                 log("partition \(a) | \(b)")
                 network.partition(a, b)
+                paths.withLock { _ = $0.cut.insert(CutPaths.key(a, b)) }
             }
         } else if roll({ $0.chance(0.15) }) {
             log("heal partitions")
-            network.heal()
+            healPartitions()
         }
         if roll({ $0.chance(configuration.forgery) }) { injectForgery() }
         if endpoint.isCrashed {
@@ -356,16 +368,35 @@ final class ChaosScenario: Sendable {
         }
     }
 
+    private func healPartitions() {
+        network.heal()
+        let now = clock.nowMillis()
+        paths.withLock { paths in
+            for pair in paths.cut { paths.restoredAt[pair] = now }
+            paths.cut = []
+        }
+    }
+
     /// Several devices of one user: once a device is connected in a call, every other device of its user leaves
-    /// that call (stops ringing, or drops its crossing accept) within the ring timeout.
+    /// that call (stops ringing, or drops its crossing accept) within the ring timeout, counted from when the
+    /// peer user can be reached. While the path between the two users is cut, the caller's notice cannot arrive,
+    /// and two devices that both accepted stay in the call until the caller ends it (docs/multi-device.md).
     private func checkDevices() {
         let now = clock.nowMillis()
         var answered = answeredAt.withLock { $0 }
+        let paths = paths.withLock { $0 }
         for endpoint in endpoints {
-            guard let api = endpoint.api, api.state == .connected, let callId = endpoint.listener?.current.callId
+            guard let api = endpoint.api, api.state == .connected, let snapshot = endpoint.listener?.current,
+                let callId = snapshot.callId
             else { continue }
             if answered[callId] == nil { answered[callId] = now }
-            let since = now - answered[callId, default: now]
+            var start = answered[callId, default: now]
+            if let peer = snapshot.peer {
+                let pair = CutPaths.key(endpoint.userId, peer)
+                if paths.cut.contains(pair) { continue }
+                start = max(start, paths.restoredAt[pair] ?? start)
+            }
+            let since = now - start
             guard since > Int64(configuration.ringTimeoutMillis) else { continue }
             for sibling in devices(of: endpoint.userId) where sibling !== endpoint {
                 guard let other = sibling.api, other.state.isInCall, other.getCallId() == callId else { continue }
@@ -380,7 +411,7 @@ final class ChaosScenario: Sendable {
     private func settle() {
         log("settle: faults off, partitions healed")
         faultsOn.withLock { $0 = false }
-        network.heal()
+        healPartitions()
         network.releaseHeld()
         clock.advance(byMillis: configuration.settleMillis)
     }
