@@ -46,15 +46,7 @@ final class ChaosScenario: Sendable {
     let faultsOn = Locked(true)
     /// When a device of the callee user was first seen connected in each call (for the answered-elsewhere bound).
     let answeredAt = Locked<[String: Int64]>([:])
-    /// Which users' paths the scenario has cut, and when each cut path was restored.
     let paths = Locked(CutPaths())
-
-    struct CutPaths: Sendable {
-        var cut: Set<[UInt]> = []
-        var restoredAt: [[UInt]: Int64] = [:]
-
-        static func key(_ a: UInt, _ b: UInt) -> [UInt] { [min(a, b), max(a, b)] }
-    }
 
     init(configuration: ChaosConfiguration, seed: UInt64) {
         self.configuration = configuration
@@ -212,7 +204,7 @@ final class ChaosScenario: Sendable {
             if a != b {
                 log("partition \(a) | \(b)")
                 network.partition(a, b)
-                paths.withLock { _ = $0.cut.insert(CutPaths.key(a, b)) }
+                paths.withLock { $0.cut(a, b) }
             }
         } else if roll({ $0.chance(0.15) }) {
             log("heal partitions")
@@ -371,10 +363,7 @@ final class ChaosScenario: Sendable {
     private func healPartitions() {
         network.heal()
         let now = clock.nowMillis()
-        paths.withLock { paths in
-            for pair in paths.cut { paths.restoredAt[pair] = now }
-            paths.cut = []
-        }
+        paths.withLock { $0.restoreAll(now: now) }
     }
 
     /// Several devices of one user: once a device is connected in a call, every other device of its user leaves
@@ -392,9 +381,8 @@ final class ChaosScenario: Sendable {
             if answered[callId] == nil { answered[callId] = now }
             var start = answered[callId, default: now]
             if let peer = snapshot.peer {
-                let pair = CutPaths.key(endpoint.userId, peer)
-                if paths.cut.contains(pair) { continue }
-                start = max(start, paths.restoredAt[pair] ?? start)
+                if paths.isCut(endpoint.userId, peer) { continue }
+                start = max(start, paths.restoredAt(endpoint.userId, peer) ?? start)
             }
             let since = now - start
             guard since > Int64(configuration.ringTimeoutMillis) else { continue }
