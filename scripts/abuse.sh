@@ -2,7 +2,7 @@
 # The abuse run: `callapi serve` in its own process while 100 honest pairs place calls through it and attackers
 # flood, read slowly, slowloris, spam held messages and send oversized frames.
 #
-#   scripts/abuse.sh [SECONDS]     (default 600; CI runs it shorter)
+#   scripts/abuse.sh [SECONDS]     (default 600; not run by CI, see .ci/run)
 #
 # Loopback only; it stops by itself. It prints honest calls completed and failed, the server's peak RSS and the
 # bystander's login+ping latency p50/p99 (also left in .build/abuse-report.txt), and fails if an honest call fails

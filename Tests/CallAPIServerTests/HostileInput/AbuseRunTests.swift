@@ -16,6 +16,8 @@
         /// The stated bound on the server's peak resident memory under the run's attacks.
         static let rssBoundMiB = 512
         static let pairs = Int(ProcessInfo.processInfo.environment["CALLAPI_ABUSE_PAIRS"] ?? "") ?? 100
+        /// The shortest time from one honest call's start to the next's, per pair.
+        static let callSpacing = Duration.seconds(1)
         /// The server under attack: a release build when scripts/abuse.sh names one (users run release builds; a
         /// debug server on two shared cores measures the compiler's debug code, not the server's limits).
         static let serverBuild = ProcessInfo.processInfo.environment["CALLAPI_ABUSE_SERVER"]
@@ -81,14 +83,18 @@
                         var completed = 0
                         var failed: [String] = []
                         while ContinuousClock.now < deadline {
+                            let started = ContinuousClock.now
                             do {
                                 try await caller.call(callee)
                                 completed += 1
                             } catch {
                                 failed.append("pair \(pair): \(error)")
-                                await caller.reset()
-                                await callee.reset()
+                                await caller.end(with: callee)
+                                await callee.end(with: caller)
                             }
+                            // A person places a call at most every `callSpacing`: back to back at machine speed,
+                            // a pair outran the per-session rate limit (20 frames a second) that guards the server.
+                            try? await Task.sleep(until: started + Self.callSpacing)
                         }
                         await caller.close()
                         await callee.close()
@@ -144,7 +150,6 @@
         let user: UInt
         let api: CallApiImpl
         let signal: SignalClient
-        let changes: AsyncStream<CallStateChange>
 
         init(user: UInt, url: String, authority: TokenAuthority, world: SimulatedRTCWorld) async throws {
             self.user = user
@@ -155,30 +160,46 @@
                 config: CallConfig(
                     userId: user, rtcEngine: world.engine(userId: user), signalClient: signal,
                     clock: SystemCallClock()))
-            changes = api.stateChanges
             try await api.prepareForCall(
                 prepareConfig: PrepareConfig(
                     roomId: "room-\(user)", callTimeoutMillisecond: 30_000, firstFrameWaittingDisabled: true))
         }
 
-        func reaches(_ state: CallStateType, within seconds: Double = 30) async throws {
-            _ = try await changes.first(within: seconds, "\(user) to reach \(state)") { $0.state == state }
-        }
-
         /// One whole call to `callee`: ring, accept, connected on both sides, hang up, both prepared again.
         func call(_ callee: HonestEndpoint) async throws {
+            // Streams made now: what an earlier, failed attempt left in a stream cannot answer for this call.
+            let mine = api.stateChanges
+            let theirs = callee.api.stateChanges
             try await api.call(remoteUserId: callee.user, callType: .video)
-            try await callee.reaches(.calling)
+            try await Self.reach(.calling, on: theirs, callee.user)
             try await callee.api.accept(remoteUserId: user)
-            try await reaches(.connected)
-            try await callee.reaches(.connected)
+            try await Self.reach(.connected, on: mine, user)
+            try await Self.reach(.connected, on: theirs, callee.user)
             try await api.hangup(remoteUserId: callee.user)
-            try await reaches(.prepared)
-            try await callee.reaches(.prepared)
+            try await Self.reach(.prepared, on: mine, user)
+            try await Self.reach(.prepared, on: theirs, callee.user)
         }
 
-        func reset() async {
-            try? await api.cancelCall()
+        private static func reach(
+            _ state: CallStateType, on changes: AsyncStream<CallStateChange>, _ user: UInt
+        ) async throws {
+            _ = try await changes.first(within: 30, "\(user) to reach \(state)") { $0.state == state }
+        }
+
+        /// After a failed attempt: ends whatever call this endpoint is in (with `peer`), and waits for prepared.
+        func end(with peer: HonestEndpoint) async {
+            switch api.state {
+            case .calling:
+                if (try? await api.cancelCall()) == nil { try? await api.reject(remoteUserId: peer.user) }
+            case .connecting, .connected:
+                try? await api.hangup(remoteUserId: peer.user)
+            default:
+                break
+            }
+            let deadline = ContinuousClock.now + .seconds(30)
+            while api.state != .prepared, ContinuousClock.now < deadline {
+                try? await Task.sleep(for: .milliseconds(50))
+            }
         }
 
         func close() async {
