@@ -96,6 +96,12 @@ final class ChaosScenario: Sendable {
         checkLegacyInvariants()
         let sent = network.sentMessages
         if !violations.withLock(\.isEmpty) {
+            // The deployed-client stand-ins report to no listener of ours: their states, in order, once.
+            for endpoint in legacy {
+                let states = endpoint.stateChanges.map(\.description).joined(separator: ", ")
+                let name = "legacy \(endpoint.flavour) \(endpoint.userId)"
+                log("\(name) went through: \(states.isEmpty ? "nothing" : states)")
+            }
             for envelope in sent.suffix(400) { describe(envelope) }
         }
         return ChaosOutcome(

@@ -39,6 +39,8 @@ struct ChaosTests {
         if let failing {
             #expect(failing.report.hasPrefix("seed \(failing.seed): "))
             #expect(failing.trace.contains { $0.hasPrefix("msg ") })
+            // Each endpoint's state changes are in the trace beside the actions and the messages.
+            #expect(failing.trace.contains { $0.contains(" is prepared (") })
             // Replaying the failing seed reproduces the failure.
             #expect(runner.run(seed: failing.seed).violations == failing.violations)
         }
