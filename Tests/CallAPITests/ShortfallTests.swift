@@ -235,6 +235,60 @@ struct ShortfallTests {
         #expect(h[2].listener.stateRecords.isEmpty)
     }
 
+    /// A stale call from `from` to `to`, as the channel delivers it: stamped received long ago.
+    static func injectStaleCall(_ h: CallHarness, from: UInt, to: UInt) {
+        let old = h.clock.nowMillis() - 120_000
+        h.network.inject(
+            text: rawCall(timestamp: old, from: from, to: to), from: from, to: to, receivedAtMillis: old)
+    }
+
+    @Test("8: a stale call from the caller does not replace the ringing call or restart its ring timer")
+    func staleCallIsNoRecall() {
+        let h = CallHarness(prepare: PrepareConfig(callTimeoutMillisecond: 10_000))
+        _ = h[1].api.probe { $0.call(remoteUserId: 2, completion: $1) }
+        let callId = h[2].api.getCallId()
+        #expect(h[2].api.state == .calling)
+        h.clock.advance(byMillis: 6_000)
+        h[2].listener.reset()
+        Self.injectStaleCall(h, from: 1, to: 2)
+        #expect(h[2].api.getCallId() == callId, "a recall would have taken the stale call's id")
+        #expect(h[2].listener.stateRecords.isEmpty)
+        // The ring timer still ends the call 10 s after it rang, not 10 s after the stale call.
+        h.clock.advance(byMillis: 4_500)
+        #expect(h[2].api.state == .prepared)
+    }
+
+    @Test("8: a stale call from the peer does not end a connected call")
+    func staleCallDoesNotEndACall() {
+        let h = CallHarness()
+        _ = h[1].api.probe { $0.call(remoteUserId: 2, completion: $1) }
+        _ = h[2].api.probe { $0.accept(remoteUserId: 1, completion: $1) }
+        h.clock.advance(byMillis: 1_000)
+        #expect(h[1].api.state == .connected && h[2].api.state == .connected)
+        let callId = h[2].api.getCallId()
+        h[2].listener.reset()
+        Self.injectStaleCall(h, from: 1, to: 2)
+        #expect(h[2].api.state == .connected)
+        #expect(h[2].api.getCallId() == callId)
+        #expect(h[2].listener.stateRecords.isEmpty, "a fresh call again from the peer would end this one")
+    }
+
+    @Test("8: a stale call from another user while in a call gets no busy answer")
+    func staleCallGetsNoBusyAnswer() {
+        let h = CallHarness(users: [1, 2, 3])
+        _ = h[1].api.probe { $0.call(remoteUserId: 2, completion: $1) }
+        _ = h[2].api.probe { $0.accept(remoteUserId: 1, completion: $1) }
+        h.clock.advance(byMillis: 1_000)
+        let sentBefore = h.network.sentMessages.count
+        Self.injectStaleCall(h, from: 3, to: 2)
+        #expect(h.network.sentMessages.dropFirst(sentBefore).allSatisfy { $0.to != 3 })
+        #expect(h[2].api.state == .connected)
+        // A fresh call from the same user is answered busy (the check above can fail).
+        h.network.inject(
+            text: Self.rawCall(timestamp: h.clock.nowMillis(), callId: "fresh", from: 3, to: 2), from: 3, to: 2)
+        #expect(h.network.sentMessages.dropFirst(sentBefore).contains { $0.to == 3 })
+    }
+
     @Test("8: the machine's age check uses the channel's time when given, else the sender's, with the allowances")
     func machineAgeBoundaries() {
         let timeout: Int64 = 15_000

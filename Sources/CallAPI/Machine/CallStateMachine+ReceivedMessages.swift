@@ -144,12 +144,12 @@ extension CallStateMachine {
         }
         switch phase {
         case .prepared(let endpoint, let preJoined):
-            if let age = staleness(of: message, receivedAt: receivedAt, config: endpoint.config, now: now) {
-                return actions.append(
-                    .log(.warning, "call \(message.callId) ignored: \(age) ms old, past the ring timeout"))
-            }
+            guard !isStale(message, receivedAt: receivedAt, endpoint, now: now, into: &actions) else { return }
             ring(message, sender: sender, info: info, endpoint, leaving: preJoined, now: now, into: &actions)
         case .inCall(let endpoint, let call):
+            // A call its caller has given up on is nothing in any state: it must not replace a ringing call as a
+            // recall (restarting the ring), end a call in progress as a call again, or get a busy answer.
+            guard !isStale(message, receivedAt: receivedAt, endpoint, now: now, into: &actions) else { return }
             guard call.peer == sender else {
                 return replyBusy(to: message, sender: sender, endpoint, now: now, into: &actions)
             }
@@ -184,18 +184,20 @@ extension CallStateMachine {
         }
     }
 
-    /// The age in milliseconds when the message is older than the ring timeout allows (docs/spec/wire-format.md,
-    /// shortfall 8), else nil.
-    private func staleness(
-        of message: CallMessage, receivedAt: Int64?, config: PrepareConfig, now: Int64
-    ) -> Int64? {
-        let timeout = config.callTimeoutMillisecond
-        guard timeout > 0 else { return nil }
+    /// Whether a call message is older than its ring timeout allows (docs/spec/wire-format.md, shortfall 8); if
+    /// so, says so in a log action.
+    private func isStale(
+        _ message: CallMessage, receivedAt: Int64?, _ endpoint: Endpoint, now: Int64, into actions: inout [CallAction]
+    ) -> Bool {
+        let timeout = endpoint.config.callTimeoutMillisecond
+        guard timeout > 0 else { return false }
         // Both times come from outside (a sender's clock, a channel's): saturate rather than trap.
         let age = now.saturatingMinus(receivedAt ?? message.timestamp)
         let allowance =
             receivedAt == nil ? Self.senderClockSkewAllowanceMillis : Self.channelClockSkewAllowanceMillis
-        return age > Int64(clamping: timeout).saturatingPlus(allowance) ? age : nil
+        guard age > Int64(clamping: timeout).saturatingPlus(allowance) else { return false }
+        actions.append(.log(.warning, "call \(message.callId) ignored: \(age) ms old, past the ring timeout"))
+        return true
     }
 
     /// A new call rings here: report it, start its ring timer and ask the listeners whether to join now.

@@ -93,6 +93,10 @@ final class ChaosListener: CallApiListenerProtocol {
         }
     }
 
+    func callDebugInfo(message: String, logLevel: CallLogLevel) {
+        log("    [\(label)] \(message)")
+    }
+
     func onCallStateChanged(
         with state: CallStateType, stateReason: CallStateReason, eventReason: String, eventInfo: [String: Any]
     ) {

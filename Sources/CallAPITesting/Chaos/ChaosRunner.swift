@@ -317,7 +317,12 @@ final class ChaosScenario: Sendable {
     private func injectForgery() {
         let victim = roll { endpoints.randomElement(using: &$0)! }
         guard let api = victim.api, let listener = victim.listener else { return }
-        let before = (api.state, api.getCallId())
+        // Every device of the victim's user receives the message, in whatever state each is: none may change.
+        let devices = endpoints.filter { $0.userId == victim.userId }
+        func states() -> [String] {
+            devices.map { device in "\(device.name): " + (device.api.map { "\($0.state) \($0.getCallId())" } ?? "-") }
+        }
+        let before = states()
         let now = clock.nowMillis()
         let text: String
         let from: UInt
@@ -344,8 +349,9 @@ final class ChaosScenario: Sendable {
         } else {
             return
         }
-        if (api.state, api.getCallId()) != before {
-            violation("user \(victim.userId): a forged or stale message from \(from) changed \(before)")
+        let after = states()
+        for (earlier, later) in zip(before, after) where earlier != later {
+            violation("a forged or stale message to user \(victim.userId) from \(from) changed \(earlier) to \(later)")
         }
     }
 
