@@ -47,6 +47,7 @@ let package = Package(
             name: "CallAPIServer",
             dependencies: [
                 "CallAPISignalProtocol",
+                .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "HeapModule", package: "swift-collections"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),

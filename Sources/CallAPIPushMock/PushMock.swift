@@ -177,6 +177,7 @@ public final class PushMock: Sendable {
             case .tooManyRequests: return answer(429, "TooManyRequests")
             case .unavailable: return answer(503, "ServiceUnavailable")
             case .internalError: return answer(500, "InternalServerError")
+            case .expiredProviderToken: return answer(403, "ExpiredProviderToken")
             }
         }
         if state.withLockedValue({ $0.unregistered.contains(token) }) { return answer(410, "Unregistered") }
@@ -252,6 +253,7 @@ public final class PushMock: Sendable {
             case .tooManyRequests: return answer(429, "QUOTA_EXCEEDED")
             case .unavailable: return answer(503, "UNAVAILABLE")
             case .internalError: return answer(500, "INTERNAL")
+            case .expiredProviderToken: return answer(401, "UNAUTHENTICATED")
             }
         }
         if state.withLockedValue({ $0.unregistered.contains(token) }) { return answer(404, "UNREGISTERED") }

@@ -36,4 +36,6 @@ public enum MockAnswer: Sendable, Equatable {
     case unavailable
     /// 500 `InternalServerError`.
     case internalError
+    /// APNs 403 `ExpiredProviderToken` / FCM 401 `UNAUTHENTICATED`: the server's credential refused.
+    case expiredProviderToken
 }

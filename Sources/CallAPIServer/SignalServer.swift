@@ -29,7 +29,7 @@ public final class SignalServer: Service, Sendable {
     private let logger: Logger
     private let boundPort = BoundPort()
     private let clock: any SignalServerClock
-    private let pendingHeads = ConnectionGuard.PendingCount()
+    private let pendingHeads = ConnectionGuard.PendingHeads()
     private let flushers = LoopFlushers()
 
     /// A server for `configuration`; throws if a key or certificate cannot be read.
@@ -49,7 +49,14 @@ public final class SignalServer: Service, Sendable {
             : nil
         self.ledger = ledger
         self.clock = clock
-        let push = try await PushSetup.make(configuration.push, clock: clock, metrics: metrics, logger: logger)
+        let push: PushSetup
+        do {
+            push = try await PushSetup.make(configuration.push, clock: clock, metrics: metrics, logger: logger)
+        } catch {
+            // Whatever was opened is closed on the way out (an open database connection traps when deinitialized).
+            await ledger?.closeUnused()
+            throw error
+        }
         self.push = push
         hub = SignalHub(
             limits: configuration.limits, authority: authority, clock: clock, metrics: metrics, logger: logger,
@@ -201,11 +208,14 @@ public final class SignalServer: Service, Sendable {
         router.get(RouterPath(stringLiteral: ChannelProtocol.webSocketPath)) { _, _ -> Response in
             throw HTTPError(.upgradeRequired, message: "connect with a WebSocket to \(ChannelProtocol.webSocketPath)")
         }
+        let jsonBody = AdminJSONBody(limit: configuration.adminBodyLimit)
         TokenEndpoint(
-            authority: authority, adminKey: configuration.adminKey, maxTTLSeconds: configuration.maxIssuedTTLSeconds
+            authority: authority, adminKey: configuration.adminKey, maxTTLSeconds: configuration.maxIssuedTTLSeconds,
+            jsonBody: jsonBody
         ).register(on: router)
-        ChannelAdminEndpoint(hub: channels, authorization: AdminAuthorization(adminKey: configuration.adminKey))
-            .register(on: router)
+        ChannelAdminEndpoint(
+            hub: channels, authorization: AdminAuthorization(adminKey: configuration.adminKey), jsonBody: jsonBody
+        ).register(on: router)
         CallHistoryEndpoint(ledger: ledger, authorization: AdminAuthorization(adminKey: configuration.adminKey))
             .register(on: router)
         CallWebhookEndpoint(
@@ -213,8 +223,9 @@ public final class SignalServer: Service, Sendable {
         ).register(on: router)
         DeviceAdminEndpoint(hub: hub, authorization: AdminAuthorization(adminKey: configuration.adminKey))
             .register(on: router)
-        CallPlacementEndpoint(hub: hub, authorization: AdminAuthorization(adminKey: configuration.adminKey))
-            .register(on: router)
+        CallPlacementEndpoint(
+            hub: hub, authorization: AdminAuthorization(adminKey: configuration.adminKey), jsonBody: jsonBody
+        ).register(on: router)
 
         let limits = configuration.limits
         // Every connection starts behind a guard: a deadline and a cap for its request head (see ConnectionGuard). The two WebSocket endpoints run on our own pipeline
@@ -249,7 +260,11 @@ public final class SignalServer: Service, Sendable {
             server: server,
             configuration: .init(
                 address: .hostname(configuration.host, port: configuration.port), serverName: "callapi"),
-            onServerRunning: { channel in
+            onServerRunning: { [logger] channel in
+                // Running out of descriptors pauses accepting instead of spinning (see DescriptorReserve).
+                try? await channel.eventLoop.submit {
+                    try channel.pipeline.syncOperations.addHandler(DescriptorReserve(logger: logger), position: .first)
+                }.get()
                 await boundPort.set(channel.localAddress?.port ?? 0)
             },
             eventLoopGroupProvider: eventLoops,

@@ -26,15 +26,27 @@ struct ServeCommand: AsyncParsableCommand {
     var logLevel: String?
 
     func run() async throws {
+        // Every connection takes a descriptor: the soft limit goes up to the hard one, and the default cap of
+        // connections not logged in yet follows it (docs/security.md).
+        let descriptors = DescriptorLimit.raiseSoftLimit()
         let configuration: SignalServerConfiguration
         do {
-            configuration = try ServerSettings.configuration(flags: ServerSettings.flags(from: settings))
+            configuration = try ServerSettings.configuration(
+                flags: ServerSettings.flags(from: settings), descriptorLimit: descriptors?.after)
         } catch {
             throw ValidationError("\(error)")
         }
         var logger = Logger(label: "callapi.server")
         let level = logLevel ?? ProcessInfo.processInfo.environment["CALLAPI_LOG_LEVEL"] ?? "info"
         logger.logLevel = Logger.Level(rawValue: level) ?? .info
+        if let descriptors {
+            logger.info(
+                "open-file limit",
+                metadata: [
+                    "soft": "\(descriptors.before) -> \(descriptors.after)", "hard": "\(descriptors.hard)",
+                    "maxUnauthenticated": "\(configuration.limits.maxUnauthenticated)",
+                ])
+        }
 
         if configuration.usesDevelopmentSecret {
             FileHandle.standardError.write(Data(Self.developmentBanner(configuration).utf8))

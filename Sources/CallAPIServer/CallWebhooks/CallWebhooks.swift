@@ -3,8 +3,9 @@ import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 
-/// The call webhooks' shell (docs/webhooks.md): runs ``CallWebhookMachine`` under a lock, writes the queue table
-/// from one task in order (a connection of its own to the ledger's database), and posts events with
+/// The call webhooks' shell (docs/webhooks.md): runs ``CallWebhookMachine`` under a lock, numbers the ledger's events
+/// for the ledger's writer to store (in the same transaction as the call's record, ``CallLedger``), writes their
+/// delivery state from one task in order (a connection of its own to the ledger's database), and posts events with
 /// AsyncHTTPClient, as many at once as the machine allows.
 final class CallWebhooks: Sendable {
     /// The header carrying the event's idempotency key (also in the body as `idempotencyKey`).
@@ -17,6 +18,9 @@ final class CallWebhooks: Sendable {
     let settings: CallWebhookSettings
     /// The queue table's connection (also read by the replay endpoint).
     let store: any LedgerStore
+    /// Whether `store` is a connection of the queue's own, rather than the ledger's (in memory). Either way ``run()``
+    /// closes it as it ends: the webhooks stop after the ledger.
+    let ownsStore: Bool
     private let machine: NIOLockedValueBox<CallWebhookMachine>
     private let clock: any SignalServerClock
     private let jitter: @Sendable () -> Double
@@ -28,9 +32,8 @@ final class CallWebhooks: Sendable {
     private let metrics: ServerMetrics
     private let logger: Logger
 
-    /// A change to the queue table.
+    /// A change to the queue table (events are added by the ledger's writer).
     enum StoreWrite: Sendable {
-        case insert(StoredCallEvent)
         case markDelivered(seq: Int64, at: Int64)
         case recordFailure(seq: Int64, attempts: Int, retryAt: Int64, problem: String)
     }
@@ -41,30 +44,40 @@ final class CallWebhooks: Sendable {
     }
 
     /// Opens the queue table in `database` (migrating it) and picks up the events a previous run left undelivered.
+    /// An in-memory database exists once per connection: then the queue uses `ledgerStore`, the ledger's own.
     /// `jitter` returns a number in 0...1 for each retry delay.
     static func open(
-        settings: CallWebhookSettings, database: LedgerSettings.Database, clock: any SignalServerClock,
-        jitter: @escaping @Sendable () -> Double = { Double.random(in: 0...1) }, metrics: ServerMetrics,
-        logger: Logger
+        settings: CallWebhookSettings, database: LedgerSettings.Database, ledgerStore: any LedgerStore,
+        clock: any SignalServerClock, jitter: @escaping @Sendable () -> Double = { Double.random(in: 0...1) },
+        metrics: ServerMetrics, logger: Logger
     ) async throws -> CallWebhooks {
-        let store = try await CallLedger.openStore(database, logger: logger)
-        let pending = try await store.pendingWebhookEvents()
-        let last = try await store.lastWebhookSequence()
+        let ownsStore = database != .memory
+        let store = ownsStore ? try await CallLedger.openStore(database, logger: logger) : ledgerStore
+        let pending: [StoredCallEvent]
+        let last: Int64
+        do {
+            pending = try await store.pendingWebhookEvents()
+            last = try await store.lastWebhookSequence()
+        } catch {
+            if ownsStore { try? await store.close() }
+            throw error
+        }
         if !pending.isEmpty {
             logger.notice("call webhooks: \(pending.count) undelivered events from before the restart are queued")
         }
         let machine = CallWebhookMachine(limits: settings.limits, lastSequence: last, pending: pending)
         return CallWebhooks(
-            settings: settings, store: store, machine: machine, clock: clock, jitter: jitter, metrics: metrics,
-            logger: logger)
+            settings: settings, store: store, ownsStore: ownsStore, machine: machine, clock: clock, jitter: jitter,
+            metrics: metrics, logger: logger)
     }
 
     private init(
-        settings: CallWebhookSettings, store: any LedgerStore, machine: CallWebhookMachine,
+        settings: CallWebhookSettings, store: any LedgerStore, ownsStore: Bool, machine: CallWebhookMachine,
         clock: any SignalServerClock, jitter: @escaping @Sendable () -> Double, metrics: ServerMetrics, logger: Logger
     ) {
         self.settings = settings
         self.store = store
+        self.ownsStore = ownsStore
         self.machine = NIOLockedValueBox(machine)
         self.clock = clock
         self.jitter = jitter
@@ -77,8 +90,40 @@ final class CallWebhooks: Sendable {
         metrics.callWebhookPending(machine.pendingCount)
     }
 
-    /// The ledger saw a moment of a call.
-    func post(_ event: CallEvent, now: Int64) { handle(.emitted(event), now: now) }
+    /// The ledger saw a moment of a call: the event numbered for the ledger's writer to store, or nil when the
+    /// queue is full (refused, counted and logged). Answer with ``stored(_:now:)`` or ``notStored(_:problem:now:)``.
+    func number(_ event: CallEvent, now: Int64) -> StoredCallEvent? {
+        machine.withLockedValue { machine in
+            var numbered: StoredCallEvent?
+            for action in machine.handle(.emitted(event), now: now) {
+                if case .store(let stored) = action {
+                    activity.begin()  // until it is stored or given up
+                    numbered = stored
+                } else {
+                    perform(action)
+                }
+            }
+            metrics.callWebhookPending(machine.pendingCount)
+            return numbered
+        }
+    }
+
+    /// The ledger's writer stored these events: they may be posted.
+    func stored(_ seqs: [Int64], now: Int64) {
+        for seq in seqs {
+            handle(.stored(seq: seq), now: now)
+            activity.end()
+        }
+    }
+
+    /// The ledger's writer could not store the event `event` (`problem` says why): it is given up.
+    func notStored(_ event: StoredCallEvent, problem: String, now: Int64) {
+        metrics.callWebhookRefused()
+        logger.error(
+            "call webhook event refused: \(problem)", metadata: ["idempotencyKey": "\(event.idempotencyKey)"])
+        handle(.notStored(seq: event.seq), now: now)
+        activity.end()
+    }
 
     /// Time passed: retries that are due start.
     func tick(now: Int64) { handle(.tick, now: now) }
@@ -100,7 +145,8 @@ final class CallWebhooks: Sendable {
     private func perform(_ action: CallWebhookAction) {
         switch action {
         case .store(let event):
-            write(.insert(event))
+            // Only ``number(_:now:)`` feeds `.emitted`, and it hands the event to the ledger's writer.
+            assertionFailure("call webhook event \(event.seq) to store outside number(_:now:)")
         case .refuse(let event, let reason):
             metrics.callWebhookRefused()
             logger.error(
@@ -131,13 +177,7 @@ final class CallWebhooks: Sendable {
     private func write(_ write: StoreWrite) {
         activity.begin()
         if case .terminated = writeContinuation.yield(write) {
-            activity.end()
-            if case .insert(let event) = write {
-                metrics.callWebhookRefused()
-                logger.error(
-                    "call webhook event refused: the server is stopping",
-                    metadata: ["idempotencyKey": "\(event.idempotencyKey)"])
-            }
+            activity.end()  // stopping: the event stays undelivered in the table for the next run
         }
     }
 
@@ -163,7 +203,7 @@ final class CallWebhooks: Sendable {
             }
         }
         try? await client.shutdown()
-        try? await store.close()
+        try? await store.close()  // a shared store too: the webhooks stop after the ledger
         await activity.markDone()
     }
 
@@ -185,9 +225,6 @@ final class CallWebhooks: Sendable {
         for attempt in 1...5 {
             do {
                 switch write {
-                case .insert(let event):
-                    try await store.insertWebhookEvent(event)
-                    handle(.stored(seq: event.seq), now: clock.nowMillis())
                 case .markDelivered(let seq, let at):
                     try await store.markWebhookEventDelivered(seq: seq, at: at)
                 case .recordFailure(let seq, let attempts, let retryAt, let problem):
@@ -202,12 +239,6 @@ final class CallWebhooks: Sendable {
             }
         }
         switch write {
-        case .insert(let event):
-            metrics.callWebhookRefused()
-            logger.error(
-                "call webhook event refused: the queue table could not store it",
-                metadata: ["idempotencyKey": "\(event.idempotencyKey)"])
-            handle(.notStored(seq: event.seq), now: clock.nowMillis())
         case .markDelivered(let seq, _), .recordFailure(let seq, _, _, _):
             // The event stays undelivered in the table: a restarted server posts it again (at least once).
             logger.error("call webhooks: the state of event \(seq) could not be written")

@@ -50,8 +50,14 @@ public enum ServerSettings {
         ),
         .init("max-refusals", "rate-limited frames in a row before a connection is closed (default 200)"),
         .init(
-            "max-unauthenticated", "connections not logged in yet, or still sending their request head (default 1000)"),
+            "max-unauthenticated",
+            "connections not logged in yet, or still sending their request head (default: an eighth of the open-file "
+                + "limit above 128, 8 to 1000)"),
         .init("request-timeout", "seconds a connection has to send its HTTP request head (default 10)"),
+        .init(
+            "admin-body-limit",
+            "largest body of an admin request (POST /v1/tokens, /v1/calls, kick), bytes; larger "
+                + "ones are answered 413 (default 65536)"),
         .init("token-notice", "seconds before token expiry that a session is told (default 60)"),
         .init("idle-timeout", "seconds of silence before a session is dropped (default 45)"),
         .init("login-timeout", "seconds a new connection has to log in (default 10)"),
@@ -178,9 +184,11 @@ public enum ServerSettings {
         "CALLAPI_" + name.uppercased().replacingOccurrences(of: "-", with: "_")
     }
 
-    /// Reads `flags` (by setting name) over `environment`; reads PEM files from disk.
+    /// Reads `flags` (by setting name) over `environment`; reads PEM files from disk. `descriptorLimit`, the
+    /// process's open-file limit, sets the default of `max-unauthenticated` (``HubLimits/maxUnauthenticated(descriptors:)``).
     public static func configuration(
-        flags: [String: String], environment: [String: String] = ProcessInfo.processInfo.environment
+        flags: [String: String], environment: [String: String] = ProcessInfo.processInfo.environment,
+        descriptorLimit: Int? = nil
     ) throws -> SignalServerConfiguration {
         func value(_ name: String) -> String? {
             assert(settings.contains { $0.name == name }, "\(name) is read but not in ServerSettings.settings")
@@ -263,7 +271,11 @@ public enum ServerSettings {
         if let v = try int("max-outbox-frames", range: 1...1_000_000) { limits.maxOutboxFrames = v }
         if let v = try int("max-outbox-bytes", range: 1024...(1 << 30)) { limits.maxOutboxBytes = v }
         if let v = try int("max-refusals", range: 1...1_000_000) { limits.maxRefusalsInARow = v }
-        if let v = try int("max-unauthenticated", range: 1...1_000_000) { limits.maxUnauthenticated = v }
+        if let v = try int("max-unauthenticated", range: 1...1_000_000) {
+            limits.maxUnauthenticated = v
+        } else if let descriptorLimit {
+            limits.maxUnauthenticated = HubLimits.maxUnauthenticated(descriptors: descriptorLimit)
+        }
         if let v = try int("request-timeout", range: 1...3600) { limits.requestTimeoutMillis = Int64(v) * 1000 }
         if let v = try int("invitation-receive-window", range: 1...3600) {
             limits.invitations.receiveWindowMillis = Int64(v) * 1000
@@ -276,6 +288,7 @@ public enum ServerSettings {
         if let v = try int("place-call-window", range: 1...300) { limits.match.placeWindowMillis = Int64(v) * 1000 }
         configuration.limits = limits
         if let v = try int("drain", range: 0...600) { configuration.drainSeconds = v }
+        if let v = try int("admin-body-limit", range: 256...(16 << 20)) { configuration.adminBodyLimit = v }
         if let v = try int("event-loops", range: 1...256) { configuration.eventLoops = v }
         var channels = configuration.channels
         if let v = try int("channel-capacity", range: 1...1000) { channels.capacity = v }

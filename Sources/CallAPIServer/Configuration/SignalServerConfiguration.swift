@@ -24,6 +24,8 @@ public struct SignalServerConfiguration: Sendable {
     /// Event loop threads the server runs its sockets on; `nil`: SwiftNIO's shared group, one loop per core. A
     /// machine that also runs other busy processes (an app server, a load generator) may do better with fewer.
     public var eventLoops: Int?
+    /// The largest body an admin request may have, in bytes; a larger one is answered 413 before it is read whole.
+    public var adminBodyLimit: Int = AdminJSONBody.defaultLimit
     /// The longest lifetime `POST /v1/tokens` issues, in seconds.
     public var maxIssuedTTLSeconds: Int = 24 * 3600
     /// Call pushes: device registrations, APNs and FCM (docs/push.md).

@@ -13,10 +13,11 @@ import Hummingbird
 ///   201 `{"callId":"…"}`: the caller's newest session was told to place the call with that id.
 /// - 404 `{"error":"offline","user":"1002","message":"…"}` when either user has no session;
 ///   409 `{"error":"busy","user":"1002","callId":"…","message":"…"}` when either is in an accepted call in the
-///   ledger; 400 for a bad body.
+///   ledger; 400 for a bad body, 413 for one over the admin body limit.
 struct CallPlacementEndpoint: Sendable {
     let hub: SignalHub
     let authorization: AdminAuthorization
+    let jsonBody: AdminJSONBody
 
     struct Body: Decodable {
         var caller: String
@@ -38,14 +39,8 @@ struct CallPlacementEndpoint: Sendable {
     func register(on router: Router<BasicRequestContext>) {
         router.post("/v1/calls") { request, context -> Response in
             try authorization.check(request, endpoint: "the call placement endpoint")
-            let body: Body
-            do {
-                body = try await request.decode(as: Body.self, context: context)
-            } catch {
-                throw HTTPError(
-                    .badRequest,
-                    message: "the body must be JSON like {\"caller\":\"1001\",\"callee\":\"1002\",\"video\":true}")
-            }
+            let body = try await jsonBody.decode(
+                Body.self, from: request, example: "{\"caller\":\"1001\",\"callee\":\"1002\",\"video\":true}")
             for (field, user) in [("caller", body.caller), ("callee", body.callee)]
             where !SignalProtocol.isValidUserId(user) {
                 throw HTTPError(.badRequest, message: "\"\(field)\" must be 1-64 characters of A-Z a-z 0-9 . _ -")

@@ -10,6 +10,7 @@ import Hummingbird
 struct ChannelAdminEndpoint: Sendable {
     let hub: ChannelHub
     let authorization: AdminAuthorization
+    let jsonBody: AdminJSONBody
 
     /// The longest bar: 30 days.
     static let maxBarSeconds = 30 * 24 * 3600
@@ -50,14 +51,8 @@ struct ChannelAdminEndpoint: Sendable {
         router.post("/v1/channels/:channel/kick") { request, context -> KickAnswer in
             try authorization.check(request, endpoint: "the channel endpoint")
             let channel = try channelParameter(context)
-            let body: KickBody
-            do {
-                body = try await request.decode(as: KickBody.self, context: context)
-            } catch {
-                throw HTTPError(
-                    .badRequest,
-                    message: "the body must be JSON like {\"uid\":1001,\"barSeconds\":60,\"reason\":\"text\"}")
-            }
+            let body = try await jsonBody.decode(
+                KickBody.self, from: request, example: "{\"uid\":1001,\"barSeconds\":60,\"reason\":\"text\"}")
             guard body.uid > 0 else {
                 throw HTTPError(.badRequest, message: "\"uid\" must be a positive integer")
             }

@@ -8,6 +8,7 @@ struct TokenEndpoint: Sendable {
     let authority: TokenAuthority
     let adminKey: String?
     let maxTTLSeconds: Int
+    let jsonBody: AdminJSONBody
 
     static let path: RouterPath = "/v1/tokens"
     static let defaultTTLSeconds = 3600
@@ -26,12 +27,7 @@ struct TokenEndpoint: Sendable {
 
     private func issue(_ request: Request, context: BasicRequestContext) async throws -> IssuedToken {
         try AdminAuthorization(adminKey: adminKey).check(request, endpoint: "the token endpoint")
-        let body: Body
-        do {
-            body = try await request.decode(as: Body.self, context: context)
-        } catch {
-            throw HTTPError(.badRequest, message: "the body must be JSON like {\"userId\":\"1001\",\"ttl\":3600}")
-        }
+        let body = try await jsonBody.decode(Body.self, from: request, example: "{\"userId\":\"1001\",\"ttl\":3600}")
         let ttl = body.ttl ?? Self.defaultTTLSeconds
         guard ttl > 0, ttl <= maxTTLSeconds else {
             throw HTTPError(.badRequest, message: "\"ttl\" must be 1 to \(maxTTLSeconds) seconds")

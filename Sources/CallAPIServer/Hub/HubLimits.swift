@@ -33,7 +33,8 @@ public struct HubLimits: Sendable, Equatable {
     /// Bytes of held message bodies on the whole server, at most.
     public var maxHeldBytes: Int = 64 << 20
     /// Connections that have not logged in yet, at most; more are closed at once with `server_busy`. The same
-    /// number bounds connections still sending their HTTP request head.
+    /// number bounds connections still sending their HTTP request head (past it the oldest of them is closed).
+    /// `callapi serve` derives its default from the descriptor limit (``maxUnauthenticated(descriptors:)``).
     public var maxUnauthenticated: Int = 1000
     /// A connection that has not sent a complete HTTP request head after this long is closed (slowloris).
     public var requestTimeoutMillis: Int64 = 10_000
@@ -43,6 +44,14 @@ public struct HubLimits: Sendable, Equatable {
     public var match = MatchLimits()
 
     public init() {}
+
+    /// The default ``maxUnauthenticated`` for a process that may open `descriptors` files: each of the two stages
+    /// (request head, login) may hold an eighth of the descriptors above 128, from 8 to 1000. So connections that
+    /// have not logged in take at most a quarter of them, and the last descriptors stay for logged-in sessions,
+    /// the database, push and webhooks (docs/security.md).
+    public static func maxUnauthenticated(descriptors: Int) -> Int {
+        min(1000, max(8, (descriptors - 128) / 8))
+    }
 
     /// The limits by setting name, as `/metrics` publishes them (`callapi_limit{name="…"}`).
     var published: [(name: String, value: Double)] {

@@ -541,6 +541,11 @@ package struct HubState: Sendable, HubFrameQueue {
             return fail(.peerOffline, "user \(send.to) is offline", into: &actions)
         }
         let queue = held[send.to] ?? []
+        if let mark = call, let index = queue.firstIndex(where: { $0.pushedCall == mark.callId && $0.from == user }) {
+            return replaceHeldCall(
+                at: index, for: send.to, with: send, from: id, user: user, ttl: ttl, now: now,
+                into: &actions)
+        }
         guard queue.count < limits.maxHeldPerUser else {
             return fail(
                 .queueFull, "user \(send.to) is offline and already has \(queue.count) held messages, the most kept",
@@ -584,6 +589,38 @@ package struct HubState: Sendable, HubFrameQueue {
         for device in devices.devices(of: send.to) {
             actions.append(.push(.deliver(PushJob(userId: send.to, device: device.device, call: push))))
         }
+    }
+
+    /// A repeat of a call already held and pushed for `userId` (the caller's call message sent again, as CallAPI
+    /// does until it hears back): replaces the held message's body and deadline and keeps its message id, which
+    /// the answer carries again. Its devices are not pushed again: one push per device per call (docs/push.md).
+    private mutating func replaceHeldCall(
+        at index: Int, for userId: String, with send: ClientFrame.Send, from id: SessionID, user: String, ttl: Int,
+        now: Int64, into actions: inout [HubAction]
+    ) {
+        guard var queue = held[userId] else { return }
+        let old = queue[index]
+        let bytes = heldBytes - old.body.escapedCount + send.relayBody.escapedCount
+        guard bytes <= limits.maxHeldBytes else {
+            report(send, from: id, user: user, .failed(SignalErrorCode.queueFull.rawValue), into: &actions)
+            enqueue(
+                .answer(
+                    .init(
+                        id: send.id, result: .failed, reason: .queueFull,
+                        message: "the server holds as many message bytes for offline users as it keeps")), to: id,
+                into: &actions)
+            return
+        }
+        let appliedTTL = min(ttl, limits.maxTTLSeconds)
+        queue[index].body = send.relayBody
+        queue[index].sentAt = now
+        queue[index].expiresAt = now + Int64(appliedTTL) * 1000
+        held[userId] = queue
+        heldBytes = bytes
+        report(send, from: id, user: user, .queued, into: &actions)
+        enqueue(
+            .answer(.init(id: send.id, result: .queued, messageId: old.messageId, ttl: appliedTTL)), to: id,
+            into: &actions)
     }
 
     /// The ledger's view of a `send` the hub handled (nothing unless ``reportsRelays``).

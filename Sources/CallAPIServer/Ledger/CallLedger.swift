@@ -23,6 +23,7 @@ final class CallLedger: Sendable {
     private let wakeups: AsyncStream<Void>
     private let wake: AsyncStream<Void>.Continuation
     private let progress = WriteProgress()
+    private let clock: any SignalServerClock
     private let metrics: ServerMetrics
     private let logger: Logger
 
@@ -36,13 +37,21 @@ final class CallLedger: Sendable {
         if let webhook = settings.webhook {
             do {
                 webhooks = try await CallWebhooks.open(
-                    settings: webhook, database: settings.database, clock: clock, metrics: metrics, logger: logger)
+                    settings: webhook, database: settings.database, ledgerStore: store, clock: clock, metrics: metrics,
+                    logger: logger)
             } catch {
                 try? await store.close()
                 throw error
             }
         }
-        return CallLedger(settings: settings, store: store, webhooks: webhooks, metrics: metrics, logger: logger)
+        return CallLedger(
+            settings: settings, store: store, webhooks: webhooks, clock: clock, metrics: metrics, logger: logger)
+    }
+
+    /// Closes the stores of a ledger that will never run (the server failed to start after opening it).
+    func closeUnused() async {
+        if let webhooks, webhooks.ownsStore { try? await webhooks.store.close() }
+        try? await store.close()
     }
 
     /// A connection to `database`, migrated.
@@ -58,10 +67,11 @@ final class CallLedger: Sendable {
     }
 
     init(
-        settings: LedgerSettings, store: any LedgerStore, webhooks: CallWebhooks? = nil, metrics: ServerMetrics,
-        logger: Logger
+        settings: LedgerSettings, store: any LedgerStore, webhooks: CallWebhooks? = nil,
+        clock: any SignalServerClock = SystemServerClock(), metrics: ServerMetrics, logger: Logger
     ) {
         self.settings = settings
+        self.clock = clock
         self.store = store
         self.webhooks = webhooks
         self.metrics = metrics
@@ -70,38 +80,56 @@ final class CallLedger: Sendable {
         (wakeups, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
-    /// Feeds the machine and performs its actions.
+    /// Feeds the machine and performs its actions: the records of ended calls and the call webhook events go to
+    /// the writer together, all or none, so that a call's record and its events share one transaction.
     func handle(_ input: LedgerInput, now: Int64) {
         let actions = machine.withLockedValue { $0.handle(input, now: now) }
+        if !actions.isEmpty { queue(actions, now: now) }
+        if input == .tick { webhooks?.tick(now: now) }
+    }
+
+    private func queue(_ actions: [LedgerAction], now: Int64) {
+        var records: [CallRecord] = []
+        var events: [StoredCallEvent] = []
         for action in actions {
             switch action {
             case .save(let record):
-                let limit = max(1, settings.writeQueueLimit)
-                let accepted = pending.withLockedValue { pending in
-                    guard !pending.finished, pending.records.count < limit else { return false }
-                    pending.records.append(record)
-                    pending.accepted += 1
-                    return true
-                }
-                if accepted {
-                    wake.yield()
-                    logger.debug(
-                        "call ended",
-                        metadata: [
-                            "callId": "\(record.callId)", "outcome": "\(record.outcome.rawValue)",
-                            "reason": "\(record.endReason)",
-                        ])
-                } else {
-                    metrics.ledgerRecordLost()
-                    logger.error(
-                        "call ledger: record not written, the write queue is full or closed",
-                        metadata: ["callId": "\(record.callId)", "outcome": "\(record.outcome.rawValue)"])
-                }
+                records.append(record)
             case .notify(let event):
-                webhooks?.post(event, now: now)
+                if let stored = webhooks?.number(event, now: now) { events.append(stored) }
             }
         }
-        if input == .tick { webhooks?.tick(now: now) }
+        let limit = max(1, settings.writeQueueLimit)
+        let accepted = pending.withLockedValue { pending in
+            guard !pending.finished, records.isEmpty || pending.records.count + records.count <= limit else {
+                return false
+            }
+            pending.records += records
+            pending.events += events
+            pending.accepted += records.count
+            return true
+        }
+        if accepted {
+            wake.yield()
+            for record in records {
+                logger.debug(
+                    "call ended",
+                    metadata: [
+                        "callId": "\(record.callId)", "outcome": "\(record.outcome.rawValue)",
+                        "reason": "\(record.endReason)",
+                    ])
+            }
+            return
+        }
+        for record in records {
+            metrics.ledgerRecordLost()
+            logger.error(
+                "call ledger: record not written, the write queue is full or closed",
+                metadata: ["callId": "\(record.callId)", "outcome": "\(record.outcome.rawValue)"])
+        }
+        for event in events {
+            webhooks?.notStored(event, problem: "the ledger's write queue is full or closed", now: now)
+        }
     }
 
     /// The accepted call `user` is in, if any.
@@ -181,7 +209,8 @@ final class CallLedger: Sendable {
             await writePending()
         }
         await writePending()
-        try? await store.close()
+        // A store shared with the call webhooks (in memory) is theirs to close: they stop after the ledger.
+        if webhooks?.ownsStore != false { try? await store.close() }
         await progress.markDone()
     }
 
@@ -190,19 +219,30 @@ final class CallLedger: Sendable {
     static let rowsWorthWaitingFor = 64
 
     private func writePending() async {
-        let batch = pending.withLockedValue { pending in
-            defer { pending.records.removeAll(keepingCapacity: true) }
-            return pending.records
+        let (records, events) = pending.withLockedValue { pending in
+            defer {
+                pending.records.removeAll(keepingCapacity: true)
+                pending.events.removeAll(keepingCapacity: true)
+            }
+            return (pending.records, pending.events)
         }
-        if !batch.isEmpty { await write(batch) }
+        if !records.isEmpty || !events.isEmpty { await write(records, events) }
     }
 
-    private func write(_ batch: [CallRecord]) async {
+    /// Saves ended calls and call webhook events in one transaction, retried a few times before it is logged and
+    /// counted as lost; then tells the webhooks which events they may post.
+    private func write(_ records: [CallRecord], _ events: [StoredCallEvent]) async {
         var delay: Duration = .milliseconds(100)
         for attempt in 1...5 {
             do {
-                try await store.save(batch)
-                await progress.written(batch.count)
+                let refused = Set(try await store.save(records, events: events))
+                await progress.written(records.count)
+                let now = clock.nowMillis()
+                webhooks?.stored(events.map(\.seq).filter { !refused.contains($0) }, now: now)
+                for event in events where refused.contains(event.seq) {
+                    webhooks?.notStored(
+                        event, problem: "its idempotency key was used already (the call had ended)", now: now)
+                }
                 return
             } catch {
                 logger.warning("call ledger: write failed (attempt \(attempt) of 5): \(error)")
@@ -210,9 +250,14 @@ final class CallLedger: Sendable {
                 delay *= 2
             }
         }
-        metrics.ledgerRecordLost()
-        logger.error("call ledger: \(batch.count) records not written after 5 attempts")
-        await progress.written(batch.count)
+        if !records.isEmpty {
+            metrics.ledgerRecordLost()
+            logger.error("call ledger: \(records.count) records not written after 5 attempts")
+        }
+        for event in events {
+            webhooks?.notStored(event, problem: "the database could not store it", now: clock.nowMillis())
+        }
+        await progress.written(records.count)
     }
 
     /// No more records: ``run()`` writes what is queued, closes the store and returns.
@@ -226,6 +271,8 @@ final class CallLedger: Sendable {
 /// Ended calls waiting for the ledger's writer.
 private struct PendingRecords {
     var records: [CallRecord] = []
+    /// Call webhook events to store with them, in sequence order.
+    var events: [StoredCallEvent] = []
     /// Records accepted since the ledger opened (the writer's count of those handled is in `WriteProgress`).
     var accepted = 0
     /// No record is accepted once the ledger is finishing.

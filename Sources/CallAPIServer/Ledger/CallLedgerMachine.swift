@@ -37,9 +37,12 @@ package struct CallLedgerMachine: Sendable {
     /// Indexes over `calls` (kept beside them so that session closes and busy checks are not scans).
     private var callsBySession: [SessionID: Set<String>] = [:]
     private var acceptedCallsByUser: [String: Set<String>] = [:]
+    /// Calls that ended lately: a message with one of their ids is not a new call.
+    private var ended: EndedCalls
 
     package init(limits: LedgerLimits = LedgerLimits()) {
         self.limits = limits
+        ended = EndedCalls(keepMillis: limits.rememberEndedMillis, maxCount: limits.maxEndedCalls)
     }
 
     /// Calls in progress.
@@ -108,6 +111,9 @@ package struct CallLedgerMachine: Sendable {
     private mutating func called(
         _ send: RelayedSend, _ fields: CallMessageFields, media: CallMedia, roomId: String?, now: Int64
     ) -> [LedgerAction] {
+        // A call that ended stays ended: its id coming back (a caller that sends a call the server already
+        // recorded as not placed, a replayed message) is relayed, but neither recorded nor notified again.
+        guard !ended.contains(fields.callId) else { return [] }
         if let existing = calls[fields.callId] {
             // A repeat (a retry, or the same caller updating its room): only new sessions are news.
             guard existing.caller == send.from, existing.callee == send.to,
@@ -216,7 +222,7 @@ package struct CallLedgerMachine: Sendable {
     /// A server-placed call that never started: a `failed` record with no devices, unless the call did start
     /// after all (its call message was answered busy on the callee's behalf, say).
     private mutating func notPlaced(_ placed: NotPlacedCall, now: Int64) -> [LedgerAction] {
-        guard calls[placed.callId] == nil else { return [] }
+        guard calls[placed.callId] == nil, !ended.contains(placed.callId) else { return [] }
         let call = LiveCall(
             callId: placed.callId, caller: placed.caller, callee: placed.callee, media: placed.media, roomId: nil,
             startedAt: now, phase: .ringing(rangAt: nil), devices: [], sessions: [], goneSince: nil, lastHeard: now)
@@ -228,6 +234,7 @@ package struct CallLedgerMachine: Sendable {
         _ call: LiveCall, outcome: CallOutcome, by user: String?, reason: String, now: Int64
     ) -> [LedgerAction] {
         forget(call)
+        ended.add(call.callId, now: now)
         var rangAt: Int64?
         var acceptedAt: Int64?
         switch call.phase {
@@ -288,6 +295,7 @@ package struct CallLedgerMachine: Sendable {
     }
 
     private mutating func tick(now: Int64) -> [LedgerAction] {
+        ended.expire(now: now)
         var actions: [LedgerAction] = []
         for callId in calls.keys.sorted() {
             guard let call = calls[callId] else { continue }

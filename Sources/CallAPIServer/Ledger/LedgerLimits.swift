@@ -10,10 +10,19 @@ package struct LedgerLimits: Sendable, Equatable {
     /// How long after the last participant's session closed a call is ended as `dropped` (a reconnecting client
     /// that sends anything for the call within this window keeps it alive).
     package var livenessMillis: Int64 = 30_000
+    /// How long an ended call's id is remembered, so that a late or replayed message with it does not start the
+    /// call again (``EndedCalls``); at most ``maxEndedCalls`` ids (about 100 bytes each).
+    package var rememberEndedMillis: Int64 = 3_600_000
+    package var maxEndedCalls: Int = 100_000
 
-    package init(maxLiveCalls: Int = 10_000, ringTimeoutMillis: Int64 = 120_000, livenessMillis: Int64 = 30_000) {
+    package init(
+        maxLiveCalls: Int = 10_000, ringTimeoutMillis: Int64 = 120_000, livenessMillis: Int64 = 30_000,
+        rememberEndedMillis: Int64 = 3_600_000, maxEndedCalls: Int = 100_000
+    ) {
         self.maxLiveCalls = maxLiveCalls
         self.ringTimeoutMillis = ringTimeoutMillis
         self.livenessMillis = livenessMillis
+        self.rememberEndedMillis = rememberEndedMillis
+        self.maxEndedCalls = maxEndedCalls
     }
 }

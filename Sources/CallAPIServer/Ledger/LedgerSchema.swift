@@ -52,6 +52,12 @@ enum LedgerSchema {
             "CREATE INDEX webhook_events_pending ON webhook_events (delivered_at, seq)",
             "CREATE INDEX webhook_events_by_creation ON webhook_events (created_at)",
         ],
+        // 3: an idempotency key names one event, ever (an ended call's key was once reused for a later ending).
+        // Where an earlier server stored a key twice, the first event stays.
+        [
+            "DELETE FROM webhook_events WHERE seq NOT IN (SELECT MIN(seq) FROM webhook_events GROUP BY event_key)",
+            "CREATE UNIQUE INDEX webhook_events_by_key ON webhook_events (event_key)",
+        ],
     ]
 
     static let createVersionTable = "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)"

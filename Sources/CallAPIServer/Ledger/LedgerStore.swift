@@ -5,14 +5,15 @@ import CallAPISignalProtocol
 package protocol LedgerStore: Sendable {
     /// Brings the schema up to ``LedgerSchema/currentVersion`` (idempotent).
     func migrate() async throws
-    /// Inserts or replaces these records (by `callId`).
-    func save(_ records: [CallRecord]) async throws
+    /// Saves these records and these call webhook events in one transaction: after any crash either both are in
+    /// the database or neither is. A call already saved keeps its first record (a call that ended stays ended),
+    /// and an event whose idempotency key is already used is not added: the sequence numbers of those are
+    /// returned.
+    func save(_ records: [CallRecord], events: [StoredCallEvent]) async throws -> [Int64]
     /// A page of a user's calls.
     func calls(_ query: CallQuery) async throws -> CallPage
     /// Deletes calls that ended before `cutoff`; returns how many.
     func deleteCalls(endedBefore cutoff: Int64) async throws -> Int
-    /// Adds a call webhook event to the queue table.
-    func insertWebhookEvent(_ event: StoredCallEvent) async throws
     /// The events not delivered yet, by sequence number.
     func pendingWebhookEvents() async throws -> [StoredCallEvent]
     /// The highest sequence number in the table (0: none).
@@ -30,6 +31,17 @@ package protocol LedgerStore: Sendable {
     func schemaVersion() async throws -> Int
     /// Closes the connection; nothing may be called after.
     func close() async throws
+}
+
+extension LedgerStore {
+    /// Saves these records (a call already saved keeps its first record).
+    package func save(_ records: [CallRecord]) async throws { _ = try await save(records, events: []) }
+
+    /// Adds a call webhook event to the queue table; returns false when its idempotency key is already used.
+    @discardableResult
+    package func insertWebhookEvent(_ event: StoredCallEvent) async throws -> Bool {
+        try await save([], events: [event]).isEmpty
+    }
 }
 
 /// A database error, with what was being done.

@@ -22,7 +22,12 @@ package enum PostgresLedgerStore {
                 "cannot connect to the ledger database at \(redacted(url)): \(String(reflecting: error))")
         }
         let store = SQLLedgerStore(runner: Runner(connection: connection, logger: logger))
-        try await store.migrate()
+        do {
+            try await store.migrate()
+        } catch {
+            try? await connection.close()
+            throw error
+        }
         return store
     }
 

@@ -1,4 +1,5 @@
 import CallAPISignalProtocol
+import NIOConcurrencyHelpers
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -10,21 +11,20 @@ import CallAPISignalProtocol
 /// (``PostgresLedgerStore``) differ only in how they connect, bind and lock.
 package struct SQLLedgerStore<Runner: SQLRunner>: LedgerStore {
     let runner: Runner
-    /// The upsert's text around its rows, and each row's placeholders by its place in a statement: written once
+    /// The insert's text around its rows, and each row's placeholders by its place in a statement: written once
     /// here, so a save only joins them (building them per save was about 27,000 instructions per call).
     private let upsert: (head: String, rows: [String], tail: String)
 
     init(runner: Runner) {
         self.runner = runner
         let columns = LedgerSchema.columns
-        let updates = columns.dropFirst().map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
         let rows = (0..<Self.rowsPerStatement).map { row in
             let first = row * columns.count + 1
             return "(" + (first..<first + columns.count).map(Runner.placeholder).joined(separator: ", ") + ")"
         }
         upsert = (
             "INSERT INTO calls (\(columns.joined(separator: ", "))) VALUES ", rows,
-            " ON CONFLICT (call_id) DO UPDATE SET \(updates)"
+            " ON CONFLICT (call_id) DO NOTHING"
         )
     }
 
@@ -63,13 +63,12 @@ package struct SQLLedgerStore<Runner: SQLRunner>: LedgerStore {
     /// parameters stay far below both SQLite's and PostgreSQL's parameter limits.
     static var rowsPerStatement: Int { 64 }
 
-    package func save(_ records: [CallRecord]) async throws {
-        // One row per call: a later record of the same call replaces an earlier one, as the upsert would (and
-        // PostgreSQL refuses an upsert that touches one row twice in a statement).
-        var latest: [String: Int] = [:]
-        for (index, record) in records.enumerated() { latest[record.callId] = index }
-        let rows = records.indices.filter { latest[records[$0].callId] == $0 }.map { records[$0] }
-        guard !rows.isEmpty else { return }
+    package func save(_ records: [CallRecord], events: [StoredCallEvent]) async throws -> [Int64] {
+        // One row per call, its first record: a call that ended stays ended (and PostgreSQL refuses an insert that
+        // touches one row twice in a statement).
+        var seen = Set<String>()
+        let rows = records.filter { seen.insert($0.callId).inserted }
+        guard !rows.isEmpty || !events.isEmpty else { return [] }
         var statements: [(sql: String, binds: [SQLValue])] = []
         for start in stride(from: 0, to: rows.count, by: Self.rowsPerStatement) {
             let chunk = rows[start..<min(start + Self.rowsPerStatement, rows.count)]
@@ -79,11 +78,17 @@ package struct SQLLedgerStore<Runner: SQLRunner>: LedgerStore {
             let sql = upsert.head + upsert.rows[0..<chunk.count].joined(separator: ", ") + upsert.tail
             statements.append((sql, binds))
         }
-        try await runner.transaction { [statements] in
+        let refused = RefusedEvents()
+        try await runner.transaction { [statements, runner] in
             for statement in statements {
                 _ = try await runner.run(statement.sql, statement.binds)
             }
+            for event in events.sorted(by: { $0.seq < $1.seq }) {
+                let inserted = try await runner.run(Self.insertEvent, Self.binds(event))
+                if inserted.isEmpty { refused.add(event.seq) }
+            }
         }
+        return refused.seqs
     }
 
     private static func binds(_ record: CallRecord, devices: String) -> [SQLValue] {
@@ -163,17 +168,21 @@ package struct SQLLedgerStore<Runner: SQLRunner>: LedgerStore {
 // MARK: - Call webhook queue
 
 extension SQLLedgerStore {
-    package func insertWebhookEvent(_ event: StoredCallEvent) async throws {
+    /// Adds an event unless its idempotency key is used already (then no row comes back).
+    static var insertEvent: String {
         let columns = LedgerSchema.webhookColumns
         let placeholders = (1...columns.count).map(Runner.placeholder).joined(separator: ", ")
-        _ = try await runner.run(
-            "INSERT INTO webhook_events (\(columns.joined(separator: ", "))) VALUES (\(placeholders))",
-            [
-                .integer(event.seq), .text(event.idempotencyKey), .text(event.callId), .text(event.kind.rawValue),
-                .text(event.body), .integer(event.createdAt), .integer(Int64(event.attempts)),
-                .integer(event.nextAttemptAt), event.deliveredAt.map(SQLValue.integer) ?? .null,
-                event.lastError.map(SQLValue.text) ?? .null,
-            ])
+        return "INSERT INTO webhook_events (\(columns.joined(separator: ", "))) VALUES (\(placeholders)) "
+            + "ON CONFLICT (event_key) DO NOTHING RETURNING seq"
+    }
+
+    static func binds(_ event: StoredCallEvent) -> [SQLValue] {
+        [
+            .integer(event.seq), .text(event.idempotencyKey), .text(event.callId), .text(event.kind.rawValue),
+            .text(event.body), .integer(event.createdAt), .integer(Int64(event.attempts)),
+            .integer(event.nextAttemptAt), event.deliveredAt.map(SQLValue.integer) ?? .null,
+            event.lastError.map(SQLValue.text) ?? .null,
+        ]
     }
 
     package func pendingWebhookEvents() async throws -> [StoredCallEvent] {
@@ -238,4 +247,11 @@ extension SQLLedgerStore {
             nextAttemptAt: try integer("next_attempt_at"), deliveredAt: row["delivered_at"]?.integer,
             lastError: row["last_error"]?.text)
     }
+}
+
+/// The events a save found already stored under their idempotency key (collected inside its transaction).
+private final class RefusedEvents: Sendable {
+    private let list = NIOLockedValueBox<[Int64]>([])
+    func add(_ seq: Int64) { list.withLockedValue { $0.append(seq) } }
+    var seqs: [Int64] { list.withLockedValue { $0 } }
 }

@@ -12,11 +12,17 @@ package enum SQLiteLedgerStore {
             throw LedgerStoreError("cannot open the ledger database \(path ?? ":memory:"): \(error)")
         }
         let store = SQLLedgerStore(runner: Runner(connection: connection))
-        if path != nil {
-            // Write-ahead logging: readers (history queries) do not wait for the writer.
-            _ = try await store.runner.run("PRAGMA journal_mode = WAL", [])
+        do {
+            if path != nil {
+                // Write-ahead logging: readers (history queries) do not wait for the writer.
+                _ = try await store.runner.run("PRAGMA journal_mode = WAL", [])
+            }
+            try await store.migrate()
+        } catch {
+            // A connection left open traps when it is deinitialized (a newer schema crashed the server this way).
+            try? await connection.close()
+            throw error
         }
-        try await store.migrate()
         return store
     }
 

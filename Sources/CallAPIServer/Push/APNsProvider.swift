@@ -76,6 +76,9 @@ public final class APNsProvider: PushProvider {
         let token: String
         do {
             token = try await providerToken.current()
+        } catch let refusal as APNsProviderToken.Refusal {
+            logger.error("APNs push not sent", metadata: ["problem": "\(refusal)"])
+            return .credentialRefused(refusal.description)
         } catch {
             logger.error("cannot sign the APNs provider token", metadata: ["error": "\(error)"])
             return .failed("cannot sign the provider token")
@@ -94,9 +97,13 @@ public final class APNsProvider: PushProvider {
         } catch {
             return .retry("request failed: \(type(of: error))", afterMillis: nil)
         }
-        return await Self.outcome(status: status, reason: reason, retryAfterMillis: retryAfter) {
-            await providerToken.reject(token)
+        let outcome = await Self.outcome(status: status, reason: reason, retryAfterMillis: retryAfter) {
+            await providerToken.reject(token, reason: "403 \(reason)")
         }
+        if case .credentialRefused(let problem) = outcome {
+            logger.error("APNs refused the provider token", metadata: ["problem": "\(problem)"])
+        }
+        return outcome
     }
 
     /// The `reason` of an APNs error body `{"reason":"BadDeviceToken"}`.
@@ -107,7 +114,7 @@ public final class APNsProvider: PushProvider {
 
     /// What an APNs answer means for the push.
     static func outcome(
-        status: UInt, reason: String, retryAfterMillis: Int64?, rejectToken: () async -> Void
+        status: UInt, reason: String, retryAfterMillis: Int64?, rejectToken: () async -> Bool
     ) async -> PushOutcome {
         switch status {
         case 200:
@@ -117,7 +124,11 @@ public final class APNsProvider: PushProvider {
         case 400 where ["BadDeviceToken", "DeviceTokenNotForTopic"].contains(reason):
             return .unregistered("400 \(reason)")
         case 403 where reason == "ExpiredProviderToken" || reason == "InvalidProviderToken":
-            await rejectToken()
+            // A new token only when Apple allows one (APNsProviderToken): otherwise the push fails with the reason.
+            guard await rejectToken() else {
+                return .credentialRefused(
+                    "403 \(reason); the provider token is not replaced: Apple allows one new token per 20 minutes")
+            }
             return reason == "ExpiredProviderToken"
                 ? .retry("403 \(reason)", afterMillis: nil) : .failed("403 \(reason)")
         case 429, 500...599:

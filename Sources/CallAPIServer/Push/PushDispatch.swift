@@ -124,6 +124,8 @@ package struct PushDispatch: Sendable {
             ]
         case .failed:
             return [.count(platform, .failed)]
+        case .credentialRefused:
+            return [.count(platform, .credentialRefused)]
         case .retry(_, let afterMillis):
             let cancelled = entry.phase == .sending(cancelled: true)
             let exponential = settings.backoffBaseMillis << Int64(min(entry.attempts - 1, 20))

@@ -10,6 +10,9 @@ public enum PushOutcome: Sendable, Equatable {
     case retry(String, afterMillis: Int64?)
     /// A failure that another attempt would not fix (a bad request, a bad key).
     case failed(String)
+    /// The provider refused the server's own credential (the APNs provider token) and it may not be replaced
+    /// yet (Apple allows one new token per 20 minutes): not retried.
+    case credentialRefused(String)
 }
 
 /// How a push ended, counted per provider in `callapi_pushes_total{provider,outcome}`.
@@ -29,4 +32,6 @@ public enum PushMetricOutcome: String, Sendable, Equatable, CaseIterable {
     case overflow
     /// No provider is configured for the device's platform.
     case unconfigured
+    /// The provider refused the server's credential, which may not be replaced yet (APNs's 20-minute rule).
+    case credentialRefused
 }

@@ -1,27 +1,55 @@
+import DequeModule
 import HummingbirdCore
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 
 /// The first handler of every connection (after TLS): times out and caps connections that have not finished
-/// their HTTP request head (slowloris), then leaves the pipeline. (A WebSocket's frames are checked where they
+/// their HTTP request head (slowloris; past the cap the oldest of them is closed), then leaves the pipeline. (A WebSocket's frames are checked where they
 /// are read, by ``WebSocketSessionHandler``.)
 final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
 
-    /// Connections still sending their request head, shared by all connections of a server.
-    final class PendingCount: Sendable {
-        private let count = NIOLockedValueBox(0)
-        /// Counts one more, unless `limit` are pending already.
-        func enter(limit: Int) -> Bool {
-            count.withLockedValue { count in
-                guard count < limit else { return false }
-                count += 1
-                return true
+    /// Connections still sending their request head, oldest first, shared by all connections of a server.
+    final class PendingHeads: Sendable {
+        private struct State {
+            /// Entered connections in arrival order; those that left stay until they reach the front or the list
+            /// is compacted (a removal from the middle would be a search).
+            var order: Deque<(id: ObjectIdentifier, channel: any Channel)> = []
+            var pending: Set<ObjectIdentifier> = []
+        }
+        private let state = NIOLockedValueBox(State())
+
+        /// Counts `channel` as pending. When `limit` are pending already, the oldest of them is no longer counted
+        /// and is returned for the caller to close: a flood of connections that never finish their head cannot
+        /// keep a real client, whose head takes milliseconds, from being served.
+        func enter(_ channel: any Channel, limit: Int) -> (any Channel)? {
+            state.withLockedValue { state in
+                var evicted: (any Channel)?
+                if state.pending.count >= max(1, limit) {
+                    while let oldest = state.order.popFirst() {
+                        if state.pending.remove(oldest.id) != nil {
+                            evicted = oldest.channel
+                            break
+                        }
+                    }
+                }
+                let id = ObjectIdentifier(channel)
+                state.pending.insert(id)
+                state.order.append((id, channel))
+                if state.order.count > 2 * state.pending.count + 64 {
+                    state.order = Deque(state.order.filter { state.pending.contains($0.id) })
+                }
+                return evicted
             }
         }
-        func leave() { count.withLockedValue { $0 -= 1 } }
-        var value: Int { count.withLockedValue { $0 } }
+
+        /// `channel` is no longer pending (its head arrived, or it closed); nothing when it was not counted.
+        func leave(_ channel: any Channel) {
+            _ = state.withLockedValue { $0.pending.remove(ObjectIdentifier(channel)) }
+        }
+
+        var value: Int { state.withLockedValue { $0.pending.count } }
     }
 
     private enum Phase {
@@ -29,15 +57,16 @@ final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
         case done
     }
 
-    private let pending: PendingCount
+    private let pending: PendingHeads
     private let maxPending: Int
     private let headTimeout: TimeAmount
     private let logger: Logger
     private var phase: Phase = .head(RequestHeadScan())
-    private var counted = false
+    /// The connection while it is counted in `pending`.
+    private var counted: (any Channel)?
     private var deadline: Scheduled<Void>?
 
-    init(pending: PendingCount, maxPending: Int, headTimeout: TimeAmount, logger: Logger) {
+    init(pending: PendingHeads, maxPending: Int, headTimeout: TimeAmount, logger: Logger) {
         self.pending = pending
         self.maxPending = maxPending
         self.headTimeout = headTimeout
@@ -45,14 +74,12 @@ final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
-        guard pending.enter(limit: maxPending) else {
-            logger.warning("connection refused: too many connections have not sent their request yet")
-            phase = .done
-            context.close(promise: nil)
-            return
-        }
-        counted = true
         let channel = context.channel
+        if let oldest = pending.enter(channel, limit: maxPending) {
+            logger.debug("connection closed: the oldest of those still sending their request head, to make room")
+            oldest.close(promise: nil)
+        }
+        counted = channel
         deadline = context.eventLoop.scheduleTask(in: headTimeout) { [logger] in
             logger.notice("connection closed: no complete request head in time")
             channel.close(promise: nil)
@@ -98,9 +125,9 @@ final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
     private func headEnded() {
         deadline?.cancel()
         deadline = nil
-        if counted {
-            counted = false
-            pending.leave()
+        if let channel = counted {
+            counted = nil
+            pending.leave(channel)
         }
     }
 }
@@ -110,7 +137,7 @@ struct GuardedChildChannel<Base: ServerChildChannel>: ServerChildChannel {
     typealias Value = Base.Value
 
     let base: Base
-    let pending: ConnectionGuard.PendingCount
+    let pending: ConnectionGuard.PendingHeads
     let maxPending: Int
     let headTimeout: TimeAmount
 

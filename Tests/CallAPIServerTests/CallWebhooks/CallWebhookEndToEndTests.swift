@@ -202,6 +202,71 @@ enum CallWebhookEndToEndScenarios {
     }
 }
 
+/// A call that has ended stays ended: a server-placed call the caller ignored is recorded `failed` (`notPlaced`);
+/// when the caller sends that call anyway and the callee rejects it, the messages are relayed as any (the callee's
+/// client rings and rejects), but neither the ledger nor the webhooks change, and no key names two payloads.
+@Suite struct EndedCallWebhookTests {
+    @Test func aPlacedCallPlacedAfterItWasRecordedNotPlacedChangesNeitherTheLedgerNorTheWebhooks() async throws {
+        let clock = TestClock()
+        let receiver = CallWebhookReceiver()
+        try await receiver.start()
+        let server = try await TestServer.start(clock: clock) { configuration in
+            configuration.ledger.database = .memory
+            configuration.ledger.webhook = CallWebhookSettings(url: receiver.url, secret: nil)
+            configuration.limits.match.placeWindowMillis = 2000
+        }
+        do {
+            try await Self.placedCallPlacedLate(server, receiver, clock)
+        } catch {
+            Issue.record(error)
+        }
+        try await server.stop()
+        await receiver.stop()
+    }
+
+    static func placedCallPlacedLate(_ server: TestServer, _ receiver: CallWebhookReceiver, _ clock: TestClock)
+        async throws
+    {
+        let call = LedgerCall(server: server, caller: uniqueUser(), callee: uniqueUser())
+        let a = try await server.loggedIn(call.caller)
+        let b = try await server.loggedIn(call.callee)
+        let placed = try server.server.placeCall(
+            PlaceCallOrder(caller: call.caller, callee: call.callee, media: .video)
+        ).get()
+        // The caller's client ignores `place_call`; 3 s later the call is recorded as never placed.
+        clock.advance(seconds: 3)
+        await server.tick()
+        try await CallWebhookEndToEndScenarios.settle(server)
+        #expect(receiver.posts.compactMap(\.idempotencyKey) == ["\(placed):ended"])
+
+        // Then the caller sends that call after all, and the callee rejects it.
+        let ring = try await call.send(
+            call.body(0, from: call.caller, callId: placed, ",\"remoteUserId\":\(call.callee)"), on: a, to: call.callee)
+        #expect(ring.result == .delivered)
+        try await call.send(call.body(3, from: call.callee, callId: placed), on: b, to: call.caller)
+        clock.advance(seconds: 1)
+        await server.tick()
+        try await CallWebhookEndToEndScenarios.settle(server)
+
+        let posts = receiver.posts
+        #expect(posts.compactMap(\.idempotencyKey) == ["\(placed):ended"])
+        var bodyByKey: [String: String] = [:]
+        for post in posts {
+            let key = try #require(post.idempotencyKey)
+            #expect(bodyByKey[key] == nil || bodyByKey[key] == post.body, "\(key) names two payloads")
+            bodyByKey[key] = post.body
+        }
+        let payload = try JSONDecoder().decode(
+            StoredCallEvent.Payload.self, from: Data((posts.first?.body ?? "{}").utf8))
+        #expect(payload.outcome == "failed")
+        let record = try await server.server.calls(CallQuery(userId: call.caller)).calls.first { $0.callId == placed }
+        #expect(record?.outcome == .failed)
+        #expect(record?.endReason == "notPlaced")
+        a.close()
+        b.close()
+    }
+}
+
 @Suite(.serialized, .enabled(if: LedgerBackend.postgresURL != nil, LedgerBackend.postgresMissing))
 struct PostgresCallWebhookEndToEndTests {
     @Test func nothingIsLostAcrossARestartDuringATwoMinuteReceiverOutage() async throws {

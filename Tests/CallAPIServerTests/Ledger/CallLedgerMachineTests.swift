@@ -139,6 +139,42 @@ import Testing
         #expect(machine.liveCallCount == 1)
     }
 
+    @Test func aCallThatEndedStaysEndedWhenItsMessagesComeLater() {
+        var machine = CallLedgerMachine()
+        let never = NotPlacedCall(
+            callId: "p1", caller: "1", callee: "2", media: .video, matchId: nil, reason: "notPlaced")
+        #expect(saved(machine.handle(.notPlaced(never), now: 7000))?.outcome == .failed)
+        // The caller places it anyway, and the callee rejects: no ringing, no second ending.
+        #expect(
+            relay(&machine, Self.message(0, callId: "p1"), from: "1", a, to: "2", .delivered([b]), at: 9000).isEmpty)
+        #expect(relay(&machine, Self.message(3, callId: "p1"), from: "2", b, to: "1", at: 9500).isEmpty)
+        #expect(machine.liveCallCount == 0)
+        // The same for a call that ended normally and is replayed.
+        _ = relay(&machine, Self.message(0, callId: "c9"), from: "1", a, to: "2", .delivered([b]), at: 10_000)
+        #expect(saved(relay(&machine, Self.message(1, callId: "c9"), from: "1", a, to: "2", at: 11_000)) != nil)
+        #expect(
+            relay(&machine, Self.message(0, callId: "c9"), from: "1", a, to: "2", .delivered([b]), at: 12_000).isEmpty)
+        #expect(machine.liveCallCount == 0)
+    }
+
+    @Test func endedCallIdsAreRememberedForTheirWindowAndUpToTheirCount() {
+        var machine = CallLedgerMachine(limits: LedgerLimits(rememberEndedMillis: 60_000, maxEndedCalls: 2))
+        for (index, callId) in ["e1", "e2", "e3"].enumerated() {
+            let never = NotPlacedCall(
+                callId: callId, caller: "1", callee: "2", media: .video, matchId: nil, reason: "notPlaced")
+            _ = machine.handle(.notPlaced(never), now: Int64(index) * 1000)
+        }
+        // Past the count, the oldest is forgotten: its id may start a call again.
+        #expect(
+            !relay(&machine, Self.message(0, callId: "e1"), from: "1", a, to: "2", .delivered([b]), at: 5000).isEmpty)
+        #expect(
+            relay(&machine, Self.message(0, callId: "e3"), from: "1", a, to: "2", .delivered([b]), at: 5000).isEmpty)
+        // Past the window, every one is.
+        _ = machine.handle(.tick, now: 62_001)
+        #expect(
+            !relay(&machine, Self.message(0, callId: "e3"), from: "1", a, to: "2", .delivered([b]), at: 62_001).isEmpty)
+    }
+
     @Test func aCallWhoseSessionsAllCloseIsDroppedAfterTheLivenessWindow() {
         var machine = CallLedgerMachine(limits: LedgerLimits(livenessMillis: 30_000))
         _ = relay(&machine, Self.message(0), from: "1", a, to: "2", .delivered([b]), at: 1000)

@@ -1,5 +1,6 @@
 import CallAPISignalProtocol
 import Foundation
+import Logging
 import Testing
 
 @testable import CallAPIServer
@@ -57,8 +58,8 @@ enum LedgerStoreScenarios {
     }
 
     /// A batch larger than one statement's rows, holding the same call more than once: every call is saved once,
-    /// as its last record in the batch says.
-    static func aLargeBatchSavesEachCallOnceAsItsLastRecordSays(_ backend: LedgerBackend) async throws {
+    /// as its first record says (a call that ended stays ended).
+    static func aLargeBatchSavesEachCallOnceAsItsFirstRecordSays(_ backend: LedgerBackend) async throws {
         let store = try await backend.openStore()
         let user = uniqueUser()
         let other = uniqueUser()
@@ -78,10 +79,60 @@ enum LedgerStoreScenarios {
             cursor = page.nextCursor
         } while cursor != nil
         #expect(saved.count == count)
-        #expect(saved["\(user)-c0"] == .completed)
-        #expect(saved["\(user)-c70"] == .rejected)
+        #expect(saved["\(user)-c0"] == .missed)
+        #expect(saved["\(user)-c70"] == .missed)
         #expect(saved["\(user)-c\(count - 1)"] == .missed)
         try await store.close()
+    }
+
+    /// A call saved once keeps that record, and an idempotency key names one event: a later ending of the same
+    /// call (its id replayed) changes neither, and the events it would add are reported back.
+    static func aCallThatEndedStaysEndedInTheDatabase(_ backend: LedgerBackend) async throws {
+        let store = try await backend.openStore(fresh: true)
+        let user = uniqueUser()
+        let callId = "\(user)-once"
+        func ended(_ seq: Int64, _ outcome: CallOutcome) -> StoredCallEvent {
+            StoredCallEvent(
+                CallEvent(kind: .ended, callId: callId, caller: user, callee: "2", at: 10, outcome: outcome), seq: seq,
+                now: 10)
+        }
+        let first = record(callId, caller: user, callee: "2", startedAt: 5, outcome: .failed)
+        #expect(try await store.save([first], events: [ended(1, .failed)]).isEmpty)
+        let again = record(callId, caller: user, callee: "2", startedAt: 5, outcome: .rejected)
+        #expect(try await store.save([again], events: [ended(2, .rejected)]) == [2])
+        #expect(try await store.calls(CallQuery(userId: user)).calls.map(\.outcome) == [.failed])
+        let events = try await store.webhookEvents(since: 0, limit: 10)
+        #expect(events.map(\.seq) == [1])
+        #expect(events.first?.body.contains("\"failed\"") == true)
+        try await store.close()
+    }
+
+    /// A database a newer server migrated is refused with the reason, and the connection opened to read it is
+    /// closed (an open one trapped when it was deinitialized: half the starts died with SIGILL).
+    static func aNewerSchemaIsRefusedWithTheReason(_ backend: LedgerBackend) async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("newer-\(uniqueUser()).sqlite").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let url = backend == .postgres ? try await LedgerBackend.freshPostgresURL() : ""
+        func open() async throws -> any LedgerStore {
+            backend == .postgres
+                ? try await PostgresLedgerStore.open(url: url, logger: Logger(label: "test.ledger"))
+                : try await SQLiteLedgerStore.open(path: path)
+        }
+        let store = try await open()
+        _ = try await store.save([], events: [])
+        _ = try await (store as? SQLLedgerStore<SQLiteLedgerStore.Runner>)?.runner.run(
+            "INSERT INTO schema_version (version) VALUES (999)", [])
+        _ = try await (store as? SQLLedgerStore<PostgresLedgerStore.Runner>)?.runner.run(
+            "INSERT INTO schema_version (version) VALUES (999)", [])
+        try await store.close()
+        for _ in 0..<3 {
+            do {
+                _ = try await open()
+                Issue.record("a newer schema was accepted")
+            } catch {
+                #expect("\(error)".contains("schema version 999, newer than this server's"))
+            }
+        }
     }
 
     static func filtersSelectOutcomesRoleAndTime(_ backend: LedgerBackend) async throws {
@@ -128,11 +179,17 @@ enum LedgerStoreScenarios {
     @Test func filtersSelectOutcomesRoleAndTime() async throws {
         try await LedgerStoreScenarios.filtersSelectOutcomesRoleAndTime(.sqlite)
     }
-    @Test func aLargeBatchSavesEachCallOnceAsItsLastRecordSays() async throws {
-        try await LedgerStoreScenarios.aLargeBatchSavesEachCallOnceAsItsLastRecordSays(.sqlite)
+    @Test func aLargeBatchSavesEachCallOnceAsItsFirstRecordSays() async throws {
+        try await LedgerStoreScenarios.aLargeBatchSavesEachCallOnceAsItsFirstRecordSays(.sqlite)
     }
     @Test func retentionDeletesOnlyCallsThatEndedBeforeTheCutoff() async throws {
         try await LedgerStoreScenarios.retentionDeletesOnlyCallsThatEndedBeforeTheCutoff(.sqlite)
+    }
+    @Test func aCallThatEndedStaysEndedInTheDatabase() async throws {
+        try await LedgerStoreScenarios.aCallThatEndedStaysEndedInTheDatabase(.sqlite)
+    }
+    @Test func aNewerSchemaIsRefusedWithTheReason() async throws {
+        try await LedgerStoreScenarios.aNewerSchemaIsRefusedWithTheReason(.sqlite)
     }
     @Test func aFileDatabaseKeepsCallsAcrossReopening() async throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-\(uniqueUser()).sqlite").path
@@ -158,11 +215,17 @@ struct PostgresLedgerStoreTests {
     @Test func filtersSelectOutcomesRoleAndTime() async throws {
         try await LedgerStoreScenarios.filtersSelectOutcomesRoleAndTime(.postgres)
     }
-    @Test func aLargeBatchSavesEachCallOnceAsItsLastRecordSays() async throws {
-        try await LedgerStoreScenarios.aLargeBatchSavesEachCallOnceAsItsLastRecordSays(.postgres)
+    @Test func aLargeBatchSavesEachCallOnceAsItsFirstRecordSays() async throws {
+        try await LedgerStoreScenarios.aLargeBatchSavesEachCallOnceAsItsFirstRecordSays(.postgres)
     }
     @Test func retentionDeletesOnlyCallsThatEndedBeforeTheCutoff() async throws {
         try await LedgerStoreScenarios.retentionDeletesOnlyCallsThatEndedBeforeTheCutoff(.postgres)
+    }
+    @Test func aCallThatEndedStaysEndedInTheDatabase() async throws {
+        try await LedgerStoreScenarios.aCallThatEndedStaysEndedInTheDatabase(.postgres)
+    }
+    @Test func aNewerSchemaIsRefusedWithTheReason() async throws {
+        try await LedgerStoreScenarios.aNewerSchemaIsRefusedWithTheReason(.postgres)
     }
     @Test func aBadURLIsAClearError() {
         #expect(throws: LedgerStoreError.self) {

@@ -29,7 +29,7 @@ import Testing
             await withCheckedContinuation { saveStarted.append($0) }
         }
 
-        func save(_ records: [CallRecord]) async throws {
+        func save(_ records: [CallRecord], events: [StoredCallEvent]) async throws -> [Int64] {
             batches.append(records.count)
             if !open {
                 await withCheckedContinuation { continuation in
@@ -38,7 +38,7 @@ import Testing
                     saveStarted = []
                 }
             }
-            try await inner.save(records)
+            return try await inner.save(records, events: events)
         }
 
         func migrate() async throws { try await inner.migrate() }
@@ -46,7 +46,6 @@ import Testing
         func deleteCalls(endedBefore cutoff: Int64) async throws -> Int {
             try await inner.deleteCalls(endedBefore: cutoff)
         }
-        func insertWebhookEvent(_ event: StoredCallEvent) async throws { try await inner.insertWebhookEvent(event) }
         func pendingWebhookEvents() async throws -> [StoredCallEvent] { try await inner.pendingWebhookEvents() }
         func lastWebhookSequence() async throws -> Int64 { try await inner.lastWebhookSequence() }
         func markWebhookEventDelivered(seq: Int64, at: Int64) async throws {

@@ -98,6 +98,37 @@ import Testing
         #expect(pushes(login) == [.cancel(callId: "call-1", userId: "1002")])
     }
 
+    @Test mutating func aRepeatedCallMessageReplacesTheHeldCallAndIsNotPushedAgain() {
+        calleeWithDevices()
+        login(caller, "1001")
+        let first = hub.handle(
+            .frame(caller, .send(.init(id: 9, to: "1002", body: "call", push: Self.callMark))), now: 1_000)
+        #expect(pushes(first).count == 2)
+        guard case .answer(let firstAnswer) = frames(first, to: caller).first else {
+            Issue.record("expected an answer, got \(first)")
+            return
+        }
+        // CallAPI repeats its call message every couple of seconds until it hears back.
+        for (index, at) in [3_000, 5_000, 7_000, 9_000, 11_000].enumerated() {
+            let repeated = hub.handle(
+                .frame(caller, .send(.init(id: 10 + index, to: "1002", body: "call again", push: Self.callMark))),
+                now: Int64(at))
+            #expect(pushes(repeated).isEmpty)
+            guard case .answer(let answer) = frames(repeated, to: caller).first else {
+                Issue.record("expected an answer, got \(repeated)")
+                return
+            }
+            #expect(answer.result == .queued)
+            #expect(answer.messageId == firstAnswer.messageId)
+        }
+        #expect(hub.heldCount == 1)
+        // The held call is the latest one, with the latest deadline: still held at the first one's expiry.
+        #expect(pushes(hub.handle(.tick, now: 31_000)).isEmpty)
+        let login = login(callee, "1002", now: 35_000)
+        let messages = frames(login, to: callee).compactMap { if case .message(let m) = $0 { m.body } else { nil } }
+        #expect(messages == ["call again"])
+    }
+
     @Test mutating func aCallToAUserWithoutDevicesFailsAtOnceAsBefore() {
         login(caller, "1001")
         let actions = hub.handle(

@@ -121,22 +121,98 @@ import Testing
         var wrong = kit.apns
         wrong.privateKeyPEM = P256.Signing.PrivateKey().pemRepresentation
         let impostor = try await APNsProvider(settings: wrong, client: client, clock: kit.clock)
-        #expect(await impostor.send(Self.job(device, clock: kit.clock)) == .failed("403 InvalidProviderToken"))
+        guard case .credentialRefused(let reason) = await impostor.send(Self.job(device, clock: kit.clock)) else {
+            Issue.record("a token signed with the wrong key should be refused for good")
+            return
+        }
+        #expect(reason.hasPrefix("403 InvalidProviderToken"))
         try await client.shutdown()
         await kit.stop()
     }
 
-    @Test func anExpiredProviderTokenIsReplacedAndThePushRetried() async throws {
+    @Test func anExpiredProviderTokenOldEnoughToReplaceIsReplacedAndThePushRetried() async throws {
+        let kit = try await PushTestKit.start()
+        let client = try kit.httpClient()
+        let provider = try await APNsProvider(settings: kit.apns, client: client, clock: kit.clock)
+        let device = PushTestKit.apnsDevice()
+        #expect(await provider.send(Self.job(device, clock: kit.clock)) == .delivered)
+        kit.clock.advance(seconds: 21 * 60)
+        kit.mock.script(device.token, [.expiredProviderToken])
+        #expect(
+            await provider.send(Self.job(device, clock: kit.clock))
+                == .retry("403 ExpiredProviderToken", afterMillis: nil))
+        #expect(await provider.send(Self.job(device, clock: kit.clock)) == .delivered)
+        #expect(await provider.providerToken.signedCount == 2)
+        try await client.shutdown()
+        await kit.stop()
+    }
+
+    @Test func aProviderTokenRefusedWithinTwentyMinutesFailsPushesInsteadOfSigningAnother() async throws {
         let kit = try await PushTestKit.start()
         let client = try kit.httpClient()
         // The provider's clock lags APNs's by 61 minutes: APNs finds every token it signs expired.
         let lagging = TestClock(kit.clock.nowMillis() - 61 * 60_000)
         let provider = try await APNsProvider(settings: kit.apns, client: client, clock: lagging)
         let job = Self.job(PushTestKit.apnsDevice(), clock: kit.clock)
-        #expect(await provider.send(job) == .retry("403 ExpiredProviderToken", afterMillis: nil))
-        #expect(await provider.send(job) == .retry("403 ExpiredProviderToken", afterMillis: nil))
-        // Each refusal dropped the token: the retry signed a new one.
+        let first = await provider.send(job)
+        guard case .credentialRefused(let reason) = first else {
+            Issue.record("a refused fresh token should fail the push, got \(first)")
+            return
+        }
+        #expect(reason.hasPrefix("403 ExpiredProviderToken"))
+        // Three more pushes within 1.8 s: no new token, and no request reaches APNs with one.
+        for _ in 0..<3 {
+            lagging.advance(millis: 600)
+            guard case .credentialRefused = await provider.send(job) else {
+                Issue.record("a push inside the 20 minutes should fail without a new token")
+                return
+            }
+        }
+        #expect(await provider.providerToken.signedCount == 1)
+        #expect(kit.mock.pushes.count == 1)
+        // Once 20 minutes have passed, a new token is signed (and refused again, the clock still lagging).
+        lagging.advance(seconds: 20 * 60)
+        kit.clock.advance(seconds: 20 * 60)
+        guard case .credentialRefused = await provider.send(job) else {
+            Issue.record("the clock still lags: the new token is refused too")
+            return
+        }
         #expect(await provider.providerToken.signedCount == 2)
+        #expect(kit.mock.pushes.count == 2)
+        try await client.shutdown()
+        await kit.stop()
+    }
+
+    @Test func pushesStartingTogetherShareOneProviderToken() async throws {
+        let kit = try await PushTestKit.start()
+        let client = try kit.httpClient()
+        let provider = try await APNsProvider(settings: kit.apns, client: client, clock: kit.clock)
+        let devices = (0..<8).map { PushTestKit.apnsDevice("iphone-\($0)", token: String(format: "%064x", $0 + 1)) }
+        let outcomes = await withTaskGroup(of: PushOutcome.self) { group in
+            for device in devices { group.addTask { await provider.send(Self.job(device, clock: kit.clock)) } }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(outcomes == Array(repeating: .delivered, count: 8))
+        #expect(await provider.providerToken.signedCount == 1)
+        #expect(Set(kit.mock.pushes.compactMap { $0.headers["authorization"] }).count == 1)
+        #expect(kit.mock.providerTokenUpdates == 1)
+
+        // Ten simultaneous 403s for a token old enough to replace: their retries carry one new token.
+        kit.clock.advance(seconds: 21 * 60)
+        let ten = (0..<10).map { PushTestKit.apnsDevice("ipad-\($0)", token: String(format: "%064x", $0 + 100)) }
+        for device in ten { kit.mock.script(device.token, [.expiredProviderToken]) }
+        let refused = await withTaskGroup(of: PushOutcome.self) { group in
+            for device in ten { group.addTask { await provider.send(Self.job(device, clock: kit.clock)) } }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(refused == Array(repeating: .retry("403 ExpiredProviderToken", afterMillis: nil), count: 10))
+        let retried = await withTaskGroup(of: PushOutcome.self) { group in
+            for device in ten { group.addTask { await provider.send(Self.job(device, clock: kit.clock)) } }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(retried == Array(repeating: .delivered, count: 10))
+        #expect(await provider.providerToken.signedCount == 2)
+        #expect(Set(kit.mock.pushes.compactMap { $0.headers["authorization"] }).count == 2)
         try await client.shutdown()
         await kit.stop()
     }
