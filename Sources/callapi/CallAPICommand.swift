@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 
 @main
 struct CallAPICommand: AsyncParsableCommand {
@@ -11,4 +12,31 @@ struct CallAPICommand: AsyncParsableCommand {
             PushMockCommand.self,
         ]
     )
+
+    /// As ArgumentParser's own `main`, except that an error thrown while a subcommand runs is reported with that
+    /// subcommand's usage (``SubcommandFailure``), not the top level's `callapi <subcommand>`.
+    static func main() async {
+        let command: any ParsableCommand
+        do {
+            command = try await asyncParseAsRoot()
+        } catch {
+            exit(withError: error)
+        }
+        do {
+            if var command = command as? any AsyncParsableCommand {
+                try await command.run()
+            } else {
+                var command = command
+                try command.run()
+            }
+        } catch {
+            // ArgumentParser's own commands (`help`, and `serve --help`, which `serve` parses as an argument) report
+            // as it does.
+            let ours = configuration.subcommands.contains {
+                ObjectIdentifier($0) == ObjectIdentifier(type(of: command))
+            }
+            guard ours else { exit(withError: error) }
+            SubcommandFailure.exit(type(of: command), with: error)
+        }
+    }
 }

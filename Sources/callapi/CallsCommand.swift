@@ -50,8 +50,7 @@ struct CallsCommand: AsyncParsableCommand {
             let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
             let data = Data((try await response.body.collect(upTo: 16 << 20)).readableBytesView)
             guard response.status == .ok else {
-                throw ValidationError(
-                    "the server answered \(response.status.code): \(String(decoding: data, as: UTF8.self))")
+                throw ServerRefusal(status: Int(response.status.code), body: String(decoding: data, as: UTF8.self))
             }
             let page = try JSONDecoder().decode(Page.self, from: data)
             for record in page.calls { print(CallRecordText.line(record)) }

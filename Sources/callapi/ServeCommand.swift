@@ -51,21 +51,27 @@ struct ServeCommand: AsyncParsableCommand {
         if configuration.usesDevelopmentSecret {
             FileHandle.standardError.write(Data(Self.developmentBanner(configuration).utf8))
         }
+        try Self.createDataFolder(configuration)
         let server = try await SignalServer(configuration: configuration, logger: logger)
         Task {
-            let scheme = configuration.tls == nil ? "ws" : "wss"
             let port = await server.waitUntilListening()
-            let http = configuration.tls == nil ? "http" : "https"
-            let lines = """
-                callapi serve: listening on \(scheme)://\(configuration.host):\(port)/v1/signal
-                  rtc     \(scheme)://\(configuration.host):\(port)/v1/rtc (channel capacity \(configuration.channels.capacity))
-                  tokens  POST \(http)://\(configuration.host):\(port)/v1/tokens (\(server.authority.algorithm))
-                  health  \(http)://\(configuration.host):\(port)/healthz   metrics  /metrics
-
-                """
-            FileHandle.standardOutput.write(Data(lines.utf8))
+            let banner = ServeBanner.text(configuration, port: port, algorithm: server.authority.algorithm)
+            FileHandle.standardOutput.write(Data(banner.utf8))
         }
         try await server.runUntilSignalled()
+    }
+
+    /// Creates the data folder (`--data-dir`, or the default one of a production server) when the ledger's file
+    /// goes there; a `--ledger-database` path names a folder the operator made.
+    static func createDataFolder(_ configuration: SignalServerConfiguration) throws {
+        guard let data = configuration.dataDirectory, data.origin != .currentFolder, configuration.ledger.enabled,
+            case .sqlite(let path) = configuration.ledger.database, path == data.file("callapi-ledger.sqlite")
+        else { return }
+        do {
+            try FileManager.default.createDirectory(atPath: data.path, withIntermediateDirectories: true)
+        } catch {
+            throw ValidationError("cannot create the data folder \(data.path) (\(error)); give --data-dir DIR")
+        }
     }
 
     static func developmentBanner(_ configuration: SignalServerConfiguration) -> String {

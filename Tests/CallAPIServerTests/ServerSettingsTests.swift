@@ -1,4 +1,5 @@
 import CallAPIServer
+import Foundation
 import Testing
 
 /// `callapi serve` configuration: flags over `CALLAPI_*` environment variables over development defaults.
@@ -127,6 +128,29 @@ import Testing
         #expect(!ledger.answersBusy)
     }
 
+    @Test func aProductionServerKeepsTheLedgerInThePlatformDataFolderByDefault() throws {
+        let secret = ["secret": String(repeating: "s", count: 40)]
+        let xdg = try ServerSettings.configuration(
+            flags: secret, environment: ["XDG_DATA_HOME": "/srv/data", "HOME": "/home/op"])
+        #expect(xdg.ledger.database == .sqlite(path: "/srv/data/callapi/callapi-ledger.sqlite"))
+        #expect(xdg.dataDirectory == .init(path: "/srv/data/callapi", origin: .platformDefault))
+        #if os(Linux)
+            let home = try ServerSettings.configuration(flags: secret, environment: ["HOME": "/home/op"]).ledger
+            #expect(home.database == .sqlite(path: "/home/op/.local/share/callapi/callapi-ledger.sqlite"))
+        #endif
+        let chosen = try ServerSettings.configuration(
+            flags: secret.merging(["data-dir": "/var/lib/callapi"]) { $1 }, environment: ["XDG_DATA_HOME": "/srv"])
+        #expect(chosen.ledger.database == .sqlite(path: "/var/lib/callapi/callapi-ledger.sqlite"))
+        #expect(chosen.dataDirectory == .init(path: "/var/lib/callapi", origin: .flag))
+    }
+
+    @Test func aDevelopmentServerKeepsTheLedgerInTheCurrentFolderByItsFullPath() throws {
+        let development = try ServerSettings.configuration(flags: [:], environment: ["XDG_DATA_HOME": "/srv/data"])
+        let folder = FileManager.default.currentDirectoryPath
+        #expect(development.ledger.database == .sqlite(path: folder + "/callapi-ledger.sqlite"))
+        #expect(development.dataDirectory == .init(path: folder, origin: .currentFolder))
+    }
+
     @Test func settingsChooseTheDatabaseRetentionAndBusyAnswers() throws {
         let ledger = try ServerSettings.configuration(
             flags: ["ledger-database": "postgres://callapi@db:5432/calls", "ledger-retention-days": "0"],
@@ -141,7 +165,7 @@ import Testing
 
     @Test(arguments: [
         ["ledger": "maybe"], ["ledger-database": "mysql://x@y/z"], ["ledger-retention-days": "-1"],
-        ["ledger-liveness": "0"],
+        ["ledger-liveness": "0"], ["answer-busy": "1", "ledger": "0"],
     ])
     func badLedgerSettingsAreRefusedWithTheirName(flags: [String: String]) {
         #expect(throws: ServerSettings.InvalidSetting.self) {

@@ -1,4 +1,5 @@
 import CallAPIServer
+import Foundation
 import JWTKit
 import Testing
 
@@ -78,5 +79,30 @@ import Testing
         await #expect(throws: TokenIssueError.invalidChannel("**")) {
             try await authority.issue(userId: "1001", ttlSeconds: 60, channel: "**")
         }
+    }
+
+    /// A token signed with the server's key whose payload leaves out a claim the server requires.
+    struct ClaimsWithoutIssueTime: JWTPayload {
+        var sub: SubjectClaim
+        var exp: ExpirationClaim
+        func verify(using algorithm: some JWTAlgorithm) async throws {}
+    }
+
+    @Test func aTokenWithoutIatIsRefusedNamingTheMissingClaim() async throws {
+        let keys = JWTKeyCollection()
+        await keys.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
+        let token = try await keys.sign(
+            ClaimsWithoutIssueTime(sub: .init(value: "1001"), exp: .init(value: .now.addingTimeInterval(60))))
+        let authority = try await TokenAuthority.make(key: .hs256(secret: secret))
+        guard case .invalid(.invalidToken, let message) = await authority.checkLoginToken(token) else {
+            Issue.record("a token without iat was accepted")
+            return
+        }
+        #expect(message == "the token has no \"iat\" claim")
+        guard case .invalid(.invalidToken, let channelMessage) = await authority.checkChannelToken(token) else {
+            Issue.record("a channel token without iat was accepted")
+            return
+        }
+        #expect(channelMessage == "the token has no \"iat\" claim")
     }
 }

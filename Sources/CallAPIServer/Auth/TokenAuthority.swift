@@ -150,6 +150,9 @@ public final class TokenAuthority: Sendable {
         } catch let error as JWTError where error.errorType == .signatureVerificationFailed {
             return .failure(Refusal(message: "the token's signature does not match this server's key"))
         } catch let error as JWTError where error.errorType == .malformedToken {
+            if let claim = MissingClaim.name(in: token) {
+                return .failure(Refusal(message: "the token has no \"\(claim)\" claim"))
+            }
             return .failure(Refusal(message: "the token is not a well-formed JWT"))
         } catch {
             return .failure(Refusal(message: "the token was refused: \(error)"))

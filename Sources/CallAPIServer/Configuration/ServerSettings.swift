@@ -77,8 +77,9 @@ public enum ServerSettings {
         .init("ledger", "keep the call ledger (history, missed calls): 1 or true, 0 or false (default on)"),
         .init(
             "data-dir",
-            "folder of the server's files: the ledger's SQLite database (default: the current folder) and the push "
-                + "device registrations (devices.json; without --data-dir they are kept in memory)"
+            "folder of the server's files: the ledger's SQLite database and the push device registrations "
+                + "(devices.json; without --data-dir they are kept in memory). Default: the current folder in "
+                + "development mode, else $XDG_DATA_HOME/callapi or ~/.local/share/callapi (created if missing)"
         ),
         .init(
             "ledger-database",
@@ -349,13 +350,16 @@ public enum ServerSettings {
         }
         push.trustedRootPEM = try file("push-ca-file")
         configuration.push = push
-        configuration.ledger = try ledgerSettings(value: value, int: int)
+        let dataDirectory = DataDirectory.choose(
+            flag: value("data-dir"), development: configuration.usesDevelopmentSecret, environment: environment)
+        configuration.dataDirectory = dataDirectory
+        configuration.ledger = try ledgerSettings(value: value, int: int, dataDirectory: dataDirectory)
         return configuration
     }
 
     /// The ledger's settings: on by default, in an SQLite file under the data folder.
     private static func ledgerSettings(
-        value: (String) -> String?, int: (String, ClosedRange<Int>) throws -> Int?
+        value: (String) -> String?, int: (String, ClosedRange<Int>) throws -> Int?, dataDirectory: DataDirectory
     ) throws -> LedgerSettings {
         func bool(_ name: String) throws -> Bool? {
             guard let text = value(name) else { return nil }
@@ -367,7 +371,6 @@ public enum ServerSettings {
         }
         var ledger = LedgerSettings()
         ledger.enabled = try bool("ledger") ?? true
-        let dataDir = value("data-dir") ?? "."
         switch value("ledger-database") {
         case let url? where url.hasPrefix("postgres://") || url.hasPrefix("postgresql://"):
             ledger.database = .postgres(url: url)
@@ -378,11 +381,14 @@ public enum ServerSettings {
             }
             ledger.database = .sqlite(path: path)
         case nil:
-            ledger.database = .sqlite(
-                path: dataDir.hasSuffix("/") ? dataDir + "callapi-ledger.sqlite" : dataDir + "/callapi-ledger.sqlite")
+            ledger.database = .sqlite(path: dataDirectory.file("callapi-ledger.sqlite"))
         }
         if let days = try int("ledger-retention-days", 0...36_500) { ledger.retentionDays = days == 0 ? nil : days }
         ledger.answersBusy = try bool("answer-busy") ?? false
+        guard ledger.enabled || !ledger.answersBusy else {
+            throw InvalidSetting(
+                name: "answer-busy", problem: "the server answers busy from the call ledger: leave --ledger on")
+        }
         if let seconds = try int("ledger-liveness", 1...86_400) { ledger.livenessSeconds = seconds }
         switch (value("call-webhook-url"), value("call-webhook-secret")) {
         case (let url?, let secret):

@@ -16,6 +16,9 @@ public struct SignalServerConfiguration: Sendable {
     public var channels = ChannelSettings()
     /// The call ledger (on by default; in memory unless configured: `callapi serve` keeps a file).
     public var ledger = LedgerSettings()
+    /// The folder of the server's files, as `callapi serve` chose it; `nil`: the server keeps no files of its own
+    /// (configured in code, as the tests do).
+    public var dataDirectory: DataDirectory?
     /// How often the server checks timeouts and expiries, in milliseconds; `nil` leaves it to ``SignalServer/tick()``
     /// (tests).
     public var tickIntervalMillis: Int64? = 1000

@@ -66,7 +66,8 @@ public final class ServerCallAgent: Sendable {
         for task in tasks { task.cancel() }
     }
 
-    private static func place(_ order: ServerPlacedCall, with api: CallApiImpl, logger: Logger) {
+    /// Places `order` through `api` as the agent does (`callapi phone` calls it itself, after printing the order).
+    package static func place(_ order: ServerPlacedCall, with api: CallApiImpl, logger: Logger) {
         guard let callee = UInt(order.calleeId) else {
             logger.warning(
                 "the server asked for a call to a user id CallAPI cannot call",

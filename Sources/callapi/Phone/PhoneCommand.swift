@@ -21,6 +21,10 @@ struct PhoneCommand: AsyncParsableCommand {
               history [n]         your last n calls from the server's call ledger (default 10)
               wait <seconds>      pause (for scripts)
               quit                hang up, log out and exit (also at end of input)
+            While it connects, `quit` (or the end of input) with nothing typed before it ends the phone at once. A call \
+            the server asks this phone to place (POST /v1/calls, or the match queue) is placed as if `call` had been \
+            typed, with the server's call id: "server: placing call <id> to <callee>". A token for another user than \
+            --user is refused.
             With --media webrtc (the default where GStreamer is installed) calls carry real VP8 video and Opus \
             audio peer to peer, through the server's RTC channels, and a call is connected when the first remote \
             frame is decoded. Each call's room is fresh; its token comes from --rtc-token (a token for any \
@@ -156,7 +160,9 @@ struct PhoneCommand: AsyncParsableCommand {
                 output.say("signaling: \(state)")
             }
         }
-        // Subscribed before login: a woken phone's tombstones come with the login.
+        // Subscribed before login: a woken phone's tombstones come with the login, and a call the server asks this
+        // phone to place may come right after it.
+        let api = CallApiImpl()
         let events = signal.events()
         let watchEvents = Task {
             for await event in events {
@@ -165,6 +171,12 @@ struct PhoneCommand: AsyncParsableCommand {
                     output.say("presence: \(userId) is \(online ? "online" : "offline")")
                 case .tokenWillExpire(let expiresAt):
                     output.say("signaling: token expires at \(expiresAt) ms; restart with a fresh --token")
+                case .callPlaced(let order):
+                    // Placed through CallAPI as ServerCallAgent places it, as if `call` had been typed (the phone does
+                    // not auto-accept matched calls: its user types accept).
+                    output.say(
+                        "server: placing call \(order.callId) to \(order.calleeId) (POST /v1/calls or a match)")
+                    ServerCallAgent.place(order, with: api, logger: logger)
                 case .callWithdrawn(let callId, let reason):
                     output.say(
                         "push: call \(callId) was withdrawn before this phone woke (\(reason.rawValue)): "
@@ -175,7 +187,6 @@ struct PhoneCommand: AsyncParsableCommand {
             }
         }
 
-        let api = CallApiImpl()
         let engine: any CallRTCEngine =
             media == .webrtc
             ? try PhoneEngineFactory.webrtc(
@@ -219,10 +230,44 @@ struct PhoneCommand: AsyncParsableCommand {
         }
         // A woken phone is ready for its held call before it logs in (the server delivers it with the login).
         if woken { try await setUpCalls() }
-        do {
-            try await signal.login(token: token)
-        } catch {
-            output.say("error: \(error)")
+        let login = Task { () -> String? in
+            do {
+                try await signal.login(token: token)
+                return nil
+            } catch {
+                return "\(error)"
+            }
+        }
+        let reportLogin = Task { feed.yield(.loggedIn(error: await login.value)) }
+        var startup = PhoneStartupInput()
+        var loginError: String?
+        waiting: while true {
+            guard let input = await inputs.next() else {
+                guard startup.endOfInput() == .keepWaiting else {
+                    return await quitWhileConnecting(signal, output, watchStates)
+                }
+                loginError = await login.value
+                break waiting
+            }
+            switch input {
+            case .line(let line):
+                if startup.line(line) == .quitNow { return await quitWhileConnecting(signal, output, watchStates) }
+            case .loggedIn(let error):
+                loginError = error
+                break waiting
+            case .pushed, .pushFailed, .wakeNow:
+                continue
+            }
+        }
+        reportLogin.cancel()
+        if let loginError {
+            output.say("error: \(loginError)")
+            watchStates.cancel()
+            throw ExitCode.failure
+        }
+        if let other = await otherUser(on: signal) {
+            output.say(wrongUser(other))
+            await Self.logOut(signal)
             watchStates.cancel()
             throw ExitCode.failure
         }
@@ -234,11 +279,19 @@ struct PhoneCommand: AsyncParsableCommand {
         }
         if !woken { try await setUpCalls() }
 
-        while let input = await inputs.next() {
-            guard case .line(let line) = input else { continue }
+        var queued = startup.queued[...]
+        commands: while true {
+            let line: String
+            if let next = queued.popFirst() {
+                line = next
+            } else {
+                guard let input = await inputs.next() else { break }
+                guard case .line(let typed) = input else { continue }
+                line = typed
+            }
             let words = line.split(separator: " ").map(String.init)
             guard let command = words.first?.lowercased() else { continue }
-            if command == "quit" || command == "exit" { break }
+            if command == "quit" || command == "exit" { break commands }
             await perform(command, Array(words.dropFirst()), api: api, signal: signal, tracker: tracker, output: output)
         }
         if let peer = tracker.peer, tracker.inCall {
@@ -250,6 +303,27 @@ struct PhoneCommand: AsyncParsableCommand {
         watchCalls.cancel()
         watchEvents.cancel()
         watchStates.cancel()
+        output.say("bye")
+    }
+
+    /// The user the server logged `signal` in as, when it is not `--user` (the token is someone else's).
+    private func otherUser(on signal: SignalClient) async -> String? {
+        if case .connected(let userId, _) = await signal.state, userId != String(user) { return userId }
+        return nil
+    }
+
+    private func wrongUser(_ other: String) -> String {
+        "error: the token is for user \(other), not \(user) (--user): mint one with `callapi token --user \(user)` "
+            + "(or POST /v1/tokens)"
+    }
+
+    /// `quit` (or the end of input) before the phone is logged in: stop trying and say goodbye.
+    private func quitWhileConnecting(_ signal: SignalClient, _ output: PhoneOutput, _ watchStates: Task<Void, Never>)
+        async
+    {
+        watchStates.cancel()
+        output.say("signaling: not connected; quitting")
+        await Self.logOut(signal)
         output.say("bye")
     }
 
@@ -295,11 +369,16 @@ struct PhoneCommand: AsyncParsableCommand {
         do {
             let signal = SignalClient(configuration: SignalClientConfiguration(url: server), logger: logger)
             try await signal.login(token: token)
+            if let other = await otherUser(on: signal) {
+                output.say(wrongUser(other))
+                await Self.logOut(signal)
+                throw ExitCode.failure
+            }
             try await register(pushToken, on: signal, output: output)
             seen = try await source.deliveredCount()
             await Self.logOut(signal)
         } catch {
-            output.say("error: \(error)")
+            if !(error is ExitCode) { output.say("error: \(error)") }
             await source.shutdown()
             throw ExitCode.failure
         }
@@ -356,6 +435,8 @@ struct PhoneCommand: AsyncParsableCommand {
             case .pushFailed(let message):
                 output.say("push: no push can come: \(message)")
                 break loop
+            case .loggedIn:
+                continue
             }
         }
         waiter.cancel()
@@ -504,6 +585,8 @@ enum PhoneInput: Sendable {
     case pushFailed(String)
     /// The wake delay after a push is over.
     case wakeNow
+    /// The login finished: `error` is nil when it succeeded.
+    case loggedIn(error: String?)
 }
 
 /// Lines from standard input, read on a thread of their own so no async task blocks on the terminal.

@@ -29,7 +29,12 @@
         func honestCallsCompleteWhileAttackersHitTheServer() async throws {
             let seconds = try #require(Self.seconds)
             try #require(CLIProcess.executable != nil, "build the callapi executable first (swift build)")
-            let arguments = ["serve", "--port", "0", "--secret", secret, "--log-level", "error"]
+            // Its files in a folder of its own, not the platform's data folder of whoever runs the tests.
+            let data = FileManager.default.temporaryDirectory.appendingPathComponent("abuse-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: data) }
+            let arguments = [
+                "serve", "--port", "0", "--secret", secret, "--log-level", "error", "--data-dir", data.path,
+            ]
             let server = try Self.serverBuild.map { try CLIProcess(build: $0, arguments) } ?? CLIProcess(arguments)
             let listening = try await server.expect("listening on ws://127.0.0.1:", within: 60)
             let port = try #require(

@@ -35,8 +35,10 @@ final class CLIProcess: Sendable {
         #endif
     }()
 
-    convenience init(_ arguments: [String], environment: [String: String] = [:]) throws {
-        try self.init(executable: Self.executable!, arguments: arguments, environment: environment)
+    /// `callapi` with `arguments`, in `directory` (default: the tests' own working folder).
+    convenience init(_ arguments: [String], environment: [String: String] = [:], directory: URL? = nil) throws {
+        try self.init(
+            executable: Self.executable!, arguments: arguments, environment: environment, directory: directory)
     }
 
     /// Another build of `callapi` (a release build, say), given by its path.
