@@ -39,6 +39,25 @@
             try await server.stop()
         }
 
+        @Test func aRealClientGetsInWhileHalfHeadsFillTheCapAndTheOldestHalfHeadMakesRoom() async throws {
+            let server = try await TestServer.start {
+                $0.limits.maxUnauthenticated = 4
+                $0.limits.requestTimeoutMillis = 60_000
+            }
+            let loris = try (0..<4).map { _ in try TCPProbe(port: server.port) }
+            for probe in loris { try probe.write("GET / HTTP/1.1\r\n") }
+            _ = await loris[3].read(seconds: 0.5)  // all four are counted before the real client comes
+            // The cap is full and the half heads stay open: a real client still logs in, at its first attempt.
+            let socket = RawSocket(url: server.url)
+            let welcome = try await socket.login(try await server.token("1001"))
+            #expect(welcome.userId == "1001")
+            // The oldest half head made room for it.
+            #expect(await loris[0].read(seconds: 5).closed)
+            socket.close()
+            for probe in loris { probe.close() }
+            try await server.stop()
+        }
+
         @Test(arguments: [SignalProtocol.webSocketPath, ChannelProtocol.webSocketPath])
         func anUnmaskedClientFrameClosesTheConnectionWith1002(path: String) async throws {
             let server = try await TestServer.start()
