@@ -11,17 +11,6 @@ package struct HubState: Sendable, HubFrameQueue {
         var messageId: String
     }
 
-    /// A message kept for an offline user.
-    struct HeldMessage: Sendable, Equatable {
-        var messageId: String
-        var from: String
-        var body: MessageBody
-        var sentAt: Int64
-        var expiresAt: Int64
-        /// The call id, when this is a call pushed to the user's devices.
-        var pushedCall: String? = nil
-    }
-
     package let limits: HubLimits
     private(set) var sessions = SessionTable<Session>()
     /// The sessions' ids in ascending order: a shutdown visits every session in this fixed order without sorting
@@ -31,12 +20,11 @@ package struct HubState: Sendable, HubFrameQueue {
     private var deadlines = SessionDeadlines()
     /// Logged-in sessions by user, in login order.
     private(set) var userSessions: [String: [SessionID]] = [:]
-    var held: [String: [HeldMessage]] = [:]
-    /// Messages held for offline users, their body bytes (as JSON carries them), and how many each sender has
-    /// held (kept as counts so that the limits are checked in O(1)).
-    package private(set) var heldCount = 0
-    package private(set) var heldBytes = 0
-    private var heldBySender: [String: Int] = [:]
+    /// Messages held for offline users, with the counts their limits are checked against.
+    var held = HeldMessages()
+    /// Messages held for offline users, and their body bytes (as JSON carries them).
+    package var heldCount: Int { held.count }
+    package var heldBytes: Int { held.bytes }
     /// The sessions' outboxes: totals, and the sessions found too slow during the current event.
     private var outboxes: OutboxAccounting
     /// Frames and bytes queued for all sessions' writers.
@@ -540,7 +528,7 @@ package struct HubState: Sendable, HubFrameQueue {
         guard ttl > 0 else {
             return fail(.peerOffline, "user \(send.to) is offline", into: &actions)
         }
-        let queue = held[send.to] ?? []
+        let queue = held.queue(of: send.to)
         if let mark = call, let index = queue.firstIndex(where: { $0.pushedCall == mark.callId && $0.from == user }) {
             return replaceHeldCall(
                 at: index, for: send.to, with: send, from: id, user: user, ttl: ttl, now: now,
@@ -551,14 +539,14 @@ package struct HubState: Sendable, HubFrameQueue {
                 .queueFull, "user \(send.to) is offline and already has \(queue.count) held messages, the most kept",
                 into: &actions)
         }
-        let fromSender = heldBySender[user] ?? 0
+        let fromSender = held.count(from: user)
         guard fromSender < limits.maxHeldPerSender else {
             return fail(
                 .queueFull, "you already have \(fromSender) messages held for offline users, the most kept per sender",
                 into: &actions)
         }
         let bodyBytes = send.relayBody.escapedCount
-        guard heldBytes + bodyBytes <= limits.maxHeldBytes else {
+        guard held.bytes + bodyBytes <= limits.maxHeldBytes else {
             return fail(
                 .queueFull, "the server holds as many message bytes for offline users as it keeps", into: &actions)
         }
@@ -572,15 +560,10 @@ package struct HubState: Sendable, HubFrameQueue {
                     ringDeadline: expiresAt)
             }
         }
-        held[send.to] =
-            queue + [
-                HeldMessage(
-                    messageId: messageId, from: user, body: send.relayBody, sentAt: now, expiresAt: expiresAt,
-                    pushedCall: push?.callId)
-            ]
-        heldCount += 1
-        heldBytes += bodyBytes
-        heldBySender[user] = fromSender + 1
+        held.hold(
+            HeldMessages.Message(
+                messageId: messageId, from: user, body: send.relayBody, sentAt: now, expiresAt: expiresAt,
+                pushedCall: push?.callId), for: send.to)
         report(send, from: id, user: user, .queued, into: &actions)
         enqueue(
             .answer(.init(id: send.id, result: .queued, messageId: messageId, ttl: appliedTTL)), to: id,
@@ -598,10 +581,10 @@ package struct HubState: Sendable, HubFrameQueue {
         at index: Int, for userId: String, with send: ClientFrame.Send, from id: SessionID, user: String, ttl: Int,
         now: Int64, into actions: inout [HubAction]
     ) {
-        guard var queue = held[userId] else { return }
+        let queue = held.queue(of: userId)
+        guard queue.indices.contains(index) else { return }
         let old = queue[index]
-        let bytes = heldBytes - old.body.escapedCount + send.relayBody.escapedCount
-        guard bytes <= limits.maxHeldBytes else {
+        guard held.bytes - old.body.escapedCount + send.relayBody.escapedCount <= limits.maxHeldBytes else {
             report(send, from: id, user: user, .failed(SignalErrorCode.queueFull.rawValue), into: &actions)
             enqueue(
                 .answer(
@@ -612,11 +595,8 @@ package struct HubState: Sendable, HubFrameQueue {
             return
         }
         let appliedTTL = min(ttl, limits.maxTTLSeconds)
-        queue[index].body = send.relayBody
-        queue[index].sentAt = now
-        queue[index].expiresAt = now + Int64(appliedTTL) * 1000
-        held[userId] = queue
-        heldBytes = bytes
+        held.replace(
+            at: index, for: userId, body: send.relayBody, sentAt: now, expiresAt: now + Int64(appliedTTL) * 1000)
         report(send, from: id, user: user, .queued, into: &actions)
         enqueue(
             .answer(.init(id: send.id, result: .queued, messageId: old.messageId, ttl: appliedTTL)), to: id,
@@ -689,9 +669,7 @@ package struct HubState: Sendable, HubFrameQueue {
     private mutating func deliverHeld(
         to userId: String, session id: SessionID, now: Int64, into actions: inout [HubAction]
     ) {
-        guard let queue = held.removeValue(forKey: userId) else { return }
-        for message in queue {
-            forget(message)
+        for message in held.takeAll(for: userId) {
             let outcome: ServerFrame.HeldResult.Outcome = message.expiresAt > now ? .delivered : .expired
             if let callId = message.pushedCall {
                 // Taken over signaling (or over): its pushes not sent yet are pointless.
@@ -709,14 +687,6 @@ package struct HubState: Sendable, HubFrameQueue {
                 message.from, .heldResult(.init(messageId: message.messageId, to: userId, result: outcome)),
                 into: &actions)
         }
-    }
-
-    /// Uncounts a held message that was delivered, expired or withdrawn.
-    mutating func forget(_ message: HeldMessage) {
-        heldCount -= 1
-        heldBytes -= message.body.escapedCount
-        let remaining = (heldBySender[message.from] ?? 1) - 1
-        heldBySender[message.from] = remaining > 0 ? remaining : nil
     }
 
     private mutating func toUser(_ userId: String, _ frame: ServerFrame, into actions: inout [HubAction]) {
@@ -899,14 +869,8 @@ package struct HubState: Sendable, HubFrameQueue {
             }
             scheduleTick(for: id)
         }
-        for userId in held.keys.sorted() {
-            let queue = held[userId] ?? []
-            let expired = queue.filter { $0.expiresAt <= now }
-            guard !expired.isEmpty else { continue }
-            let kept = queue.filter { $0.expiresAt > now }
-            held[userId] = kept.isEmpty ? nil : kept
+        for (userId, expired) in held.takeExpired(now: now) {
             for message in expired {
-                forget(message)
                 if let callId = message.pushedCall {
                     addTombstone(callId, .expired, for: userId, now: now)
                     actions.append(.push(.cancel(callId: callId, userId: userId)))

@@ -31,12 +31,7 @@ extension HubState {
     mutating func withdrawHeldCall(
         _ mark: PushMark, to userId: String, requestId: Int, now: Int64
     ) -> ServerFrame.Answer? {
-        guard var queue = held[userId],
-            let index = queue.firstIndex(where: { $0.pushedCall == mark.callId })
-        else { return nil }
-        let message = queue.remove(at: index)
-        held[userId] = queue.isEmpty ? nil : queue
-        forget(message)
+        guard held.remove(for: userId, where: { $0.pushedCall == mark.callId }) != nil else { return nil }
         addTombstone(mark.callId, mark.reason ?? .cancelled, for: userId, now: now)
         return ServerFrame.Answer(
             id: requestId, result: .queued, messageId: makeMessageId(), ttl: pushPolicy.tombstoneSeconds)
