@@ -127,7 +127,8 @@ enum LedgerStoreScenarios {
         try await store.close()
         for _ in 0..<3 {
             do {
-                _ = try await open()
+                let accepted = try await open()
+                try await accepted.close()
                 Issue.record("a newer schema was accepted")
             } catch {
                 #expect("\(error)".contains("schema version 999, newer than this server's"))
