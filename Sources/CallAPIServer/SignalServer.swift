@@ -76,8 +76,9 @@ public final class SignalServer: Service, Sendable {
         await boundPort.wait()
     }
 
-    /// Runs the timeouts and expiry checks now (tests that drive a manual clock call this).
-    public func tick() async {
+    /// Runs the timeouts and expiry checks now (tests that drive a manual clock call this). `package`: a hook for
+    /// this package's tests, not API (a running server ticks on its own, `tickIntervalMillis`).
+    package func tick() async {
         hub.tick()
         channels.tick()
     }

@@ -1,8 +1,9 @@
 import CallAPISignalProtocol
 import HeapModule
 
-/// The messages the hub keeps for offline users: a nested value of ``HubState`` with one home for the queues, the
-/// counts its limits are checked against (in O(1)), and the deadlines.
+/// The messages the hub keeps for offline users, and the tombstones of withdrawn pushed calls: a nested value of
+/// ``HubState`` with one home for the queues, the counts its limits are checked against (in O(1)), and the
+/// deadlines.
 ///
 /// Deadlines are kept in a min-heap, so a tick finds the users with something due without sorting every user
 /// that has a held message (it did, on every tick). Entries of messages that left early (delivered, withdrawn,
@@ -28,6 +29,9 @@ struct HeldMessages: Sendable {
     }
 
     private var byUser: [String: [Message]] = [:]
+    /// Withdrawn pushed calls by callee, oldest first, and when each user's oldest one expires.
+    private var tombstones: [String: [Tombstone]] = [:]
+    private var tombstoneDeadlines = Heap<Deadline>()
     private var bySender: [String: Int] = [:]
     private var deadlines = Heap<Deadline>()
     /// Messages held, and their body bytes (as JSON carries them).
@@ -100,6 +104,32 @@ struct HeldMessages: Sendable {
         }
         return expired
     }
+
+    /// The tombstones of `userId` not expired at `now`.
+    func liveTombstones(of userId: String, now: Int64) -> [Tombstone] {
+        (tombstones[userId] ?? []).filter { $0.expiresAt > now }
+    }
+
+    /// Keeps `tombstone` for `userId` (replacing an earlier one of the same call), dropping the oldest past
+    /// `maxPerUser`.
+    mutating func addTombstone(_ tombstone: Tombstone, for userId: String, maxPerUser: Int, now: Int64) {
+        var list = (tombstones[userId] ?? []).filter { $0.callId != tombstone.callId && $0.expiresAt > now }
+        list.append(tombstone)
+        tombstones[userId] = Array(list.suffix(max(1, maxPerUser)))
+        tombstoneDeadlines.insert(Deadline(at: tombstone.expiresAt, userId: userId))
+    }
+
+    /// Forgets the tombstones expired at `now`.
+    mutating func expireTombstones(now: Int64) {
+        while let first = tombstoneDeadlines.min, first.at <= now {
+            let userId = tombstoneDeadlines.removeMin().userId
+            let live = tombstones[userId]?.filter { $0.expiresAt > now } ?? []
+            tombstones[userId] = live.isEmpty ? nil : live
+        }
+    }
+
+    /// Users with tombstones kept (expired ones leave at the tick after their time).
+    var tombstoneUserCount: Int { tombstones.count }
 
     private mutating func forget(_ message: Message) {
         count -= 1

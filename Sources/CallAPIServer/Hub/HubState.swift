@@ -36,8 +36,6 @@ package struct HubState: Sendable, HubFrameQueue {
     /// Push devices by user, and how calls are pushed and withdrawn.
     package internal(set) var devices: DeviceRegistry
     package let pushPolicy: PushPolicy
-    /// Withdrawn pushed calls by callee, oldest first.
-    var tombstones: [String: [Tombstone]] = [:]
 
     /// Call invitations the hub arbitrates.
     private(set) var invitations: InvitationMachine
@@ -882,10 +880,7 @@ package struct HubState: Sendable, HubFrameQueue {
         }
         runInvitations(.tick, now: now, into: &actions)
         runMatch(.tick, now: now, into: &actions)
-        for userId in tombstones.keys.sorted() {
-            let live = tombstones[userId]?.filter { $0.expiresAt > now } ?? []
-            tombstones[userId] = live.isEmpty ? nil : live
-        }
+        held.expireTombstones(now: now)
     }
 
     private func formatRate(_ rate: Double) -> String {

@@ -9,19 +9,16 @@ extension HubState {
 
     /// The tombstones of `userId` not expired at `now`, as frames' contents.
     func liveTombstones(of userId: String, now: Int64) -> [ServerFrame.CallWithdrawn] {
-        (tombstones[userId] ?? []).filter { $0.expiresAt > now }.map {
-            .init(callId: $0.callId, reason: $0.reason, at: $0.at)
-        }
+        held.liveTombstones(of: userId, now: now).map { .init(callId: $0.callId, reason: $0.reason, at: $0.at) }
     }
 
     /// Keeps a tombstone for `callId` (replacing an earlier one for the same call), dropping the oldest past the
     /// per-user limit.
     mutating func addTombstone(_ callId: String, _ reason: PushMark.Reason, for userId: String, now: Int64) {
-        var list = (tombstones[userId] ?? []).filter { $0.callId != callId && $0.expiresAt > now }
-        list.append(
+        held.addTombstone(
             Tombstone(
-                callId: callId, reason: reason, at: now, expiresAt: now + Int64(pushPolicy.tombstoneSeconds) * 1000))
-        tombstones[userId] = Array(list.suffix(max(1, pushPolicy.maxTombstonesPerUser)))
+                callId: callId, reason: reason, at: now, expiresAt: now + Int64(pushPolicy.tombstoneSeconds) * 1000),
+            for: userId, maxPerUser: pushPolicy.maxTombstonesPerUser, now: now)
     }
 
     /// A `withdraw` for an offline user: when the call `mark.callId` is held for `userId` as a pushed call, drops it

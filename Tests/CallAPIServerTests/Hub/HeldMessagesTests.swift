@@ -54,4 +54,24 @@ import Testing
         #expect(held.scheduledDeadlines <= 1025)
         #expect(held.takeExpired(now: 300_000).isEmpty)
     }
+
+    @Test func tombstonesAreKeptPerUserUpToTheCapAndLeaveWhenTheyExpire() {
+        var held = HeldMessages()
+        func tombstone(_ callId: String, at: Int64) -> Tombstone {
+            Tombstone(callId: callId, reason: .cancelled, at: at, expiresAt: at + 120_000)
+        }
+        held.addTombstone(tombstone("c-1", at: 0), for: "1002", maxPerUser: 2, now: 0)
+        held.addTombstone(tombstone("c-2", at: 1_000), for: "1002", maxPerUser: 2, now: 1_000)
+        held.addTombstone(tombstone("c-3", at: 2_000), for: "1002", maxPerUser: 2, now: 2_000)
+        held.addTombstone(tombstone("c-9", at: 5_000), for: "1003", maxPerUser: 2, now: 5_000)
+        // Past the cap the oldest goes; the same call again replaces its tombstone.
+        #expect(held.liveTombstones(of: "1002", now: 2_000).map(\.callId) == ["c-2", "c-3"])
+        held.addTombstone(tombstone("c-2", at: 3_000), for: "1002", maxPerUser: 2, now: 3_000)
+        #expect(held.liveTombstones(of: "1002", now: 3_000).map(\.callId) == ["c-3", "c-2"])
+        held.expireTombstones(now: 122_000)
+        #expect(held.liveTombstones(of: "1002", now: 122_000).map(\.callId) == ["c-2"])
+        #expect(held.tombstoneUserCount == 2)
+        held.expireTombstones(now: 125_000)
+        #expect(held.tombstoneUserCount == 0)
+    }
 }
