@@ -244,6 +244,11 @@ struct PhoneCommand: AsyncParsableCommand {
         waiting: while true {
             guard let input = await inputs.next() else {
                 guard startup.endOfInput() == .keepWaiting else {
+                    // A refused login that raced the end of input is still a failure, not a quit.
+                    if let refusal = await refusedLogin(signal) {
+                        loginError = refusal
+                        break waiting
+                    }
                     return await quitWhileConnecting(signal, output, watchStates)
                 }
                 loginError = await login.value
@@ -251,7 +256,13 @@ struct PhoneCommand: AsyncParsableCommand {
             }
             switch input {
             case .line(let line):
-                if startup.line(line) == .quitNow { return await quitWhileConnecting(signal, output, watchStates) }
+                if startup.line(line) == .quitNow {
+                    if let refusal = await refusedLogin(signal) {
+                        loginError = refusal
+                        break waiting
+                    }
+                    return await quitWhileConnecting(signal, output, watchStates)
+                }
             case .loggedIn(let error):
                 loginError = error
                 break waiting
@@ -315,6 +326,12 @@ struct PhoneCommand: AsyncParsableCommand {
     private func wrongUser(_ other: String) -> String {
         "error: the token is for user \(other), not \(user) (--user): mint one with `callapi token --user \(user)` "
             + "(or POST /v1/tokens)"
+    }
+
+    /// Why the server refused the login (or it timed out), when the client has stopped for that reason.
+    private func refusedLogin(_ signal: SignalClient) async -> String? {
+        guard case .stopped(let reason) = await signal.state, reason != .loggedOut else { return nil }
+        return "\(reason)"
     }
 
     /// `quit` (or the end of input) before the phone is logged in: stop trying and say goodbye.
