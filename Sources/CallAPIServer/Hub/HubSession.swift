@@ -35,11 +35,10 @@ extension HubState {
         case loggedIn(Login)
     }
 
-    /// A logged-in session: its user, its token's lease and what it asked for.
+    /// A logged-in session: its user and its token's lease (whether it hears of presence changes is
+    /// ``PresenceSubscribers``).
     struct Login: Sendable, Equatable {
         var userId: String
         var lease: TokenLease
-        /// Whether it hears of presence changes.
-        var subscribed = false
     }
 }

@@ -22,6 +22,8 @@ package struct HubState: Sendable, HubFrameQueue {
     private(set) var userSessions: [String: [SessionID]] = [:]
     /// Messages held for offline users, with the counts their limits are checked against.
     var held = HeldMessages()
+    /// The sessions subscribed to presence changes.
+    private var presenceSubscribers = PresenceSubscribers()
     /// Messages held for offline users, and their body bytes (as JSON carries them).
     package var heldCount: Int { held.count }
     package var heldBytes: Int { held.bytes }
@@ -260,14 +262,10 @@ package struct HubState: Sendable, HubFrameQueue {
         case .users(let request):
             enqueue(.presence(.init(id: request.id, online: onlineUsers)), to: id, into: &actions)
         case .subscribe(let request):
-            var subscribed = login
-            subscribed.subscribed = true
-            sessions[id]?.phase = .loggedIn(subscribed)
+            presenceSubscribers.subscribe(id)
             enqueue(.presence(.init(id: request.id, online: onlineUsers)), to: id, into: &actions)
         case .unsubscribe(let request):
-            var unsubscribed = login
-            unsubscribed.subscribed = false
-            sessions[id]?.phase = .loggedIn(unsubscribed)
+            presenceSubscribers.unsubscribe(id)
             enqueue(.presence(.init(id: request.id, online: onlineUsers)), to: id, into: &actions)
         case .ping(let request):
             enqueue(.pong(.init(id: request.id, serverTime: now)), to: id, into: &actions)
@@ -695,10 +693,7 @@ package struct HubState: Sendable, HubFrameQueue {
 
     private mutating func presenceChanged(_ userId: String, online: Bool, into actions: inout [HubAction]) {
         let frame = ServerFrame.presenceChanged(.init(userId: userId, online: online))
-        // One pass over the table (no look-up per session), then only the subscribers are put in order.
-        var subscribers: [SessionID] = []
-        for (id, session) in sessions.elements where session.login?.subscribed == true { subscribers.append(id) }
-        for id in subscribers.sorted() { enqueue(frame, to: id, into: &actions) }
+        for id in presenceSubscribers.sessions { enqueue(frame, to: id, into: &actions) }
     }
 
     /// Forgets a session; tells subscribers if its user went offline.
@@ -708,6 +703,7 @@ package struct HubState: Sendable, HubFrameQueue {
         let index = orderIndex(of: id)
         if index < sessionOrder.count, sessionOrder[index] == id { sessionOrder.remove(at: index) }
         outboxes.forget(session.outbox)
+        presenceSubscribers.unsubscribe(id)
         guard let userId = session.login?.userId else { return }
         loggedInSessionCount -= 1
         var remaining = userSessions[userId] ?? []
