@@ -36,7 +36,7 @@ extension HubState {
     }
 
     /// A logged-in session: its user and its token's lease (whether it hears of presence changes is
-    /// ``PresenceSubscribers``).
+    /// ``HubState``'s list of subscribers).
     struct Login: Sendable, Equatable {
         var userId: String
         var lease: TokenLease

@@ -14,16 +14,17 @@ package struct HubState: Sendable, HubFrameQueue {
     package let limits: HubLimits
     private(set) var sessions = SessionTable<Session>()
     /// The sessions' ids in ascending order: a shutdown visits every session in this fixed order without sorting
-    /// them all (ids only grow, so a new one is appended).
-    private var sessionOrder: [SessionID] = []
+    /// them all.
+    private var sessionOrder = SortedSessionIDs()
     /// When each session next needs the tick.
     private var deadlines = SessionDeadlines()
     /// Logged-in sessions by user, in login order.
     private(set) var userSessions: [String: [SessionID]] = [:]
     /// Messages held for offline users, with the counts their limits are checked against.
     var held = HeldMessages()
-    /// The sessions subscribed to presence changes.
-    private var presenceSubscribers = PresenceSubscribers()
+    /// The sessions subscribed to presence changes, in id order: a login or logout reaches them without a pass
+    /// over every session.
+    private var presenceSubscribers = SortedSessionIDs()
     /// Messages held for offline users, and their body bytes (as JSON carries them).
     package var heldCount: Int { held.count }
     package var heldBytes: Int { held.bytes }
@@ -159,7 +160,7 @@ package struct HubState: Sendable, HubFrameQueue {
         let waiting = sessions.count - loggedInSessionCount
         let session = Session(connectedAt: now, lastSeen: now, bucket: TokenBucket(burst: limits.burst, now: now))
         if sessions.updateValue(session, forKey: id) == nil {
-            sessionOrder.insert(id, at: orderIndex(of: id))
+            sessionOrder.insert(id)
         }
         scheduleTick(for: id)
         if isShuttingDown {
@@ -262,10 +263,10 @@ package struct HubState: Sendable, HubFrameQueue {
         case .users(let request):
             enqueue(.presence(.init(id: request.id, online: onlineUsers)), to: id, into: &actions)
         case .subscribe(let request):
-            presenceSubscribers.subscribe(id)
+            presenceSubscribers.insert(id)
             enqueue(.presence(.init(id: request.id, online: onlineUsers)), to: id, into: &actions)
         case .unsubscribe(let request):
-            presenceSubscribers.unsubscribe(id)
+            presenceSubscribers.remove(id)
             enqueue(.presence(.init(id: request.id, online: onlineUsers)), to: id, into: &actions)
         case .ping(let request):
             enqueue(.pong(.init(id: request.id, serverTime: now)), to: id, into: &actions)
@@ -693,17 +694,16 @@ package struct HubState: Sendable, HubFrameQueue {
 
     private mutating func presenceChanged(_ userId: String, online: Bool, into actions: inout [HubAction]) {
         let frame = ServerFrame.presenceChanged(.init(userId: userId, online: online))
-        for id in presenceSubscribers.sessions { enqueue(frame, to: id, into: &actions) }
+        for id in presenceSubscribers { enqueue(frame, to: id, into: &actions) }
     }
 
     /// Forgets a session; tells subscribers if its user went offline.
     private mutating func remove(_ id: SessionID, now: Int64, into actions: inout [HubAction]) {
         guard let session = sessions.removeValue(forKey: id) else { return }
         deadlines.remove(id)
-        let index = orderIndex(of: id)
-        if index < sessionOrder.count, sessionOrder[index] == id { sessionOrder.remove(at: index) }
+        sessionOrder.remove(id)
         outboxes.forget(session.outbox)
-        presenceSubscribers.unsubscribe(id)
+        presenceSubscribers.remove(id)
         guard let userId = session.login?.userId else { return }
         loggedInSessionCount -= 1
         var remaining = userSessions[userId] ?? []
@@ -796,18 +796,6 @@ package struct HubState: Sendable, HubFrameQueue {
                     .init(messageId: message.messageId, to: message.to, result: .failed, reason: .slowConsumer)),
                 into: &actions)
         }
-    }
-
-    /// Where `id` is, or belongs, in ``sessionOrder``: after every smaller id.
-    private func orderIndex(of id: SessionID) -> Int {
-        if let last = sessionOrder.last, last < id { return sessionOrder.count }
-        var low = 0
-        var high = sessionOrder.count
-        while low < high {
-            let middle = (low + high) / 2
-            if sessionOrder[middle] < id { low = middle + 1 } else { high = middle }
-        }
-        return low
     }
 
     // MARK: - Time

@@ -3,15 +3,16 @@ import Testing
 
 @testable import CallAPIServer
 
-/// The presence subscribers on their own, and in the hub: in id order, whatever the order they subscribed in.
+/// Session ids kept in order on their own, and the hub's presence subscribers: in id order, whatever the order they
+/// subscribed in.
 @Suite struct PresenceSubscribersTests {
-    @Test func subscribersStayInIdOrderWithoutRepeats() {
-        var subscribers = PresenceSubscribers()
-        for id in [5, 2, 9, 2, 7] { subscribers.subscribe(SessionID(UInt64(id))) }
-        #expect(subscribers.sessions == [2, 5, 7, 9].map { SessionID(UInt64($0)) })
-        subscribers.unsubscribe(SessionID(5))
-        subscribers.unsubscribe(SessionID(4))
-        #expect(subscribers.sessions == [2, 7, 9].map { SessionID(UInt64($0)) })
+    @Test func sortedSessionIDsStayInIdOrderWithoutRepeats() {
+        var subscribers = SortedSessionIDs()
+        for id in [5, 2, 9, 2, 7, 11] { subscribers.insert(SessionID(UInt64(id))) }
+        #expect(subscribers.ids == [2, 5, 7, 9, 11].map { SessionID(UInt64($0)) })
+        subscribers.remove(SessionID(5))
+        subscribers.remove(SessionID(4))
+        #expect(Array(subscribers) == [2, 7, 9, 11].map { SessionID(UInt64($0)) })
         #expect(subscribers.contains(SessionID(7)) && !subscribers.contains(SessionID(5)))
     }
 
