@@ -43,9 +43,20 @@ let package = Package(
         .target(name: "CallAPITesting", dependencies: ["CallAPI"]),
         // Wire protocol between the signaling server and its client (shared, dependency-free).
         .target(name: "CallAPISignalProtocol"),
+        // The server's pure machines (hub, channels, ledger, invitations, match, webhooks, push policy, token
+        // lease, limits): no NIO, no networking, no clock, so the compiler keeps I/O out of them.
+        .target(
+            name: "CallAPIServerCore",
+            dependencies: [
+                "CallAPISignalProtocol",
+                .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "HeapModule", package: "swift-collections"),
+            ]
+        ),
         .target(
             name: "CallAPIServer",
             dependencies: [
+                "CallAPIServerCore",
                 "CallAPISignalProtocol",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "HeapModule", package: "swift-collections"),
@@ -109,6 +120,7 @@ let package = Package(
                 "CallAPI",
                 "CallAPITesting",
                 "CallAPIServer",
+                "CallAPIServerCore",
                 "CallAPISignalClient",
                 "CallAPISignalProtocol",
                 "CallAPIPushMock",
@@ -158,8 +170,8 @@ let package = Package(
         .testTarget(
             name: "CallAPIServerTests",
             dependencies: [
-                "CallAPI", "CallAPITesting", "CallAPIServer", "CallAPISignalClient", "CallAPISignalProtocol",
-                "CallAPIPushMock", "CallAPISystemCall",
+                "CallAPI", "CallAPITesting", "CallAPIServer", "CallAPIServerCore", "CallAPISignalClient",
+                "CallAPISignalProtocol", "CallAPIPushMock", "CallAPISystemCall",
                 .product(name: "WSClient", package: "swift-websocket"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
@@ -213,8 +225,8 @@ if buildsWebRTC {
         .testTarget(
             name: "CallAPIWebRTCTests",
             dependencies: [
-                "CallAPIWebRTC", "CallAPI", "CallAPITesting", "CallAPIServer", "CallAPISignalClient",
-                "CallAPISignalProtocol",
+                "CallAPIWebRTC", "CallAPI", "CallAPITesting", "CallAPIServer", "CallAPIServerCore",
+                "CallAPISignalClient", "CallAPISignalProtocol",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]

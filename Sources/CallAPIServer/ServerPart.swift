@@ -1,3 +1,4 @@
+import CallAPIServerCore
 import ServiceLifecycle
 
 /// One long-running part of the server as a ServiceLifecycle service. ``SignalServer`` registers its parts in one

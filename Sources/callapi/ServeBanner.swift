@@ -1,4 +1,5 @@
 import CallAPIServer
+import CallAPIServerCore
 import Foundation
 
 /// What `callapi serve` prints once it listens: its endpoints, where its files are, and what is configured.

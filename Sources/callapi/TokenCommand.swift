@@ -1,5 +1,6 @@
 import ArgumentParser
 import CallAPIServer
+import CallAPIServerCore
 import Foundation
 
 struct TokenCommand: AsyncParsableCommand {

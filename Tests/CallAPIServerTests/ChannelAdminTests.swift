@@ -1,4 +1,5 @@
 import CallAPIServer
+import CallAPIServerCore
 import CallAPISignalClient
 import CallAPISignalProtocol
 import Foundation

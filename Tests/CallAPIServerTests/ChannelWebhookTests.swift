@@ -1,4 +1,5 @@
 import CallAPIServer
+import CallAPIServerCore
 import Crypto
 import Foundation
 import Testing

@@ -4,6 +4,7 @@ import NIOEmbedded
 import Testing
 
 @testable import CallAPIServer
+@testable import CallAPIServerCore
 
 /// Shutdown's drain: woken by the connections' closes, bounded by the drain time, on a loop whose clock the test
 /// moves by hand.

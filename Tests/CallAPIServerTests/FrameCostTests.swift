@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import CallAPIServer
+@testable import CallAPIServerCore
 
 /// The outbox limits count a string as the bytes JSON writes for it, escapes included.
 @Suite struct FrameCostTests {

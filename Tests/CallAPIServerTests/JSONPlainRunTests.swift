@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import CallAPIServer
+@testable import CallAPIServerCore
 @testable import CallAPISignalProtocol
 
 /// The eight-bytes-at-a-time scan for bytes JSON must escape stops exactly where a byte-by-byte scan stops, and

@@ -5,6 +5,7 @@ import NIOEmbedded
 import Testing
 
 @testable import CallAPIServer
+@testable import CallAPIServerCore
 
 /// When the loop's flusher writes what endpoints queue: at the end of the reads that queued it, or in a loop task
 /// for what is queued anywhere else. Driven on an embedded loop, whose tasks run only when told.

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import CallAPIServer
+@testable import CallAPIServerCore
 
 /// `POST /v1/calls` between two real `callapi phone` processes: the caller's phone places the call the server
 /// asks for, with the server's call id, and the callee's phone rings (docs/match.md).

@@ -5,6 +5,7 @@ import NIOEmbedded
 import Testing
 
 @testable import CallAPIServer
+@testable import CallAPIServerCore
 
 /// The per-loop ping sweep that replaced a timer per connection: driven on an embedded event loop, whose clock
 /// the test advances by hand.

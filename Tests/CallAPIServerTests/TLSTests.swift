@@ -1,4 +1,5 @@
 import CallAPIServer
+import CallAPIServerCore
 import CallAPISignalProtocol
 import Foundation
 import NIOSSL

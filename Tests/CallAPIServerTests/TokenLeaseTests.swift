@@ -1,4 +1,5 @@
 import CallAPIServer
+import CallAPIServerCore
 import Testing
 
 /// The token lease both endpoints keep per session: expiry, a single notice, renewals.

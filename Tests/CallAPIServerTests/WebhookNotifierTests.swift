@@ -1,6 +1,7 @@
 import Testing
 
 @testable import CallAPIServer
+@testable import CallAPIServerCore
 
 /// The webhook notifier on its own: the signature and the bounded queue.
 @Suite struct WebhookNotifierTests {

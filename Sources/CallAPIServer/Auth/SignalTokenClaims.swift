@@ -1,3 +1,4 @@
+import CallAPIServerCore
 import JWTKit
 
 /// The claims of a token the server issues: a login token for signaling, or an RTC token for one channel.

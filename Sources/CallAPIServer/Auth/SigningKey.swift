@@ -1,3 +1,4 @@
+import CallAPIServerCore
 /// The key the server signs and checks tokens with.
 public enum SigningKey: Sendable, Equatable {
     /// HMAC-SHA256 with a shared secret (the default).

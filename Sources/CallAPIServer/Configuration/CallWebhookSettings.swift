@@ -1,3 +1,4 @@
+import CallAPIServerCore
 /// Durable call webhooks (docs/webhooks.md): where the ledger's call events are posted, and how hard the server
 /// tries.
 public struct CallWebhookSettings: Sendable, Equatable {

@@ -1,3 +1,4 @@
+import CallAPIServerCore
 /// The call ledger (docs/ledger.md): on by default; where it keeps calls, for how long, and whether the server
 /// answers busy for users in a call.
 public struct LedgerSettings: Sendable, Equatable {

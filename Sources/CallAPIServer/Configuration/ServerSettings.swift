@@ -1,3 +1,5 @@
+import CallAPIServerCore
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else

@@ -1,3 +1,4 @@
+import CallAPIServerCore
 /// Everything `callapi serve` can be told. The defaults run a development server on 127.0.0.1:8080.
 public struct SignalServerConfiguration: Sendable {
     /// The address to listen on.

@@ -1,3 +1,4 @@
+import CallAPIServerCore
 import Hummingbird
 
 /// The admin key check of the operator endpoints (`POST /v1/tokens`, `/v1/channels/…`).

@@ -1,3 +1,4 @@
+import CallAPIServerCore
 import Hummingbird
 
 /// `POST /v1/tokens`: an app's business server asks for a user's token, with the admin key.

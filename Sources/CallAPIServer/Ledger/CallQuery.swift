@@ -1,3 +1,4 @@
+import CallAPIServerCore
 import CallAPISignalProtocol
 
 /// Which of a user's calls to list: newest first (by start), `limit` at a time, continuing after `cursor`.

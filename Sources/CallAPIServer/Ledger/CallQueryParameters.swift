@@ -1,3 +1,4 @@
+import CallAPIServerCore
 import CallAPISignalProtocol
 
 /// Reads a ``CallQuery`` from text parameters (the admin endpoint's query string), with a clear error for each bad

@@ -1,3 +1,4 @@
+import CallAPIServerCore
 import CallAPISignalProtocol
 
 /// The ledger's tables, the same for SQLite and PostgreSQL (docs/ledger.md). Each migration runs once, in order;

@@ -1,3 +1,4 @@
+import CallAPIServerCore
 import CallAPISignalProtocol
 
 /// Where ended calls are kept: SQLite (``SQLiteLedgerStore``) or PostgreSQL (``PostgresLedgerStore``), one schema

@@ -1,3 +1,4 @@
+import CallAPIServerCore
 /// A value bound to, or read from, an SQL statement.
 package enum SQLValue: Sendable, Equatable {
     case integer(Int64)

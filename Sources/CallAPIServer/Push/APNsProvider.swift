@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import CallAPIServerCore
 import CallAPISignalProtocol
 import Logging
 import NIOCore

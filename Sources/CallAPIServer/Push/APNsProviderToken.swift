@@ -1,3 +1,4 @@
+import CallAPIServerCore
 import JWTKit
 
 /// The APNs provider token: an ES256 JWT (`kid` = key id, `iss` = team id, `iat`) reused for every request and

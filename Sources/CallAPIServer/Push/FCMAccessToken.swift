@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import CallAPIServerCore
 import JWTKit
 import NIOCore
 

@@ -1,3 +1,4 @@
+import CallAPIServerCore
 /// The server's push set-up: providers, where registrations are kept, and the hold/withdraw policy.
 public struct PushConfiguration: Sendable, Equatable {
     /// Ring time and tombstones.

@@ -1,3 +1,4 @@
+import CallAPIServerCore
 import CallAPISignalProtocol
 
 /// The queue of pushes between the hub and the providers, as a pure state machine: a bounded number in flight, a

@@ -1,3 +1,4 @@
+import CallAPIServerCore
 /// What a provider answered to one push.
 public enum PushOutcome: Sendable, Equatable {
     /// Accepted for delivery.

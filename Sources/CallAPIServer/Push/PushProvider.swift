@@ -1,3 +1,4 @@
+import CallAPIServerCore
 /// A push service client: sends one push and says how it went. Never throws: every failure is an outcome.
 public protocol PushProvider: Sendable {
     func send(_ job: PushJob) async -> PushOutcome

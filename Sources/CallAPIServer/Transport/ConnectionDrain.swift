@@ -1,3 +1,4 @@
+import CallAPIServerCore
 import NIOCore
 
 /// Waits for closing connections at shutdown: until each has closed or a time limit has passed, whichever comes

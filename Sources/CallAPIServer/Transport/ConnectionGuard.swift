@@ -1,3 +1,4 @@
+import CallAPIServerCore
 import DequeModule
 import HummingbirdCore
 import Logging

@@ -1,3 +1,4 @@
+import CallAPIServerCore
 import NIOCore
 
 /// A hub's open WebSocket connections by id, and the ids it hands out: what both hubs keep beside their state

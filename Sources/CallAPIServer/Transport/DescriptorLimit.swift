@@ -1,3 +1,5 @@
+import CallAPIServerCore
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)

@@ -1,3 +1,4 @@
+import CallAPIServerCore
 /// Watches the first bytes of a connection for the end of its HTTP request head (the blank line after the
 /// header fields). A pure byte scanner: the connection guard decides what to do with its answers.
 struct RequestHeadScan: Sendable {

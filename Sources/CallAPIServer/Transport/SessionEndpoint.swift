@@ -1,3 +1,4 @@
+import CallAPIServerCore
 import NIOCore
 
 /// A WebSocket endpoint's shell as the transport sees it: the signaling hub (`/v1/signal`) and the channel hub

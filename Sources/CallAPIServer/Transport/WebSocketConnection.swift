@@ -1,3 +1,4 @@
+import CallAPIServerCore
 import NIOConcurrencyHelpers
 import NIOCore
 

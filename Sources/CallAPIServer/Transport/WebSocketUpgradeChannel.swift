@@ -1,3 +1,4 @@
+import CallAPIServerCore
 import Hummingbird
 import HummingbirdCore
 import Logging

@@ -1,3 +1,4 @@
+import CallAPIServerCore
 import NIOConcurrencyHelpers
 
 /// Frames written to the connections' sockets since the hub last looked, as the writes completed.

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import CallAPIServerCore
 import Crypto
 import Logging
 import NIOCore

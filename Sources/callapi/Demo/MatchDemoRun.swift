@@ -1,5 +1,6 @@
 import CallAPI
 import CallAPIServer
+import CallAPIServerCore
 import CallAPISignalClient
 import CallAPISignalProtocol
 import CallAPITesting

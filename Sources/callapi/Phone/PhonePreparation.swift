@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import CallAPI
 import CallAPIServer
+import CallAPIServerCore
 import CallAPITesting
 import Foundation
 import NIOCore

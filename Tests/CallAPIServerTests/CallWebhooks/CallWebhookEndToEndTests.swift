@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import CallAPIServer
+@testable import CallAPIServerCore
 
 /// Call webhooks from calls over real sockets to a real HTTP receiver: the receiver is down for two minutes of the
 /// server's (controllable) clock, and the server is restarted on the same database during the outage. Every event

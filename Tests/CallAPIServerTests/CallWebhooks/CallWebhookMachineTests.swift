@@ -2,6 +2,7 @@ import CallAPISignalProtocol
 import Testing
 
 @testable import CallAPIServer
+@testable import CallAPIServerCore
 
 /// The delivery machine on its own: order per call, concurrency, retries on a schedule, the bounded queue, restarts.
 @Suite struct CallWebhookMachineTests {

@@ -2,6 +2,7 @@ import CallAPISignalProtocol
 import Testing
 
 @testable import CallAPIServer
+@testable import CallAPIServerCore
 
 /// The queue table on both databases: what a restarted server reads back, delivery state, replay pages, retention.
 enum CallWebhookStoreScenarios {

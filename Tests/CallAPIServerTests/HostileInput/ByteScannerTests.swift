@@ -2,6 +2,7 @@ import CallAPISignalProtocol
 import Testing
 
 @testable import CallAPIServer
+@testable import CallAPIServerCore
 
 /// The byte-level checks that run before any parsing: request heads and oversized frame heads (WebSocket frame
 /// headers: WebSocketClientFrameTests).

@@ -2,6 +2,7 @@ import CallAPISignalProtocol
 import Testing
 
 @testable import CallAPIServer
+@testable import CallAPIServerCore
 
 /// `/v1/rtc`'s overload policy: a rate limit like signaling's, and bounded outboxes, asserted on what the channel
 /// state has queued.

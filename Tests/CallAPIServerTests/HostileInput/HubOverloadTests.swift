@@ -2,6 +2,7 @@ import CallAPISignalProtocol
 import Testing
 
 @testable import CallAPIServer
+@testable import CallAPIServerCore
 
 /// The hub's overload policy, asserted on what it has queued (frames and bytes), not on memory or time.
 @Suite struct HubOverloadTests {

@@ -1,4 +1,5 @@
 import CallAPIServer
+import CallAPIServerCore
 import Testing
 
 /// Every overload limit is a setting with a documented default, shown by `callapi serve --help` and published

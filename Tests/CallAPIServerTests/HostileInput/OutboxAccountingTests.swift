@@ -1,6 +1,7 @@
 import Testing
 
 @testable import CallAPIServer
+@testable import CallAPIServerCore
 
 /// The outbox bookkeeping both endpoints share: frames are counted until written, a session over its limit is
 /// noted slow once and takes nothing more in that event, and the totals follow writes and closed sessions.

@@ -5,6 +5,7 @@ import NIOEmbedded
 import Testing
 
 @testable import CallAPIServer
+@testable import CallAPIServerCore
 
 /// Reading client frames from the socket's bytes: headers checked before a payload is waited for, payloads
 /// unmasked where they are used; and the session handler that reads them.

@@ -2,6 +2,7 @@ import CallAPISignalProtocol
 import Testing
 
 @testable import CallAPIServer
+@testable import CallAPIServerCore
 
 /// The hub's held messages on their own: counts and bytes, replacement, removal, expiry in order.
 @Suite struct HeldMessagesTests {

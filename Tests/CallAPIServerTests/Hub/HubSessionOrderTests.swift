@@ -2,6 +2,7 @@ import CallAPISignalProtocol
 import Testing
 
 @testable import CallAPIServer
+@testable import CallAPIServerCore
 
 /// The hub visits its sessions in ascending id order whatever order they connected in: the tick and a shutdown from
 /// an index kept as sessions come and go (not by sorting them all each time), a presence change by sorting only the

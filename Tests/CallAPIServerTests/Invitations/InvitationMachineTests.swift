@@ -2,6 +2,7 @@ import CallAPISignalProtocol
 import Testing
 
 @testable import CallAPIServer
+@testable import CallAPIServerCore
 
 /// The server's invitation arbitration, driven directly with explicit times: every lifecycle path and every
 /// failure, with the default (RTM v1) windows unless a test sets its own.

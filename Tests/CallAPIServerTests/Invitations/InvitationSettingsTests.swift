@@ -1,4 +1,5 @@
 import CallAPIServer
+import CallAPIServerCore
 import Testing
 
 /// The invitation windows are settings (flags or `CALLAPI_*` variables) with RTM v1's defaults, published on

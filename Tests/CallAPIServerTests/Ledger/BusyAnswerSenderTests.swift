@@ -2,6 +2,7 @@ import CallAPISignalProtocol
 import Testing
 
 @testable import CallAPIServer
+@testable import CallAPIServerCore
 
 /// The server's busy answer (the ledger answering a call on a busy callee's behalf) is given only to a sender that
 /// may send: the same checks as a relayed `send`.

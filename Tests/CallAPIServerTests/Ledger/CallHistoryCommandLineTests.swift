@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import CallAPIServer
+@testable import CallAPIServerCore
 
 /// `callapi calls` and `callapi phone`'s missed calls and `history`, against a real server whose ledger has calls.
 @Suite(.enabled(if: CLIProcess.executable != nil, "needs the built callapi executable"))

@@ -4,6 +4,7 @@ import Foundation
 import Testing
 
 @testable import CallAPIServer
+@testable import CallAPIServerCore
 
 /// History and missed calls asked for over the signaling connection (``SignalClient/callHistory``) and by an admin
 /// over HTTP (`GET /v1/users/{id}/calls`), with paging, on SQLite and PostgreSQL.

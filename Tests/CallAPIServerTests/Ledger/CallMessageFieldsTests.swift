@@ -1,6 +1,7 @@
 import Testing
 
 @testable import CallAPIServer
+@testable import CallAPIServerCore
 
 /// The ledger's one-pass reading of a relayed body agrees with reading it through `JSONDecoder`, for the shapes the
 /// deployed clients send and for everything the flat reader leaves to the decoder.

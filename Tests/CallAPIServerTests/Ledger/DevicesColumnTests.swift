@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import CallAPIServer
+@testable import CallAPIServerCore
 
 /// The `devices` column is written as `JSONEncoder` (sorted keys, slashes unescaped) writes it, and reads back.
 @Suite struct DevicesColumnTests {

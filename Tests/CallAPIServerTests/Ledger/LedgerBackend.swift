@@ -5,6 +5,7 @@ import PostgresNIO
 import Testing
 
 @testable import CallAPIServer
+@testable import CallAPIServerCore
 
 /// The ledger's two databases. PostgreSQL is the one `.ci/run` starts (scripts/services/start-postgres.sh) and names
 /// in `CALLAPI_TEST_POSTGRES_URL`; without it the PostgreSQL suites are disabled with that reason.

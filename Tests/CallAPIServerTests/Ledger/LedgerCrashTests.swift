@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import CallAPIServer
+@testable import CallAPIServerCore
 
 /// `callapi serve` as a real process, killed or started on a database it must refuse: what is on disk afterwards.
 @Suite(.serialized, .enabled(if: CLIProcess.executable != nil, "needs the built callapi executable"))

@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 
 @testable import CallAPIServer
+@testable import CallAPIServerCore
 
 /// Every outcome the ledger records, for calls between real sockets on a real server, written as the deployed
 /// clients write them (docs/spec/wire-format.md: the Web client sends no messageId; multi-device clients add a

@@ -4,6 +4,7 @@ import Logging
 import Testing
 
 @testable import CallAPIServer
+@testable import CallAPIServerCore
 
 /// The stores on their own: schema versions, saving, paging, filters, retention. Each test runs on SQLite and,
 /// where `.ci/run` started it, PostgreSQL.

@@ -3,6 +3,7 @@ import Logging
 import Testing
 
 @testable import CallAPIServer
+@testable import CallAPIServerCore
 
 /// The ledger's writer: calls that end while a write runs are saved together in the next transaction, the queue
 /// is bounded (a record over it is counted lost, never queued), and finishing writes what is pending.

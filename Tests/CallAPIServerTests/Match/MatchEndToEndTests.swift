@@ -6,6 +6,7 @@ import Foundation
 import Testing
 
 @testable import CallAPIServer
+@testable import CallAPIServerCore
 
 /// Server-placed calls and the match queue between CallAPI endpoints whose signaling is a real server, over
 /// loopback sockets, with three (or four) users (docs/match.md). Media is the in-process simulated world.

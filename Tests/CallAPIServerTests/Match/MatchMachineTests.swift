@@ -2,6 +2,7 @@ import CallAPISignalProtocol
 import Testing
 
 @testable import CallAPIServer
+@testable import CallAPIServerCore
 
 /// The match queue and server-placed calls, driven directly with explicit times (docs/match.md).
 @Suite struct MatchMachineTests {

@@ -1,4 +1,5 @@
 import CallAPIServer
+import CallAPIServerCore
 import Testing
 
 /// The match queue's bound and the placement window are settings (flags or `CALLAPI_*` variables), published on

@@ -1,5 +1,6 @@
 import CallAPIPushMock
 import CallAPIServer
+import CallAPIServerCore
 import CallAPISignalClient
 import CallAPISignalProtocol
 import Foundation

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import CallAPIServer
+@testable import CallAPIServerCore
 
 /// The hub's push rules, driven directly with explicit times: registration, calls held and pushed, withdrawals,
 /// tombstones, rejected devices.

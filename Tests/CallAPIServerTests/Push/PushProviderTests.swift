@@ -7,6 +7,7 @@ import Foundation
 import Testing
 
 @testable import CallAPIServer
+@testable import CallAPIServerCore
 
 /// The APNs and FCM providers against the local HTTP/2 TLS mock, which checks requests as the real services do.
 @Suite(.serialized) struct PushProviderTests {

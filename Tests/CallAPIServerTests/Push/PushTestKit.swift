@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import CallAPIPushMock
 import CallAPIServer
+import CallAPIServerCore
 import CallAPISignalProtocol
 import Crypto
 import NIOSSL

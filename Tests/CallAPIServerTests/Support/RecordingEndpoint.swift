@@ -3,6 +3,7 @@ import NIOCore
 import Testing
 
 @testable import CallAPIServer
+@testable import CallAPIServerCore
 
 /// A session endpoint that only records what the transport tells it.
 final class RecordingEndpoint: SessionEndpoint {

@@ -1,3 +1,4 @@
+import CallAPIServerCore
 // The token fuzz target compiles this file into one module with the protocol's sources (scripts/fuzz.sh).
 #if canImport(CallAPISignalProtocol)
     import CallAPISignalProtocol

@@ -2,9 +2,9 @@ import CallAPISignalProtocol
 
 /// The hub's side of server-placed calls and the match queue (docs/match.md): the checks that need the hub's
 /// sessions, around ``MatchMachine``.
-extension HubState {
+package extension HubState {
     /// Why the server cannot place `order` now, or `nil` when it can. (Busy is the call ledger's to say.)
-    public func placementProblem(_ order: PlaceCallOrder) -> PlaceCallRefusal? {
+    func placementProblem(_ order: PlaceCallOrder) -> PlaceCallRefusal? {
         if order.caller == order.callee { return .sameUser }
         for user in [order.caller, order.callee] where (userSessions[user] ?? []).isEmpty {
             return .offline(user: user)
@@ -13,10 +13,10 @@ extension HubState {
     }
 
     /// Whether the placed call `callId` still waits for its caller's call message.
-    public func awaitsPlacement(of callId: String) -> Bool { match.placement(callId) != nil }
+    func awaitsPlacement(of callId: String) -> Bool { match.placement(callId) != nil }
 
     /// Users waiting in the match queue.
-    public var matchWaitingCount: Int { match.waitingCount }
+    var matchWaitingCount: Int { match.waitingCount }
 
     /// Tells the caller's newest session to place the call (nothing when the order cannot be placed now).
     mutating func placeCall(_ order: PlaceCallOrder, callId: String, now: Int64, into actions: inout [HubAction]) {

@@ -1,6 +1,6 @@
 /// The outbox bookkeeping both endpoints' machines share (nested in ``HubState`` and ``ChannelState``): totals over
 /// every session's ``OutboxLedger``, and the sessions found too slow while the current event is handled.
-struct OutboxAccounting: Sendable, Equatable {
+package struct OutboxAccounting: Sendable, Equatable {
     let maxFrames: Int
     let maxBytes: Int
     /// Frames and bytes queued for all sessions' writers.

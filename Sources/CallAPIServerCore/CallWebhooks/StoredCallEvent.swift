@@ -51,7 +51,7 @@ public struct StoredCallEvent: Sendable, Equatable {
     }
 
     /// The idempotency key of a call's event: one event of each kind per call.
-    static func idempotencyKey(callId: String, kind: CallEvent.Kind) -> String { "\(callId):\(kind.rawValue)" }
+    package static func idempotencyKey(callId: String, kind: CallEvent.Kind) -> String { "\(callId):\(kind.rawValue)" }
 
     /// The posted JSON (keys sorted, so the same event always has the same bytes and signature).
     static func body(_ event: CallEvent, seq: Int64, key: String) -> String {

@@ -1,7 +1,7 @@
 import CallAPISignalProtocol
 
 /// An invitation the server is arbitrating: who is involved, and where it stands.
-struct PendingInvitation: Sendable, Equatable {
+package struct PendingInvitation: Sendable, Equatable {
     /// Where it stands; each stage owns its deadline.
     enum Stage: Sendable, Equatable {
         /// Handed to the callee's sessions; none has acknowledged it by `receiveDeadline`.

@@ -1,4 +1,4 @@
-extension Array {
+package extension Array {
     /// Removes every element and keeps the storage, popping them from the end.
     ///
     /// The hub empties its short lists (an event's actions, a tick's connections, an outbox's written frames)

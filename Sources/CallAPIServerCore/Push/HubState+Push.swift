@@ -1,7 +1,7 @@
 import CallAPISignalProtocol
 
 /// The hub's push rules: withdrawing held calls, tombstones, the `devices` answer.
-extension HubState {
+package extension HubState {
     /// The `devices` frame for `userId`.
     func devicesFrame(of userId: String, requestId: Int?) -> ServerFrame {
         .devices(.init(id: requestId, devices: devices.devices(of: userId).map(\.summary)))

@@ -12,7 +12,7 @@ package struct HubState: Sendable, HubFrameQueue {
     }
 
     package let limits: HubLimits
-    private(set) var sessions = SessionTable<Session>()
+    package private(set) var sessions = SessionTable<Session>()
     /// The sessions' ids in ascending order: a shutdown visits every session in this fixed order without sorting
     /// them all.
     private var sessionOrder = SortedSessionIDs()

@@ -1,7 +1,7 @@
 import CallAPISignalProtocol
 
 /// A server-placed call the server is waiting to see its caller place.
-struct PendingPlacement: Sendable, Equatable {
+package struct PendingPlacement: Sendable, Equatable {
     /// Who asked for the call.
     enum Origin: Sendable, Equatable {
         /// `POST /v1/calls`.

@@ -1,5 +1,5 @@
 /// A token bucket: `burst` frames at once, refilled at `ratePerSecond`. Time is passed in.
-struct TokenBucket: Sendable, Equatable {
+package struct TokenBucket: Sendable, Equatable {
     var tokens: Double
     var updatedAt: Int64
 

@@ -9,7 +9,7 @@ import HeapModule
 /// that has a held message (it did, on every tick). Entries of messages that left early (delivered, withdrawn,
 /// replaced) stay in the heap until their time and are skipped then; the heap is rebuilt when they outnumber
 /// the live ones.
-struct HeldMessages: Sendable {
+package struct HeldMessages: Sendable {
     /// A message kept for an offline user.
     struct Message: Sendable, Equatable {
         var messageId: String

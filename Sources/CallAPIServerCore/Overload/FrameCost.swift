@@ -4,7 +4,7 @@ import CallAPISignalProtocol
 ///
 /// Strings are counted as JSON writes them (escapes included), so a body of control characters costs its real,
 /// six-fold size; the fixed part of each frame is a generous constant.
-enum FrameCost {
+package enum FrameCost {
     /// The keys, punctuation and small fields of any frame.
     static let overhead = 160
 

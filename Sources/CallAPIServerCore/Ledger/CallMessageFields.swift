@@ -8,8 +8,8 @@ import CallAPISignalProtocol
 
 /// The few fields of a wire-format-1.0 call message the ledger needs (docs/spec/wire-format.md). Anything else in
 /// the message, known or not, is ignored.
-struct CallMessageFields: Sendable, Equatable {
-    enum Action: Sendable, Equatable {
+package struct CallMessageFields: Sendable, Equatable {
+    package enum Action: Sendable, Equatable {
         case call(CallMedia, roomId: String?)
         case cancel(byTimer: Bool)
         case accept
@@ -23,8 +23,8 @@ struct CallMessageFields: Sendable, Equatable {
         case settledNotice
     }
 
-    var callId: String
-    var action: Action
+    package var callId: String
+    package var action: Action
     /// A multi-device client's device id.
     var deviceId: String?
 
@@ -34,7 +34,7 @@ struct CallMessageFields: Sendable, Equatable {
     /// Every relayed message passes here on the event loop, so the flat objects the clients send are read in one
     /// pass without Foundation; only other shapes (nested values, fractions, duplicate keys…) take `JSONDecoder`.
     /// ``parse(_:)-(String)`` of a body as it travels: one that cannot be an object is not unescaped to find out.
-    static func parse(_ body: MessageBody) -> CallMessageFields? {
+    package static func parse(_ body: MessageBody) -> CallMessageFields? {
         body.mayBeObject ? parse(body.text) : nil
     }
 

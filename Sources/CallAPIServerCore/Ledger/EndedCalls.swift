@@ -4,7 +4,7 @@ import DequeModule
 /// a call that ended stays ended (its record and its webhooks never change). A pure value, part of
 /// ``CallLedgerMachine``; bounded in time and in count, oldest forgotten first. Past those bounds the database
 /// still keeps the first record and refuses a second event under the same key (``LedgerStore``).
-struct EndedCalls: Sendable {
+package struct EndedCalls: Sendable {
     private var ids: Set<String> = []
     /// The same ids with when each ended, oldest first.
     private var order: Deque<(callId: String, endedAt: Int64)> = []

@@ -54,7 +54,7 @@ public struct HubLimits: Sendable, Equatable {
     }
 
     /// The limits by setting name, as `/metrics` publishes them (`callapi_limit{name="…"}`).
-    var published: [(name: String, value: Double)] {
+    package var published: [(name: String, value: Double)] {
         [
             ("max-frame-bytes", Double(maxFrameBytes)), ("rate", ratePerSecond), ("burst", Double(burst)),
             ("max-sessions", Double(maxSessionsPerUser)), ("max-held", Double(maxHeldPerUser)),

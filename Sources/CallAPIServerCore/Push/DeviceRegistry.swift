@@ -9,7 +9,7 @@ public struct DeviceRegistry: Sendable, Equatable, Codable {
         public var device: PushDevice
         public var registeredAt: Int64
 
-        var summary: PushDeviceSummary {
+        package var summary: PushDeviceSummary {
             PushDeviceSummary(
                 deviceId: device.deviceId, platform: device.platform, kind: device.kind, topic: device.topic,
                 environment: device.environment, registeredAt: registeredAt)

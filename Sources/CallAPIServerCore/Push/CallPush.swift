@@ -46,7 +46,7 @@ public struct CallPush: Sendable, Equatable {
     /// The `callapi` object as JSON text (what FCM data messages carry as a string).
     public var objectJSON: String { Self.json(body) }
 
-    static func json(_ value: some Encodable) -> String {
+    package static func json(_ value: some Encodable) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         // Structs of strings, numbers and booleans always encode.
@@ -79,7 +79,7 @@ public enum PushAction: Sendable, Equatable {
 }
 
 /// A withdrawn call, kept so that the callee's sessions that log in learn it at once.
-struct Tombstone: Sendable, Equatable {
+package struct Tombstone: Sendable, Equatable {
     var callId: String
     var reason: PushMark.Reason
     var at: Int64

@@ -13,7 +13,7 @@ public struct ChannelSettings: Sendable, Equatable {
     public init() {}
 
     /// The settings by name, as `/metrics` publishes them (`callapi_limit{name="…"}`).
-    var published: [(name: String, value: Double)] {
+    package var published: [(name: String, value: Double)] {
         [("channel-capacity", Double(capacity)), ("channel-watchdog", Double(watchdogSeconds))]
     }
 }

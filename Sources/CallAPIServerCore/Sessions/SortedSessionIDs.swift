@@ -1,9 +1,9 @@
 /// Session ids in ascending order, without repeats: what ``HubState`` visits in a fixed order without sorting
 /// (every session at a shutdown; the presence subscribers at each login and logout).
-struct SortedSessionIDs: Sendable, Equatable, Sequence {
+package struct SortedSessionIDs: Sendable, Equatable, Sequence {
     private(set) var ids: [SessionID] = []
 
-    func makeIterator() -> IndexingIterator<[SessionID]> { ids.makeIterator() }
+    package func makeIterator() -> IndexingIterator<[SessionID]> { ids.makeIterator() }
 
     /// Adds `id` in its place (ids only grow, so a new session's is usually appended).
     mutating func insert(_ id: SessionID) {

@@ -1,7 +1,7 @@
 import CallAPISignalProtocol
 
 /// A user waiting in the match queue.
-struct MatchEntry: Sendable, Equatable {
+package struct MatchEntry: Sendable, Equatable {
     /// The session that entered: it hears of the match, and it closing ends the wait.
     var session: SessionID
     var tags: [String]

@@ -3,7 +3,7 @@
 ///
 /// The state machines keep one per connection and check ``fits(bytes:maxFrames:maxBytes:)`` before every write;
 /// the shell reports writes back (``written(_:)``). This is what bounds a slow reader's memory.
-struct OutboxLedger<Relayed: Sendable & Equatable>: Sendable, Equatable {
+package struct OutboxLedger<Relayed: Sendable & Equatable>: Sendable, Equatable {
     private struct Entry: Sendable, Equatable {
         var bytes: Int
         var relayed: Relayed?

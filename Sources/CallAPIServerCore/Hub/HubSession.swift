@@ -1,4 +1,4 @@
-extension HubState {
+package extension HubState {
     /// One connection to the signaling endpoint.
     struct Session: Sendable, Equatable {
         /// When it connected: the login timeout runs from here.

@@ -10,7 +10,7 @@ import HeapModule
 /// older one goes stale; stale entries, and those of sessions that have gone, are skipped when they come due, and
 /// the heap is rebuilt from the live entries when stale ones outnumber them, so it stays proportional to the
 /// sessions however a client drives its deadlines.
-struct SessionDeadlines: Sendable {
+package struct SessionDeadlines: Sendable {
     private struct Entry: Comparable, Sendable {
         var at: Int64
         var id: SessionID

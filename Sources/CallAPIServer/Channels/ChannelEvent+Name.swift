@@ -1,0 +1,4 @@
+import CallAPIServerCore
+
+/// The RTC channel machine's event; named in full because NIO has a `ChannelEvent` of its own.
+typealias ChannelEvent = CallAPIServerCore.ChannelEvent
