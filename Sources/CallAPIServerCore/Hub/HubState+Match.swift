@@ -6,7 +6,7 @@ package extension HubState {
     /// Why the server cannot place `order` now, or `nil` when it can. (Busy is the call ledger's to say.)
     func placementProblem(_ order: PlaceCallOrder) -> PlaceCallRefusal? {
         if order.caller == order.callee { return .sameUser }
-        for user in [order.caller, order.callee] where (userSessions[user] ?? []).isEmpty {
+        for user in [order.caller, order.callee] where !presence.isOnline(user) {
             return .offline(user: user)
         }
         return nil
@@ -20,7 +20,7 @@ package extension HubState {
 
     /// Tells the caller's newest session to place the call (nothing when the order cannot be placed now).
     mutating func placeCall(_ order: PlaceCallOrder, callId: String, now: Int64, into actions: inout [HubAction]) {
-        guard placementProblem(order) == nil, let session = userSessions[order.caller]?.last else { return }
+        guard placementProblem(order) == nil, let session = presence.sessions(of: order.caller).last else { return }
         runMatch(.place(order, callId: callId, callerSession: session), now: now, into: &actions)
     }
 

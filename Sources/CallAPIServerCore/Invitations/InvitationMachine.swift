@@ -21,18 +21,17 @@ package struct InvitationMachine: Sendable {
     }
 
     /// Applies `input`, which happened at `now` (ms since 1970 on the server's clock), and returns the frames to send.
-    package mutating func handle(_ input: InvitationInput, now: Int64) -> [HubAction] {
-        var actions: [HubAction] = []
-        var frames = UncountedFrames()
-        handle(input, now: now, into: &actions, queue: &frames)
+    package mutating func handle(_ input: InvitationInput, now: Int64) -> [InvitationAction] {
+        var actions: [InvitationAction] = []
+        handle(input, now: now, into: &actions)
         return actions
     }
 
-    /// Applies `input` at `now`, sending its frames through `queue` (the hub's outbox count) into `actions`.
+    /// Applies `input` at `now`, appending its frames to `actions` in order.
     package mutating func handle(
-        _ input: InvitationInput, now: Int64, into actions: inout [HubAction], queue: inout some HubFrameQueue
+        _ input: InvitationInput, now: Int64, into actions: inout [InvitationAction]
     ) {
-        func send(_ frame: ServerFrame, to session: SessionID) { queue.enqueue(frame, to: session, into: &actions) }
+        func send(_ frame: ServerFrame, to session: SessionID) { actions.append(.send(session, frame)) }
         switch input {
         case .invite(let session, let caller, let invite, let calleeSessions):
             start(invite, from: session, caller: caller, calleeSessions: calleeSessions, now: now, send)
@@ -53,7 +52,7 @@ package struct InvitationMachine: Sendable {
         }
     }
 
-    /// Where a handler sends a frame: straight to the hub's queue, in order.
+    /// Where a handler sends a frame: appended to the actions, in order.
     private typealias Send = (ServerFrame, SessionID) -> Void
 
     // MARK: - Caller

@@ -47,20 +47,18 @@ package struct MatchMachine: Sendable {
     // MARK: - Inputs
 
     /// Applies `input` at `now` (ms since 1970) and returns what to do, in order.
-    package mutating func handle(_ input: MatchInput, now: Int64) -> [HubAction] {
-        var actions: [HubAction] = []
-        var frames = UncountedFrames()
-        handle(input, now: now, into: &actions, queue: &frames)
+    package mutating func handle(_ input: MatchInput, now: Int64) -> [MatchAction] {
+        var actions: [MatchAction] = []
+        handle(input, now: now, into: &actions)
         return actions
     }
 
-    /// Applies `input` at `now`, sending its frames through `queue` (the hub's outbox count) and appending its
-    /// other actions, in order, to `actions`.
+    /// Applies `input` at `now`, appending what to do to `actions` in order.
     package mutating func handle(
-        _ input: MatchInput, now: Int64, into actions: inout [HubAction], queue: inout some HubFrameQueue
+        _ input: MatchInput, now: Int64, into actions: inout [MatchAction]
     ) {
-        func send(_ frame: ServerFrame, to session: SessionID) { queue.enqueue(frame, to: session, into: &actions) }
-        func append(_ action: HubAction) { actions.append(action) }
+        func send(_ frame: ServerFrame, to session: SessionID) { actions.append(.send(session, frame)) }
+        func append(_ action: MatchAction) { actions.append(action) }
         switch input {
         case .enter(let session, let user, let enter):
             self.enter(enter, user: user, session: session, now: now, send, append)
@@ -83,9 +81,9 @@ package struct MatchMachine: Sendable {
         }
     }
 
-    /// Where a handler sends a frame (straight to the hub's queue) and appends its other actions, in order.
+    /// Where a handler sends a frame and appends its other actions, in order.
     private typealias Send = (ServerFrame, SessionID) -> Void
-    private typealias Append = (HubAction) -> Void
+    private typealias Append = (MatchAction) -> Void
 
     // MARK: - Queue
 

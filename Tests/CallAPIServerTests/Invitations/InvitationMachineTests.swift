@@ -26,19 +26,19 @@ import Testing
         return answer.invitationId
     }
 
-    func frames(_ actions: [HubAction], to id: SessionID) -> [ServerFrame] {
+    func frames(_ actions: [InvitationAction], to id: SessionID) -> [ServerFrame] {
         actions.compactMap { if case .send(id, let frame) = $0 { frame } else { nil } }
     }
 
-    func local(_ actions: [HubAction]) -> [ServerFrame.LocalInvitation] {
+    func local(_ actions: [InvitationAction]) -> [ServerFrame.LocalInvitation] {
         frames(actions, to: caller).compactMap { if case .localInvitation(let f) = $0 { f } else { nil } }
     }
 
-    func remote(_ actions: [HubAction], to id: SessionID) -> [ServerFrame.RemoteInvitation] {
+    func remote(_ actions: [InvitationAction], to id: SessionID) -> [ServerFrame.RemoteInvitation] {
         frames(actions, to: id).compactMap { if case .remoteInvitation(let f) = $0 { f } else { nil } }
     }
 
-    func errorCode(_ actions: [HubAction], to id: SessionID) -> SignalErrorCode? {
+    func errorCode(_ actions: [InvitationAction], to id: SessionID) -> SignalErrorCode? {
         frames(actions, to: id).compactMap { if case .error(let e) = $0 { e.code } else { nil } }.first
     }
 

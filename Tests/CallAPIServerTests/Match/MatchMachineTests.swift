@@ -15,28 +15,28 @@ import Testing
     let aliceTablet = SessionID(5)
 
     mutating func enter(_ session: SessionID, _ user: String, _ tags: [String], at offset: Int64 = 0)
-        -> [HubAction]
+        -> [MatchAction]
     {
         machine.handle(.enter(session, user: user, .init(id: 7, tags: tags)), now: start + offset)
     }
 
-    func frames(_ actions: [HubAction], to id: SessionID) -> [ServerFrame] {
+    func frames(_ actions: [MatchAction], to id: SessionID) -> [ServerFrame] {
         actions.compactMap { if case .send(id, let frame) = $0 { frame } else { nil } }
     }
 
-    func matched(_ actions: [HubAction], to id: SessionID) -> ServerFrame.Matched? {
+    func matched(_ actions: [MatchAction], to id: SessionID) -> ServerFrame.Matched? {
         frames(actions, to: id).lazy.compactMap { if case .matched(let m) = $0 { m } else { nil } }.first
     }
 
-    func placeCall(_ actions: [HubAction], to id: SessionID) -> ServerFrame.PlaceCall? {
+    func placeCall(_ actions: [MatchAction], to id: SessionID) -> ServerFrame.PlaceCall? {
         frames(actions, to: id).lazy.compactMap { if case .placeCall(let p) = $0 { p } else { nil } }.first
     }
 
-    func notPlaced(_ actions: [HubAction]) -> [NotPlacedCall] {
+    func notPlaced(_ actions: [MatchAction]) -> [NotPlacedCall] {
         actions.compactMap { if case .callNotPlaced(let call) = $0 { call } else { nil } }
     }
 
-    func errorCode(_ actions: [HubAction], to id: SessionID) -> SignalErrorCode? {
+    func errorCode(_ actions: [MatchAction], to id: SessionID) -> SignalErrorCode? {
         frames(actions, to: id).lazy.compactMap { if case .error(let e) = $0 { e.code } else { nil } }.first
     }
 
