@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v14), .iOS(.v15)],
     products: [
         .library(name: "CallAPI", targets: ["CallAPI"]),
+        .library(name: "CallAPIWire", targets: ["CallAPIWire"]),
         .library(name: "CallAPITesting", targets: ["CallAPITesting"]),
         .library(name: "CallAPIServer", targets: ["CallAPIServer"]),
         .library(name: "CallAPISignalClient", targets: ["CallAPISignalClient"]),
@@ -38,15 +39,17 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
     ],
     targets: [
+        // The call message's vocabulary and the one JSON reader and writer: no dependencies at all.
+        .target(name: "CallAPIWire"),
         // The client library: no dependencies beyond the toolchain.
-        .target(name: "CallAPI"),
+        .target(name: "CallAPI", dependencies: ["CallAPIWire"]),
         .target(name: "CallAPITesting", dependencies: ["CallAPI"]),
         // Wire protocol between the signaling server and its client (shared, dependency-free).
-        .target(name: "CallAPISignalProtocol"),
+        .target(name: "CallAPISignalProtocol", dependencies: ["CallAPIWire"]),
         .target(
             name: "CallAPIServer",
             dependencies: [
-                "CallAPISignalProtocol",
+                "CallAPISignalProtocol", "CallAPIWire",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "HeapModule", package: "swift-collections"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -77,6 +80,7 @@ let package = Package(
             dependencies: [
                 "CallAPI",
                 "CallAPISignalProtocol",
+                "CallAPIWire",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -142,6 +146,7 @@ let package = Package(
         // The bridge to a system call screen (CallKit and PushKit on Apple platforms) and its simulated screen.
         .target(name: "CallAPISystemCall", dependencies: ["CallAPI"]),
         .target(name: "CallAPISystemCallTesting", dependencies: ["CallAPI", "CallAPISystemCall"]),
+        .testTarget(name: "CallAPIWireTests", dependencies: ["CallAPIWire"]),
         .testTarget(name: "CallAPITests", dependencies: ["CallAPI", "CallAPITesting"]),
         .testTarget(name: "CallAPICLITests", dependencies: ["callapi", "CallAPI", "CallAPITesting"]),
         .testTarget(
@@ -159,7 +164,7 @@ let package = Package(
             name: "CallAPIServerTests",
             dependencies: [
                 "CallAPI", "CallAPITesting", "CallAPIServer", "CallAPISignalClient", "CallAPISignalProtocol",
-                "CallAPIPushMock", "CallAPISystemCall",
+                "CallAPIPushMock", "CallAPISystemCall", "CallAPIWire",
                 .product(name: "WSClient", package: "swift-websocket"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),

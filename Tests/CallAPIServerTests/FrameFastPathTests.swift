@@ -70,7 +70,7 @@ import Testing
     func integersAreWrittenAsStringWritesThem(value: Int64) {
         var bytes: [UInt8] = [UInt8(ascii: "x")]
         bytes.writeInteger(value)
-        #expect(FrameJSONLength.decimalLength(value) == bytes.count - 1)
+        #expect(JSONLength.decimalLength(value) == bytes.count - 1)
         #expect(bytes == Array("x\(value)".utf8))
     }
 

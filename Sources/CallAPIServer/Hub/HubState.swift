@@ -1,4 +1,5 @@
 import CallAPISignalProtocol
+import CallAPIWire
 
 /// The signaling hub as a pure state machine: sessions, who is online, held messages and rate limits.
 ///
@@ -654,8 +655,8 @@ package struct HubState: Sendable, HubFrameQueue {
         // Written in place: `"m-" + String(number)` built two strings and joined them, ~450 instructions of every
         // relayed message (callgrind).
         let number = nextMessageNumber
-        return String(unsafeUninitializedCapacity: 2 + FrameJSONLength.decimalLength(number)) { memory in
-            var id = FrameJSONMemory(UnsafeMutableRawBufferPointer(memory))
+        return String(unsafeUninitializedCapacity: 2 + JSONLength.decimalLength(number)) { memory in
+            var id = JSONMemory(UnsafeMutableRawBufferPointer(memory))
             id.writeByte(UInt8(ascii: "m"))
             id.writeByte(UInt8(ascii: "-"))
             id.writeInteger(number)
