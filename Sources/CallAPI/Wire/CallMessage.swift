@@ -155,9 +155,13 @@ package struct CallMessage: Sendable, Equatable {
             throw .notJSON
         }
         guard isObject else { throw .notAnObject }
-        guard let version = object[.messageVersion]?.stringValue else { throw .missingField(CallMessageKey.messageVersion.name) }
+        guard let version = object[.messageVersion]?.stringValue else {
+            throw .missingField(CallMessageKey.messageVersion.name)
+        }
         guard version == Self.version else { throw .unsupportedVersion(version) }
-        guard let rawAction = object[.messageAction]?.intValue else { throw .missingField(CallMessageKey.messageAction.name) }
+        guard let rawAction = object[.messageAction]?.intValue else {
+            throw .missingField(CallMessageKey.messageAction.name)
+        }
         guard let action = MessageAction(rawValue: rawAction) else { throw .unknownAction(rawAction) }
         let callId = try field(.callId, in: object) { $0.stringValue.flatMap { $0.isEmpty ? nil : $0 } }
         let fromUserId = try field(.fromUserId, in: object, UserID.wire)

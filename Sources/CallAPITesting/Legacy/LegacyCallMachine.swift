@@ -100,7 +100,8 @@ package struct LegacyCallMachine: Sendable {
 
     private mutating func receive(_ text: String, now: Int64) -> [LegacyAction] {
         guard let object = try? JSONDecoder().decode([String: JSONValue].self, from: Data(text.utf8)),
-            object["message_version"]?.stringValue == "1.0", let rawAction = object[CallMessageKey.messageAction.name]?.intValue,
+            object["message_version"]?.stringValue == "1.0",
+            let rawAction = object[CallMessageKey.messageAction.name]?.intValue,
             let from = object["fromUserId"]?.intValue.flatMap({ $0 >= 0 ? UInt($0) : nil })
         else { return [] }
         let callId = object["callId"]?.stringValue ?? ""

@@ -3,8 +3,7 @@ extension JSONReader {
     /// Parses `text`, which must be one JSON value, as ``parse(_:)`` does, but reads a top-level object's members
     /// into `object`'s slots instead of a dictionary; false when the text is JSON but not an object. It fails on the
     /// same texts as `parse`.
-    package static func parseCallObject(_ text: String, into object: inout CallMessageObject) throws(Failure) -> Bool
-    {
+    package static func parseCallObject(_ text: String, into object: inout CallMessageObject) throws(Failure) -> Bool {
         // Filled in place: the object is large, and returning it through a result copied it each time.
         try whole(text) { reader throws(Failure) in
             reader.skipSpace()
