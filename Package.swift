@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v14), .iOS(.v15)],
     products: [
         .library(name: "CallAPI", targets: ["CallAPI"]),
+        .library(name: "CallAPIWire", targets: ["CallAPIWire"]),
         .library(name: "CallAPITesting", targets: ["CallAPITesting"]),
         .library(name: "CallAPIServer", targets: ["CallAPIServer"]),
         .library(name: "CallAPISignalClient", targets: ["CallAPISignalClient"]),
@@ -38,17 +39,20 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
     ],
     targets: [
+        // The call message's vocabulary and the one JSON reader and writer: no dependencies at all.
+        .target(name: "CallAPIWire"),
         // The client library: no dependencies beyond the toolchain.
-        .target(name: "CallAPI"),
+        .target(name: "CallAPI", dependencies: ["CallAPIWire"]),
         .target(name: "CallAPITesting", dependencies: ["CallAPI"]),
         // Wire protocol between the signaling server and its client (shared, dependency-free).
-        .target(name: "CallAPISignalProtocol"),
+        .target(name: "CallAPISignalProtocol", dependencies: ["CallAPIWire"]),
         // The server's pure machines (hub, channels, ledger, invitations, match, webhooks, push policy, token
         // lease, limits): no NIO, no networking, no clock, so the compiler keeps I/O out of them.
         .target(
             name: "CallAPIServerCore",
             dependencies: [
                 "CallAPISignalProtocol",
+                "CallAPIWire",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "HeapModule", package: "swift-collections"),
             ]
@@ -58,6 +62,7 @@ let package = Package(
             dependencies: [
                 "CallAPIServerCore",
                 "CallAPISignalProtocol",
+                "CallAPIWire",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "HeapModule", package: "swift-collections"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -88,6 +93,7 @@ let package = Package(
             dependencies: [
                 "CallAPI",
                 "CallAPISignalProtocol",
+                "CallAPIWire",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -154,6 +160,7 @@ let package = Package(
         // The bridge to a system call screen (CallKit and PushKit on Apple platforms) and its simulated screen.
         .target(name: "CallAPISystemCall", dependencies: ["CallAPI"]),
         .target(name: "CallAPISystemCallTesting", dependencies: ["CallAPI", "CallAPISystemCall"]),
+        .testTarget(name: "CallAPIWireTests", dependencies: ["CallAPIWire"]),
         .testTarget(name: "CallAPITests", dependencies: ["CallAPI", "CallAPITesting"]),
         .testTarget(name: "CallAPICLITests", dependencies: ["callapi", "CallAPI", "CallAPITesting"]),
         .testTarget(
@@ -171,7 +178,7 @@ let package = Package(
             name: "CallAPIServerTests",
             dependencies: [
                 "CallAPI", "CallAPITesting", "CallAPIServer", "CallAPIServerCore", "CallAPISignalClient",
-                "CallAPISignalProtocol", "CallAPIPushMock", "CallAPISystemCall",
+                "CallAPISignalProtocol", "CallAPIPushMock", "CallAPISystemCall", "CallAPIWire",
                 .product(name: "WSClient", package: "swift-websocket"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),

@@ -7,8 +7,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
-swiftc -O -wmo -package-name callapi -module-name CallAPISignalProtocol $(find Sources/CallAPISignalProtocol -name '*.swift') \
-    scripts/microbench/frame-coding/main.swift -o "$out/frame-coding-bench"
+# CallAPIWire (the JSON reader and writer) is a module of its own, as in the package: built first, then imported.
+swiftc -O -wmo -package-name callapi -parse-as-library -module-name CallAPIWire -emit-module \
+    -emit-module-path "$out/CallAPIWire.swiftmodule" -emit-library -static -o "$out/libCallAPIWire.a" \
+    $(find Sources/CallAPIWire -name '*.swift')
+swiftc -O -wmo -package-name callapi -module-name CallAPISignalProtocol -I "$out" -L "$out" -lCallAPIWire \
+    $(find Sources/CallAPISignalProtocol -name '*.swift') scripts/microbench/frame-coding/main.swift \
+    -o "$out/frame-coding-bench"
 if [[ "${1:-}" != --instructions ]]; then
     "$out/frame-coding-bench"
     exit 0

@@ -13,12 +13,21 @@ main="$PWD/scripts/microbench/server-machines/main.swift"
 build() {  # build TREE DIR
     local S=$1/Sources dir=$2
     mkdir -p "$dir"
+    # CallAPIWire (the JSON reader and writer) first, where the tree has it (a base from before it does not).
+    local wire=()
+    if [ -d "$S/CallAPIWire" ]; then
+        swiftc -O -wmo -package-name callapi -parse-as-library -module-name CallAPIWire -emit-module \
+            -emit-module-path "$dir/CallAPIWire.swiftmodule" -emit-library -static \
+            -o "$dir/libCallAPIWire.a" $(find "$S/CallAPIWire" -name '*.swift')
+        wire=(-lCallAPIWire)
+    fi
     swiftc -O -wmo -package-name callapi -parse-as-library -module-name CallAPISignalProtocol -emit-module \
+        -I "$dir" -L "$dir" ${wire[@]+"${wire[@]}"} \
         -emit-module-path "$dir/CallAPISignalProtocol.swiftmodule" -emit-library -static \
         -o "$dir/libCallAPISignalProtocol.a" $(find "$S/CallAPISignalProtocol" -name '*.swift')
     local server=$S/CallAPIServer
     swiftc -O -wmo -package-name callapi -module-name ServerMachinesBench -I "$dir" -L "$dir" \
-        -lCallAPISignalProtocol -o "$dir/bench" \
+        -lCallAPISignalProtocol ${wire[@]+"${wire[@]}"} -o "$dir/bench" \
         $(ls "$server"/Hub/*.swift | grep -v SignalHub) \
         "$server"/Invitations/*.swift "$server"/Match/*.swift "$server"/Overload/*.swift \
         "$server"/Auth/TokenLease.swift "$server"/Push/{CallPush,DeviceRegistry,HubState+Push,PushPolicy}.swift \

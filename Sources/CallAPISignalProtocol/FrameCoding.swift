@@ -1,3 +1,5 @@
+import CallAPIWire
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
@@ -177,7 +179,7 @@ public enum FrameCoding {
     /// ``write(_:into:)-(ServerFrame,_)`` (the server writes it into the socket's buffer, after the WebSocket
     /// header); nil for a frame that is encoded as ``encodeUTF8(_:)-(ServerFrame)`` encodes it.
     ///
-    /// A bound, not the length: it is counted without reading the frame's strings (``FrameJSONLengthBound``).
+    /// A bound, not the length: it is counted without reading the frame's strings (``JSONLengthBound``).
     package static func lengthBound(_ frame: ServerFrame) -> Int? {
         FrameFastPath.lengthBound(frame)
     }

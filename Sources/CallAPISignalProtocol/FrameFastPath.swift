@@ -1,3 +1,5 @@
+import CallAPIWire
+
 /// The frames sent at high rates (`send`, `message`, `answer`, `ping`, `pong`), read and written without
 /// Foundation's coders. Reading gives nil for anything it is not sure of, and ``FrameCoding`` then decodes the
 /// text the general way, so results and error messages are the same as the general path's.
@@ -151,15 +153,15 @@ enum FrameFastPath {
 
     /// ``encode(_:)-(ClientFrame)`` as UTF-8 bytes: counted, then written into an array of that length.
     static func encodeUTF8(_ frame: ClientFrame) -> [UInt8]? {
-        guard let count = write(frame, into: FrameJSONLength())?.count else { return nil }
+        guard let count = write(frame, into: JSONLength())?.count else { return nil }
         return bytes(count: count) { memory in fill(memory) { write(frame, into: $0) } }
     }
 
     /// `frame`'s members written into `output` when it is one of the fast frames; nil otherwise.
-    static func write<Output: FrameJSONOutput>(_ frame: ClientFrame, into output: consuming Output) -> Output? {
+    static func write<Output: JSONOutput>(_ frame: ClientFrame, into output: consuming Output) -> Output? {
         switch frame {
         case .send(let send):
-            var writer = FrameJSONWriter(into: output)
+            var writer = JSONObjectWriter(into: output)
             writer.member("body", send.relayBody)
             writer.member("copy", send.copy)
             writer.member("id", send.id)
@@ -177,7 +179,7 @@ enum FrameFastPath {
             writer.member("type", ClientFrame.Kind.send.rawValue)
             return writer.finish()
         case .ping(let request):
-            var writer = FrameJSONWriter(into: output)
+            var writer = JSONObjectWriter(into: output)
             writer.member("id", request.id)
             writer.member("type", ClientFrame.Kind.ping.rawValue)
             return writer.finish()
@@ -193,13 +195,13 @@ enum FrameFastPath {
 
     /// ``encode(_:)-(ServerFrame)`` as UTF-8 bytes: counted, then written into an array of that length.
     static func encodeUTF8(_ frame: ServerFrame) -> [UInt8]? {
-        guard let count = write(frame, into: FrameJSONLength())?.count else { return nil }
+        guard let count = write(frame, into: JSONLength())?.count else { return nil }
         return bytes(count: count) { memory in fill(memory) { write(frame, into: $0) } }
     }
 
-    /// The most `frame`'s text can take (``FrameJSONLengthBound``) when it is a fast frame; nil otherwise.
+    /// The most `frame`'s text can take (``JSONLengthBound``) when it is a fast frame; nil otherwise.
     static func lengthBound(_ frame: ClientFrame) -> Int? {
-        write(frame, into: FrameJSONLengthBound())?.count
+        write(frame, into: JSONLengthBound())?.count
     }
 
     /// Writes `frame`, a fast frame, from the start of `memory`, which must be at least its ``lengthBound(_:)``
@@ -208,9 +210,9 @@ enum FrameFastPath {
         written(into: memory) { write(frame, into: $0) }
     }
 
-    /// The most `frame`'s text can take (``FrameJSONLengthBound``) when it is a fast frame; nil otherwise.
+    /// The most `frame`'s text can take (``JSONLengthBound``) when it is a fast frame; nil otherwise.
     static func lengthBound(_ frame: ServerFrame) -> Int? {
-        write(frame, into: FrameJSONLengthBound())?.count
+        write(frame, into: JSONLengthBound())?.count
     }
 
     /// Writes `frame`, a fast frame, from the start of `memory`, which must be at least its ``lengthBound(_:)``
@@ -221,9 +223,9 @@ enum FrameFastPath {
 
     /// The length `write` wrote from the start of `memory` (nil from it: not a fast frame, which stops the program).
     private static func written(
-        into memory: UnsafeMutableRawBufferPointer, _ write: (FrameJSONMemory) -> FrameJSONMemory?
+        into memory: UnsafeMutableRawBufferPointer, _ write: (JSONMemory) -> JSONMemory?
     ) -> Int {
-        guard let written = write(FrameJSONMemory(memory))?.written else {
+        guard let written = write(JSONMemory(memory))?.written else {
             preconditionFailure("a frame written in place that is not a fast frame")
         }
         return written
@@ -239,17 +241,17 @@ enum FrameFastPath {
 
     /// Writes a frame into `memory` through `write`, which must fill it exactly (nil: not a fast frame).
     private static func fill(
-        _ memory: UnsafeMutableRawBufferPointer, _ write: (FrameJSONMemory) -> FrameJSONMemory?
+        _ memory: UnsafeMutableRawBufferPointer, _ write: (JSONMemory) -> JSONMemory?
     ) {
         precondition(
-            write(FrameJSONMemory(memory))?.written == memory.count, "a frame written at another length than counted")
+            write(JSONMemory(memory))?.written == memory.count, "a frame written at another length than counted")
     }
 
     /// `frame`'s members written into `output` when it is one of the fast frames; nil otherwise.
-    static func write<Output: FrameJSONOutput>(_ frame: ServerFrame, into output: consuming Output) -> Output? {
+    static func write<Output: JSONOutput>(_ frame: ServerFrame, into output: consuming Output) -> Output? {
         switch frame {
         case .message(let message):
-            var writer = FrameJSONWriter(into: output)
+            var writer = JSONObjectWriter(into: output)
             writer.member("body", message.relayBody)
             writer.member("from", message.from)
             writer.member("held", message.held)
@@ -259,7 +261,7 @@ enum FrameFastPath {
             writer.member("type", ServerFrame.Kind.message.rawValue)
             return writer.finish()
         case .answer(let answer):
-            var writer = FrameJSONWriter(into: output)
+            var writer = JSONObjectWriter(into: output)
             writer.member("id", answer.id)
             writer.member("message", answer.message)
             writer.member("messageId", answer.messageId)
@@ -270,7 +272,7 @@ enum FrameFastPath {
             writer.member("type", ServerFrame.Kind.answer.rawValue)
             return writer.finish()
         case .pong(let pong):
-            var writer = FrameJSONWriter(into: output)
+            var writer = JSONObjectWriter(into: output)
             writer.member("id", pong.id)
             writer.member("serverTime", pong.serverTime)
             writer.member("type", ServerFrame.Kind.pong.rawValue)

@@ -1,3 +1,5 @@
+import CallAPIWire
+
 /// The body of a `send` or a `message`, in one of two forms: text (as an app or a decoder built it), or the
 /// escaped bytes between a JSON string's quotes, as a client sent them.
 ///
@@ -50,7 +52,7 @@ package struct MessageBody: Sendable {
     }
 
     /// Writes the body quoted: escaped as ``JSONStringEscapes`` escapes text, or copied when already escaped.
-    package func writeQuoted(to output: inout some FrameJSONOutput) {
+    package func writeQuoted(to output: inout some JSONOutput) {
         switch form {
         case .text(let text):
             output.writeQuoted(text)
@@ -81,5 +83,12 @@ extension MessageBody: Codable {
     package func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(text)
+    }
+}
+
+extension JSONObjectWriter {
+    /// A message body: escaped as a string is, or copied when it is kept escaped already.
+    package mutating func member(_ key: StaticString, _ value: MessageBody) {
+        member(key) { value.writeQuoted(to: &$0) }
     }
 }

@@ -19,7 +19,7 @@ public struct SystemCallPush: Sendable, Equatable, Codable {
     /// The payload version this library writes and reads.
     public static let version = 1
     /// The key of the caller's user extension (``PrepareConfig/userExtension``) that holds the name to show.
-    public static let callerNameExtensionKey = "displayName"
+    public static let callerNameExtensionKey = CallMessageExtensionKey.callerName.description
     /// The longest `callId` accepted (CallAPI's are UUIDs, 36 characters).
     public static let maxCallIdLength = 128
     /// Caller names are cut to this many characters.

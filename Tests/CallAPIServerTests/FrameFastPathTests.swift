@@ -1,3 +1,4 @@
+import CallAPIWire
 import Testing
 
 @testable import CallAPISignalProtocol
@@ -70,7 +71,7 @@ import Testing
     func integersAreWrittenAsStringWritesThem(value: Int64) {
         var bytes: [UInt8] = [UInt8(ascii: "x")]
         bytes.writeInteger(value)
-        #expect(FrameJSONLength.decimalLength(value) == bytes.count - 1)
+        #expect(JSONLength.decimalLength(value) == bytes.count - 1)
         #expect(bytes == Array("x\(value)".utf8))
     }
 

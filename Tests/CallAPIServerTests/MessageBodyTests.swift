@@ -1,3 +1,4 @@
+import CallAPIWire
 import Testing
 
 @testable import CallAPISignalProtocol

@@ -55,22 +55,22 @@ struct MessageCodingTests {
 
     @Test("Integers are read exactly up to Int's bounds, and beyond them as doubles")
     func integersAtTheirBounds() throws {
-        #expect(try JSONParser.parse("123456789012345678") == .int(123_456_789_012_345_678))
-        #expect(try JSONParser.parse("-123456789012345678") == .int(-123_456_789_012_345_678))
-        #expect(try JSONParser.parse("9223372036854775807") == .int(Int.max))
-        #expect(try JSONParser.parse("-9223372036854775808") == .int(Int.min))
-        #expect(try JSONParser.parse("9223372036854775808") == .double(9_223_372_036_854_775_808))
-        #expect(try JSONParser.parse("-0") == .int(0))
-        #expect(try JSONParser.parse(" 1e2 ") == .double(100))
-        #expect(throws: JSONParser.Failure.self) { try JSONParser.parse("-") }
-        #expect(throws: JSONParser.Failure.self) { try JSONParser.parse("01") }
+        #expect(try JSONReader.parse("123456789012345678") == .int(123_456_789_012_345_678))
+        #expect(try JSONReader.parse("-123456789012345678") == .int(-123_456_789_012_345_678))
+        #expect(try JSONReader.parse("9223372036854775807") == .int(Int.max))
+        #expect(try JSONReader.parse("-9223372036854775808") == .int(Int.min))
+        #expect(try JSONReader.parse("9223372036854775808") == .double(9_223_372_036_854_775_808))
+        #expect(try JSONReader.parse("-0") == .int(0))
+        #expect(try JSONReader.parse(" 1e2 ") == .double(100))
+        #expect(throws: JSONReader.Failure.self) { try JSONReader.parse("-") }
+        #expect(throws: JSONReader.Failure.self) { try JSONReader.parse("01") }
     }
 
     @Test("Long keys and values that spell them read as the same text")
     func longKeysRead() throws {
         let text = #"{"message_timestamp":"cancelCallByInternal","fromUserExtensionX":1,"rejectedByDevic\u0065":2}"#
         #expect(
-            try JSONParser.parse(text)
+            try JSONReader.parse(text)
                 == .object([
                     "message_timestamp": .string("cancelCallByInternal"), "fromUserExtensionX": .int(1),
                     "rejectedByDevice": .int(2),

@@ -33,12 +33,12 @@ struct MessageObjectReadingTests {
     @Test("an object reads into the fields the generic parser makes of it")
     func objectsReadAsTheGenericParserReadsThem() throws {
         for text in Self.objects {
-            guard case .object(let expected) = try JSONParser.parse(text) else {
+            guard case .object(let expected) = try JSONReader.parse(text) else {
                 Issue.record("not an object: \(text)")
                 continue
             }
             var object = CallMessageObject()
-            #expect(try JSONParser.parseCallObject(text, into: &object) == true)
+            #expect(try JSONReader.parseCallObject(text, into: &object) == true)
             #expect(object.fields == expected, "\(text)")
         }
     }
@@ -46,9 +46,9 @@ struct MessageObjectReadingTests {
     @Test("a text that is not an object is refused as the generic parser refuses it")
     func nonObjectsGetTheGenericParsersVerdict() {
         for text in Self.others {
-            let generic = try? JSONParser.parse(text)
+            let generic = try? JSONReader.parse(text)
             var object = CallMessageObject()
-            let read = try? JSONParser.parseCallObject(text, into: &object)
+            let read = try? JSONReader.parseCallObject(text, into: &object)
             #expect(read == (generic == nil ? nil : false), "\(text)")
             let error: WireError = generic == nil ? .notJSON : .notAnObject
             #expect(throws: error) { try CallMessage.decode(text) }
@@ -118,9 +118,9 @@ struct MessageObjectReadingTests {
     @Test("on thousands of changed messages, the slots and the generic parser agree on every text")
     func slotsAgreeWithTheGenericParserOnChangedMessages() throws {
         for text in Self.mutations {
-            let generic = try? JSONParser.parse(text)
+            let generic = try? JSONReader.parse(text)
             var object = CallMessageObject()
-            let read = try? JSONParser.parseCallObject(text, into: &object)
+            let read = try? JSONReader.parseCallObject(text, into: &object)
             switch generic {
             case .object(let expected)?:
                 #expect(read == true, "\(text)")
@@ -155,7 +155,7 @@ struct EventInfoTests {
     func receivedMessageInfoNamesTheSender() throws {
         let text = Self.message.encoded()
         let (_, object) = try CallMessage.decodeObject(text)
-        guard case .object(var expected) = try JSONParser.parse(text) else {
+        guard case .object(var expected) = try JSONReader.parse(text) else {
             Issue.record("not an object")
             return
         }

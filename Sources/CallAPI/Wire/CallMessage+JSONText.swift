@@ -2,69 +2,36 @@
 /// ``CallMessage/fields`` as a `JSONValue` (MessageCodingTests hold the two to it), but straight from the typed
 /// fields, without building the dictionary or sorting its keys on every send.
 extension CallMessage: JSONTextWritable {
-    func write<Output: JSONTextOutput>(to writer: inout JSONTextWriter<Output>) {
-        var members = Members(writer: writer)
-        // The keys in the order a `JSONValue` object's keys are sorted (byte order: "messageId" < "message_action").
-        if action == .ack, let ackMessageId { members.int("ackMessageId", ackMessageId) }
-        if action == .cancelCall, let answeredByDevice { members.string("answeredByDevice", answeredByDevice) }
-        members.string("callId", callId)
-        if action == .cancelCall { members.int("cancelCallByInternal", cancelCallByInternal ? 1 : 0) }
-        if let deviceId { members.string("deviceId", deviceId) }
-        if action.isCall, let fromRoomId { members.string("fromRoomId", fromRoomId) }
-        if let fromUserExtension { members.value("fromUserExtension", .object(fromUserExtension)) }
-        members.int("fromUserId", Int(fromUserId))
-        if action == .hangup, let hangupReason { members.string("hangupReason", hangupReason) }
-        if action == .ack, let inCall { members.int("inCall", inCall ? 1 : 0) }
-        if let messageId { members.int("messageId", messageId) }
-        members.int("message_action", action.rawValue)
-        members.int("message_timestamp", Int(timestamp))
-        members.string("message_version", CallMessage.version)
+    @usableFromInline
+    package func write<Output: JSONOutput>(to output: inout Output) {
+        typealias Key = CallMessageKey
+        var members = JSONObjectWriter(into: output)
+        // The keys in the order a `JSONValue` object's keys are sorted (byte order: "messageId" before the action).
+        if action == .ack, let ackMessageId { members.member(Key.ackMessageId.spelling, ackMessageId) }
+        if action == .cancelCall, let answeredByDevice {
+            members.member(Key.answeredByDevice.spelling, answeredByDevice)
+        }
+        members.member(Key.callId.spelling, callId)
+        if action == .cancelCall { members.member(Key.cancelCallByInternal.spelling, cancelCallByInternal ? 1 : 0) }
+        if let deviceId { members.member(Key.deviceId.spelling, deviceId) }
+        if action.isCall, let fromRoomId { members.member(Key.fromRoomId.spelling, fromRoomId) }
+        if let fromUserExtension { members.member(Key.fromUserExtension.spelling, .object(fromUserExtension)) }
+        members.member(Key.fromUserId.spelling, Int(fromUserId))
+        if action == .hangup, let hangupReason { members.member(Key.hangupReason.spelling, hangupReason) }
+        if action == .ack, let inCall { members.member(Key.inCall.spelling, inCall ? 1 : 0) }
+        if let messageId { members.member(Key.messageId.spelling, messageId) }
+        members.member(Key.messageAction.spelling, action.rawValue)
+        members.member(Key.messageTimestamp.spelling, timestamp)
+        members.member(Key.messageVersion.spelling, CallMessage.version)
         if action == .reject {
-            members.int("rejectByInternal", rejectByInternal ? 1 : 0)
-            if let rejectReason { members.string("rejectReason", rejectReason) }
+            members.member(Key.rejectByInternal.spelling, rejectByInternal ? 1 : 0)
+            if let rejectReason { members.member(Key.rejectReason.spelling, rejectReason) }
         }
-        if action == .cancelCall, let rejectedByDevice { members.string("rejectedByDevice", rejectedByDevice) }
-        if reliable { members.int("reliability", 1) }
-        if action.isCall, let remoteUserId { members.int("remoteUserId", Int(remoteUserId)) }
-        writer = members.finish()
-    }
-
-    /// The object being written: `{`, then `"key":value` members separated by commas.
-    private struct Members<Output: JSONTextOutput> {
-        private var writer: JSONTextWriter<Output>
-        private var empty = true
-
-        init(writer: JSONTextWriter<Output>) {
-            self.writer = writer
-            self.writer.literal("{")
+        if action == .cancelCall, let rejectedByDevice {
+            members.member(Key.rejectedByDevice.spelling, rejectedByDevice)
         }
-
-        private mutating func key(_ key: StaticString) {
-            if !empty { writer.literal(",") }
-            empty = false
-            writer.literal("\"")
-            writer.literal(key)
-            writer.literal("\":")
-        }
-
-        mutating func int(_ key: StaticString, _ value: Int) {
-            self.key(key)
-            writer.integer(value)
-        }
-
-        mutating func string(_ key: StaticString, _ value: String) {
-            self.key(key)
-            writer.quoted(value)
-        }
-
-        mutating func value(_ key: StaticString, _ value: JSONValue) {
-            self.key(key)
-            writer.value(value)
-        }
-
-        consuming func finish() -> JSONTextWriter<Output> {
-            writer.literal("}")
-            return writer
-        }
+        if reliable { members.member(Key.reliability.spelling, 1) }
+        if action.isCall, let remoteUserId { members.member(Key.remoteUserId.spelling, Int(remoteUserId)) }
+        output = members.finish()
     }
 }

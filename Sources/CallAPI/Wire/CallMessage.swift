@@ -94,31 +94,31 @@ package struct CallMessage: Sendable, Equatable {
     package var fields: [String: JSONValue] {
         // Sized for every field a message can have, so adding the optional ones never grows the table.
         var object = [String: JSONValue](minimumCapacity: 14)
-        object["message_action"] = .int(action.rawValue)
-        object["message_version"] = .string(Self.version)
-        object["message_timestamp"] = .int(Int(timestamp))
-        if let messageId { object["messageId"] = .int(messageId) }
-        object["fromUserId"] = .int(Int(fromUserId))
-        object["callId"] = .string(callId)
-        if let fromUserExtension { object["fromUserExtension"] = .object(fromUserExtension) }
-        if reliable { object["reliability"] = .int(1) }
-        if let deviceId { object["deviceId"] = .string(deviceId) }
+        object[CallMessageKey.messageAction.name] = .int(action.rawValue)
+        object[CallMessageKey.messageVersion.name] = .string(Self.version)
+        object[CallMessageKey.messageTimestamp.name] = .int(Int(timestamp))
+        if let messageId { object[CallMessageKey.messageId.name] = .int(messageId) }
+        object[CallMessageKey.fromUserId.name] = .int(Int(fromUserId))
+        object[CallMessageKey.callId.name] = .string(callId)
+        if let fromUserExtension { object[CallMessageKey.fromUserExtension.name] = .object(fromUserExtension) }
+        if reliable { object[CallMessageKey.reliability.name] = .int(1) }
+        if let deviceId { object[CallMessageKey.deviceId.name] = .string(deviceId) }
         switch action {
         case .videoCall, .audioCall:
-            if let remoteUserId { object["remoteUserId"] = .int(Int(remoteUserId)) }
-            if let fromRoomId { object["fromRoomId"] = .string(fromRoomId) }
+            if let remoteUserId { object[CallMessageKey.remoteUserId.name] = .int(Int(remoteUserId)) }
+            if let fromRoomId { object[CallMessageKey.fromRoomId.name] = .string(fromRoomId) }
         case .cancelCall:
-            object["cancelCallByInternal"] = .int(cancelCallByInternal ? 1 : 0)
-            if let answeredByDevice { object["answeredByDevice"] = .string(answeredByDevice) }
-            if let rejectedByDevice { object["rejectedByDevice"] = .string(rejectedByDevice) }
+            object[CallMessageKey.cancelCallByInternal.name] = .int(cancelCallByInternal ? 1 : 0)
+            if let answeredByDevice { object[CallMessageKey.answeredByDevice.name] = .string(answeredByDevice) }
+            if let rejectedByDevice { object[CallMessageKey.rejectedByDevice.name] = .string(rejectedByDevice) }
         case .reject:
-            object["rejectByInternal"] = .int(rejectByInternal ? 1 : 0)
-            if let rejectReason { object["rejectReason"] = .string(rejectReason) }
+            object[CallMessageKey.rejectByInternal.name] = .int(rejectByInternal ? 1 : 0)
+            if let rejectReason { object[CallMessageKey.rejectReason.name] = .string(rejectReason) }
         case .hangup:
-            if let hangupReason { object["hangupReason"] = .string(hangupReason) }
+            if let hangupReason { object[CallMessageKey.hangupReason.name] = .string(hangupReason) }
         case .ack:
-            if let ackMessageId { object["ackMessageId"] = .int(ackMessageId) }
-            if let inCall { object["inCall"] = .int(inCall ? 1 : 0) }
+            if let ackMessageId { object[CallMessageKey.ackMessageId.name] = .int(ackMessageId) }
+            if let inCall { object[CallMessageKey.inCall.name] = .int(inCall ? 1 : 0) }
         case .accept, .keepAlive:
             break
         }
@@ -150,14 +150,18 @@ package struct CallMessage: Sendable, Equatable {
     static func decode(_ text: String, into object: inout CallMessageObject) throws(WireError) -> CallMessage {
         let isObject: Bool
         do {
-            isObject = try JSONParser.parseCallObject(text, into: &object)
+            isObject = try JSONReader.parseCallObject(text, into: &object)
         } catch {
             throw .notJSON
         }
         guard isObject else { throw .notAnObject }
-        guard let version = object[.messageVersion]?.stringValue else { throw .missingField("message_version") }
+        guard let version = object[.messageVersion]?.stringValue else {
+            throw .missingField(CallMessageKey.messageVersion.name)
+        }
         guard version == Self.version else { throw .unsupportedVersion(version) }
-        guard let rawAction = object[.messageAction]?.intValue else { throw .missingField("message_action") }
+        guard let rawAction = object[.messageAction]?.intValue else {
+            throw .missingField(CallMessageKey.messageAction.name)
+        }
         guard let action = MessageAction(rawValue: rawAction) else { throw .unknownAction(rawAction) }
         let callId = try field(.callId, in: object) { $0.stringValue.flatMap { $0.isEmpty ? nil : $0 } }
         let fromUserId = try field(.fromUserId, in: object, UserID.wire)
@@ -198,7 +202,7 @@ package struct CallMessage: Sendable, Equatable {
     }
 
     private static func field<T>(
-        _ key: CallMessageObject.Key, in object: CallMessageObject, _ read: (JSONValue) -> T?
+        _ key: CallMessageKey, in object: CallMessageObject, _ read: (JSONValue) -> T?
     ) throws(WireError) -> T {
         guard let value = object[key] else { throw .missingField(key.name) }
         guard let typed = read(value) else { throw .invalidField(key.name) }
@@ -206,7 +210,7 @@ package struct CallMessage: Sendable, Equatable {
     }
 
     private static func optionalField<T>(
-        _ key: CallMessageObject.Key, in object: CallMessageObject, _ read: (JSONValue) -> T?
+        _ key: CallMessageKey, in object: CallMessageObject, _ read: (JSONValue) -> T?
     ) throws(WireError) -> T? {
         guard let value = object[key], value != .null else { return nil }
         guard let typed = read(value) else { throw .invalidField(key.name) }

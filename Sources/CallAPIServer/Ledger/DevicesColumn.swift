@@ -1,5 +1,6 @@
 import CallAPIServerCore
 import CallAPISignalProtocol
+import CallAPIWire
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -16,7 +17,7 @@ enum DevicesColumn {
         var text = "["
         for (index, device) in devices.enumerated() {
             if index > 0 { text.append(",") }
-            var object = FrameJSONWriter(into: [UInt8]())
+            var object = JSONObjectWriter(into: [UInt8]())
             object.member("deviceId", device.deviceId)
             object.member("ending", device.ending)
             object.member("session", device.session)

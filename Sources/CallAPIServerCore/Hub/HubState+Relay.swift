@@ -1,4 +1,5 @@
 import CallAPISignalProtocol
+import CallAPIWire
 
 /// The hub's relay: a `send` delivered to the target's sessions, held for it while it is offline (and pushed), or
 /// refused; and the held messages delivered at its login.
@@ -228,8 +229,8 @@ extension HubState {
         // Written in place: `"m-" + String(number)` built two strings and joined them, ~450 instructions of every
         // relayed message (callgrind).
         let number = nextMessageNumber
-        return String(unsafeUninitializedCapacity: 2 + FrameJSONLength.decimalLength(number)) { memory in
-            var id = FrameJSONMemory(UnsafeMutableRawBufferPointer(memory))
+        return String(unsafeUninitializedCapacity: 2 + JSONLength.decimalLength(number)) { memory in
+            var id = JSONMemory(UnsafeMutableRawBufferPointer(memory))
             id.writeByte(UInt8(ascii: "m"))
             id.writeByte(UInt8(ascii: "-"))
             id.writeInteger(number)

@@ -1,4 +1,5 @@
 import CallAPISignalProtocol
+import CallAPIWire
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -69,20 +70,20 @@ package struct CallMessageFields: Sendable, Equatable {
     }
 
     private static func fields(_ raw: Raw) -> CallMessageFields? {
-        guard raw.message_version == "1.0", let callId = raw.callId, !callId.isEmpty, callId.utf8.count <= 128,
-            let code = raw.message_action
+        guard raw.version == "1.0", let callId = raw.callId, !callId.isEmpty, callId.utf8.count <= 128,
+            let code = raw.action, let messageAction = MessageAction(rawValue: code)
         else { return nil }
+        // Exhaustive: an action added to the wire format does not compile here until the ledger decides what it is.
         let action: Action
-        switch code {
-        case 0: action = .call(.video, roomId: raw.fromRoomId)
-        case 10: action = .call(.audio, roomId: raw.fromRoomId)
-        case 1 where raw.answeredByDevice != nil || raw.rejectedByDevice != nil: action = .settledNotice
-        case 1: action = .cancel(byTimer: raw.cancelCallByInternal == 1)
-        case 2: action = .accept
-        case 3: action = .reject(busy: raw.rejectByInternal == 1)
-        case 4: action = .hangup(reason: raw.hangupReason.map { capped($0, characters: 200) })
-        case 20, 21: action = .alive
-        default: return nil
+        switch messageAction {
+        case .videoCall: action = .call(.video, roomId: raw.fromRoomId)
+        case .audioCall: action = .call(.audio, roomId: raw.fromRoomId)
+        case .cancelCall where raw.answeredByDevice != nil || raw.rejectedByDevice != nil: action = .settledNotice
+        case .cancelCall: action = .cancel(byTimer: raw.cancelCallByInternal == 1)
+        case .accept: action = .accept
+        case .reject: action = .reject(busy: raw.rejectByInternal == 1)
+        case .hangup: action = .hangup(reason: raw.hangupReason.map { capped($0, characters: 200) })
+        case .ack, .keepAlive: action = .alive
         }
         return CallMessageFields(
             callId: callId, action: action, deviceId: raw.deviceId.map { capped($0, characters: 128) })
@@ -106,8 +107,8 @@ package struct CallMessageFields: Sendable, Equatable {
 
     /// Tolerant shapes: every field optional, numbers that arrive as strings accepted where the clients differ.
     private struct Raw: Decodable {
-        var message_action: Int?
-        var message_version: String?
+        var action: Int?
+        var version: String?
         var callId: String?
         var fromRoomId: String?
         var cancelCallByInternal: Int?
@@ -118,10 +119,7 @@ package struct CallMessageFields: Sendable, Equatable {
         var rejectedByDevice: String?
 
         /// The keys read, in the order of ``init(_:)``'s values.
-        static let keys: JSONKeys = [
-            "message_action", "message_version", "callId", "fromRoomId", "cancelCallByInternal", "rejectByInternal",
-            "hangupReason", "deviceId", "answeredByDevice", "rejectedByDevice",
-        ]
+        static let keys = JSONKeys(Key.allCases.map(\.wire.spelling))
         static let callIdSlot = 2
 
         /// The same reading as the decoder's below, from the values of ``keys`` in a flat object.
@@ -136,8 +134,8 @@ package struct CallMessageFields: Sendable, Equatable {
             func string(_ slot: Int) -> String? {
                 if case .string(let value) = values[slot] { value } else { nil }
             }
-            message_action = int(0)
-            message_version = string(1)
+            action = int(0)
+            version = string(1)
             callId = string(Self.callIdSlot)
             fromRoomId = string(3)
             cancelCallByInternal = int(4)
@@ -150,8 +148,8 @@ package struct CallMessageFields: Sendable, Equatable {
 
         init(from decoder: any Decoder) throws {
             let c = try decoder.container(keyedBy: Key.self)
-            message_action = Self.int(c, .message_action)
-            message_version = try? c.decodeIfPresent(String.self, forKey: .message_version)
+            action = Self.int(c, .action)
+            version = try? c.decodeIfPresent(String.self, forKey: .version)
             callId = try? c.decodeIfPresent(String.self, forKey: .callId)
             fromRoomId = try? c.decodeIfPresent(String.self, forKey: .fromRoomId)
             cancelCallByInternal = Self.int(c, .cancelCallByInternal)
@@ -162,9 +160,35 @@ package struct CallMessageFields: Sendable, Equatable {
             rejectedByDevice = try? c.decodeIfPresent(String.self, forKey: .rejectedByDevice)
         }
 
-        private enum Key: String, CodingKey {
-            case message_action, message_version, callId, fromRoomId, cancelCallByInternal, rejectByInternal
+        /// The members read, in the order of ``keys`` (``init(_:)``'s slots), each spelled by ``CallMessageKey``.
+        private enum Key: CodingKey, CaseIterable {
+            case action, version, callId, fromRoomId, cancelCallByInternal, rejectByInternal
             case hangupReason, deviceId, answeredByDevice, rejectedByDevice
+
+            var wire: CallMessageKey {
+                switch self {
+                case .action: .messageAction
+                case .version: .messageVersion
+                case .callId: .callId
+                case .fromRoomId: .fromRoomId
+                case .cancelCallByInternal: .cancelCallByInternal
+                case .rejectByInternal: .rejectByInternal
+                case .hangupReason: .hangupReason
+                case .deviceId: .deviceId
+                case .answeredByDevice: .answeredByDevice
+                case .rejectedByDevice: .rejectedByDevice
+                }
+            }
+
+            var stringValue: String { wire.name }
+            var intValue: Int? { nil }
+
+            init?(stringValue: String) {
+                guard let key = Self.allCases.first(where: { $0.wire.name == stringValue }) else { return nil }
+                self = key
+            }
+
+            init?(intValue: Int) { nil }
         }
 
         private static func int(_ c: KeyedDecodingContainer<Key>, _ key: Key) -> Int? {

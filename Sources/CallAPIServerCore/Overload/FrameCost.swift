@@ -1,4 +1,5 @@
 import CallAPISignalProtocol
+import CallAPIWire
 
 /// The bytes a frame will take on the wire, estimated without encoding it: what the outbox limits count.
 ///

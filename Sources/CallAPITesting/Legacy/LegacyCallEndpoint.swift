@@ -23,7 +23,7 @@ public final class LegacyCallEndpoint: ISignalClientListener {
     public struct Received: Sendable, Equatable {
         /// The text as delivered.
         public var text: String
-        /// Its `message_action`, or nil when it had none.
+        /// Its action number, or nil when it had none.
         public var action: Int?
     }
 
@@ -78,7 +78,7 @@ public final class LegacyCallEndpoint: ISignalClientListener {
     public var stateChanges: [StateChange] { core.withLock { $0.changes } }
     /// Every message it received, in order.
     public var received: [Received] { core.withLock { $0.received } }
-    /// The `message_action`s it received that the deployed clients do not know (they drop them).
+    /// The action numbers it received that the deployed clients do not know (they drop them).
     public var unknownActionsReceived: [Int] {
         received.compactMap(\.action).filter { MessageAction(rawValue: $0).map { !$0.isLegacy } ?? true }
     }
@@ -109,7 +109,7 @@ public final class LegacyCallEndpoint: ISignalClientListener {
     /// `fromUserId` names.
     public func onMessageReceive(message: String) {
         let action = (try? JSONDecoder().decode([String: JSONValue].self, from: Data(message.utf8)))?[
-            "message_action"]?.intValue
+            CallMessageKey.messageAction.name]?.intValue
         core.withLock { $0.received.append(Received(text: message, action: action)) }
         run(.received(message))
     }

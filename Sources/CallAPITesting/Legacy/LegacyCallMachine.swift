@@ -100,7 +100,8 @@ package struct LegacyCallMachine: Sendable {
 
     private mutating func receive(_ text: String, now: Int64) -> [LegacyAction] {
         guard let object = try? JSONDecoder().decode([String: JSONValue].self, from: Data(text.utf8)),
-            object["message_version"]?.stringValue == "1.0", let rawAction = object["message_action"]?.intValue,
+            object["message_version"]?.stringValue == "1.0",
+            let rawAction = object[CallMessageKey.messageAction.name]?.intValue,
             let from = object["fromUserId"]?.intValue.flatMap({ $0 >= 0 ? UInt($0) : nil })
         else { return [] }
         let callId = object["callId"]?.stringValue ?? ""
@@ -220,7 +221,7 @@ package struct LegacyCallMachine: Sendable {
         _ action: MessageAction, call: LegacyCall, now: Int64, _ extra: [String: JSONValue] = [:]
     ) -> [String: JSONValue] {
         var object: [String: JSONValue] = [
-            "message_action": .int(action.rawValue), "message_version": .string("1.0"),
+            CallMessageKey.messageAction.name: .int(action.rawValue), "message_version": .string("1.0"),
             "message_timestamp": .int(Int(now)), "fromUserId": .int(Int(userId)), "callId": .string(call.callId),
         ]
         if flavour.sendsMessageId {

@@ -14,7 +14,7 @@ public enum LegacyFlavour: String, Sendable, CaseIterable, CustomStringConvertib
     /// The iOS client counts its messages in `messageId`; the Web client sends none.
     public var sendsMessageId: Bool { self == .iOS }
 
-    /// The Web client leaves `message_action` 10 unhandled.
+    /// The Web client leaves action 10 (an audio call) unhandled.
     public var answersAudioCalls: Bool { self == .iOS }
 
     /// The `rejectReason` of its automatic busy reject.

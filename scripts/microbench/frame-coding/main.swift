@@ -1,5 +1,6 @@
 // The relayed body's coding cost, per message: compiled by scripts/bench-frame-coding.sh together with
 // Sources/CallAPISignalProtocol (one module, so its internal fast path is reachable). Nanoseconds per call.
+import CallAPIWire
 import Foundation
 
 func nowNanos() -> UInt64 { DispatchTime.now().uptimeNanoseconds }

@@ -3,6 +3,7 @@ import Foundation
 /// The keys a reader picks out of a JSON object (``FlatJSONObject/pick(_:from:keepingEscaped:)``), each held with
 /// its length and first eight bytes as one integer, so that a key read from the text is matched by comparing two
 /// integers per candidate instead of calling `memcmp` for each key of its length. Made once (a `static let`).
+@usableFromInline
 package struct JSONKeys: RandomAccessCollection, ExpressibleByArrayLiteral, Sendable {
     /// A key as it is compared.
     private struct Entry: Sendable {
@@ -25,11 +26,12 @@ package struct JSONKeys: RandomAccessCollection, ExpressibleByArrayLiteral, Send
         }
     }
 
+    @usableFromInline
     package init(arrayLiteral names: StaticString...) { self.init(names) }
 
-    package var startIndex: Int { 0 }
-    package var endIndex: Int { entries.count }
-    package subscript(position: Int) -> StaticString { entries[position].name }
+    @usableFromInline package var startIndex: Int { 0 }
+    @usableFromInline package var endIndex: Int { entries.count }
+    @usableFromInline package subscript(position: Int) -> StaticString { entries[position].name }
 
     /// The index of the key spelled by `bytes[start..<end]`, which are followed by at least one more byte (the
     /// closing quote): nil when it is none of these keys.

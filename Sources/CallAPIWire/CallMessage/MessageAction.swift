@@ -1,4 +1,7 @@
 /// The `message_action` of a call message (wire format 1.0).
+///
+/// Code that reads an action switches over this enum exhaustively (no `default`), so that an action added here does
+/// not compile until every reader has decided what it means.
 package enum MessageAction: Int, Sendable, CaseIterable {
     case videoCall = 0
     case cancelCall = 1
@@ -11,18 +14,9 @@ package enum MessageAction: Int, Sendable, CaseIterable {
     /// Ours: "still here" during a call; acknowledged like any message.
     case keepAlive = 21
 
-    var isCall: Bool { self == .videoCall || self == .audioCall }
+    /// A video or an audio call.
+    package var isCall: Bool { self == .videoCall || self == .audioCall }
 
     /// The messages of the 1.0 call flow (not acknowledgements or keep-alives).
-    var isCallFlow: Bool { self != .ack && self != .keepAlive }
-
-    var callType: CallType? {
-        switch self {
-        case .videoCall: .video
-        case .audioCall: .audio
-        default: nil
-        }
-    }
-
-    static func call(_ type: CallType) -> MessageAction { type == .video ? .videoCall : .audioCall }
+    package var isCallFlow: Bool { self != .ack && self != .keepAlive }
 }

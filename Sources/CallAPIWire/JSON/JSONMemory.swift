@@ -1,24 +1,29 @@
-/// A ``FrameJSONOutput`` writing into memory the caller lends for as long as it writes (a socket buffer's room,
-/// an array's uninitialised capacity): the length a ``FrameJSONLength`` counted, or at least the bound a
-/// ``FrameJSONLengthBound`` counted (``written`` then says where the text ends).
+/// A ``JSONOutput`` writing into memory the caller lends for as long as it writes (a socket buffer's room,
+/// an array's uninitialised capacity): the length a ``JSONLength`` counted, or at least the bound a
+/// ``JSONLengthBound`` counted (``written`` then says where the text ends).
 ///
 /// Writing past the memory's end stops the program (a precondition, checked once per write rather than once per
 /// byte): it would mean the count and the writing disagree.
-package struct FrameJSONMemory: FrameJSONOutput {
-    private let memory: UnsafeMutableRawBufferPointer
+@usableFromInline
+package struct JSONMemory: JSONOutput {
+    @usableFromInline let memory: UnsafeMutableRawBufferPointer
     /// The bytes written so far, from the memory's start.
-    package private(set) var written = 0
+    @usableFromInline package var written: Int
 
+    @inlinable
     package init(_ memory: UnsafeMutableRawBufferPointer) {
         self.memory = memory
+        written = 0
     }
 
+    @inlinable
     package mutating func writeByte(_ byte: UInt8) {
         let at = room(for: 1)
         at.storeBytes(of: byte, as: UInt8.self)
         written &+= 1
     }
 
+    @inlinable
     package mutating func writeBytes(_ bytes: UnsafeRawBufferPointer) {
         guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
         room(for: bytes.count).copyMemory(from: source, byteCount: bytes.count)
@@ -26,6 +31,7 @@ package struct FrameJSONMemory: FrameJSONOutput {
     }
 
     /// Plain runs are copied whole (``JSONPlainRun``); each byte between them gets its escape.
+    @usableFromInline
     package mutating func writeEscaped(_ utf8: UnsafeBufferPointer<UInt8>) {
         guard let source = utf8.baseAddress else { return }
         var index = 0
@@ -58,8 +64,9 @@ package struct FrameJSONMemory: FrameJSONOutput {
     }
 
     /// Digits from the last: the length is known first.
+    @usableFromInline
     package mutating func writeInteger(_ value: Int64) {
-        let length = FrameJSONLength.decimalLength(value)
+        let length = JSONLength.decimalLength(value)
         let at = room(for: length)
         if value < 0 { at.storeBytes(of: UInt8(ascii: "-"), as: UInt8.self) }
         var magnitude = value.magnitude
@@ -73,7 +80,8 @@ package struct FrameJSONMemory: FrameJSONOutput {
     }
 
     /// Where the next `count` bytes (at least one) go, once they are known to fit.
-    private func room(for count: Int) -> UnsafeMutableRawPointer {
+    @inlinable
+    func room(for count: Int) -> UnsafeMutableRawPointer {
         precondition(count <= memory.count &- written, "a frame's text is longer than the memory made for it")
         // Not nil: at least one byte fits.
         return memory.baseAddress.unsafelyUnwrapped + written

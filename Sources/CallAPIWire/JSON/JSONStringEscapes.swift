@@ -1,6 +1,7 @@
-/// How ``FrameJSONWriter`` escapes a JSON string, exactly as `JSONEncoder` with `.withoutEscapingSlashes` does:
+/// How ``JSONObjectWriter`` escapes a JSON string, exactly as `JSONEncoder` with `.withoutEscapingSlashes` does:
 /// `\"`, `\\`, `\b`, `\f`, `\n`, `\r`, `\t`, other controls as `\u00xx`. Every byte that needs escaping is ASCII,
 /// and the bytes of other characters (all 0x80 and above) are written as they are, so the text stays valid UTF-8.
+@usableFromInline
 package enum JSONStringEscapes {
     /// The length of `text` as a JSON string's contents, escapes included.
     package static func escapedLength(of text: String) -> Int {
@@ -10,6 +11,7 @@ package enum JSONStringEscapes {
 
     /// What escaping adds to the length of `utf8` (0 when nothing in it needs escaping); plain runs are skipped
     /// eight bytes at a time (``JSONPlainRun``).
+    @usableFromInline
     package static func addedLength(_ utf8: UnsafeBufferPointer<UInt8>) -> Int {
         var added = 0
         var index = JSONPlainRun.length(in: utf8, from: 0)

@@ -1,0 +1,97 @@
+/// A received call message's top-level JSON object, read in one pass by ``JSONReader/parseCallObject(_:into:)``:
+/// each key the wire format knows has a slot of its own, found by comparing the key's bytes, so reading a
+/// message hashes nothing; any other key goes to ``others``. ``fields`` makes the dictionary the generic parser
+/// makes of the same text (a repeated key: the last one counts), only for the messages whose event info needs
+/// it.
+package struct CallMessageObject: Sendable {
+    /// The keys of wire format 1.0 (the name the object's readers have long used).
+    package typealias Key = CallMessageKey
+
+    private var messageAction: JSONValue?
+    private var messageVersion: JSONValue?
+    private var messageTimestamp: JSONValue?
+    private var messageId: JSONValue?
+    private var fromUserId: JSONValue?
+    private var callId: JSONValue?
+    private var fromUserExtension: JSONValue?
+    private var reliability: JSONValue?
+    private var deviceId: JSONValue?
+    private var remoteUserId: JSONValue?
+    private var fromRoomId: JSONValue?
+    private var cancelCallByInternal: JSONValue?
+    private var answeredByDevice: JSONValue?
+    private var rejectedByDevice: JSONValue?
+    private var rejectByInternal: JSONValue?
+    private var rejectReason: JSONValue?
+    private var hangupReason: JSONValue?
+    private var ackMessageId: JSONValue?
+    private var inCall: JSONValue?
+    /// Members under keys the format does not know, kept for the event info.
+    package private(set) var others: [String: JSONValue] = [:]
+
+    package init() {}
+
+    /// The value under `key`, if the object has it.
+    package subscript(key: Key) -> JSONValue? {
+        get {
+            switch key {
+            case .messageAction: messageAction
+            case .messageVersion: messageVersion
+            case .messageTimestamp: messageTimestamp
+            case .messageId: messageId
+            case .fromUserId: fromUserId
+            case .callId: callId
+            case .fromUserExtension: fromUserExtension
+            case .reliability: reliability
+            case .deviceId: deviceId
+            case .remoteUserId: remoteUserId
+            case .fromRoomId: fromRoomId
+            case .cancelCallByInternal: cancelCallByInternal
+            case .answeredByDevice: answeredByDevice
+            case .rejectedByDevice: rejectedByDevice
+            case .rejectByInternal: rejectByInternal
+            case .rejectReason: rejectReason
+            case .hangupReason: hangupReason
+            case .ackMessageId: ackMessageId
+            case .inCall: inCall
+            }
+        }
+        set {
+            switch key {
+            case .messageAction: messageAction = newValue
+            case .messageVersion: messageVersion = newValue
+            case .messageTimestamp: messageTimestamp = newValue
+            case .messageId: messageId = newValue
+            case .fromUserId: fromUserId = newValue
+            case .callId: callId = newValue
+            case .fromUserExtension: fromUserExtension = newValue
+            case .reliability: reliability = newValue
+            case .deviceId: deviceId = newValue
+            case .remoteUserId: remoteUserId = newValue
+            case .fromRoomId: fromRoomId = newValue
+            case .cancelCallByInternal: cancelCallByInternal = newValue
+            case .answeredByDevice: answeredByDevice = newValue
+            case .rejectedByDevice: rejectedByDevice = newValue
+            case .rejectByInternal: rejectByInternal = newValue
+            case .rejectReason: rejectReason = newValue
+            case .hangupReason: hangupReason = newValue
+            case .ackMessageId: ackMessageId = newValue
+            case .inCall: inCall = newValue
+            }
+        }
+    }
+
+    /// Stores a member under a key the format does not know.
+    package mutating func setOther(_ key: String, _ value: JSONValue) { others[key] = value }
+
+    /// The object as a dictionary, keys as on the wire.
+    package var fields: [String: JSONValue] {
+        // Sized as the generic parser sizes an object: room for every field a call message has.
+        var object = others
+        object.reserveCapacity(16)
+        for key in Key.all {
+            if let value = self[key] { object[key.name] = value }
+        }
+        return object
+    }
+}
