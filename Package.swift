@@ -175,6 +175,10 @@ let package = Package(
             ]
         ),
         .testTarget(
+            name: "CallAPIServerCoreTests",
+            dependencies: ["CallAPIServerCore", "CallAPISignalProtocol", "CallAPIWire", "CallAPITesting"]
+        ),
+        .testTarget(
             name: "CallAPIServerTests",
             dependencies: [
                 "CallAPI", "CallAPITesting", "CallAPIServer", "CallAPIServerCore", "CallAPISignalClient",

@@ -1,6 +1,17 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
+// The machine bench drives `CallStateMachine`, which CallAPI declares `package`. Swift grants `package` access to
+// modules compiled with the same package name, and SwiftPM names a package by its identity: the last component of
+// the main package's directory, lowercased, other characters than letters, digits and `_` written `_`. The bench
+// target is compiled under that name (and not under its own), so it reads CallAPI's own module instead of a second copy of its sources.
+let mainPackageName: String = {
+    let directory = Context.packageDirectory.split(separator: "/").dropLast().last.map(String.init) ?? "callapi"
+    let name = String(
+        directory.lowercased().map { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") ? $0 : "_" })
+    return name.first?.isNumber == true ? "_" + name : name
+}()
+
 // The benchmarks of callapi, a package of their own so that the product builds only what users use:
 // `callapi-bench relay|calls|connections|media|machine|serve` and `callapi-allocs` (scripts/bench.sh runs them).
 let package = Package(
@@ -21,12 +32,13 @@ let package = Package(
         .package(url: "https://github.com/ordo-one/malloc-interposer", from: "1.5.0"),
     ],
     targets: [
-        // The CallAPI client library's own sources (a symbolic link to ../Sources/CallAPI) built as a module of
-        // this package, so that the machine bench can drive `CallStateMachine`, which is `package` there.
-        .target(name: "CallAPIMachineCore"),
         // The state machine driven through full calls: timed by `callapi-bench machine`, counted by
         // `callapi-allocs`.
-        .target(name: "CallAPIMachineBench", dependencies: ["CallAPIMachineCore"]),
+        .target(
+            name: "CallAPIMachineBench", dependencies: [.product(name: "CallAPI", package: "callapi")],
+            // No package name of this package's own, which would come after the flag and win.
+            packageAccess: false, swiftSettings: [.unsafeFlags(["-package-name", mainPackageName])]
+        ),
         // Its own executable, so the malloc interposer is never linked into `callapi-bench`.
         .executableTarget(
             name: "callapi-allocs",

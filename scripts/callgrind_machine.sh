@@ -26,7 +26,7 @@ strip --strip-debug -o "$work/bench" "$bin"
 measure() {
     local calls=$1 out="$work/callgrind.$1"
     timeout 600 valgrind --tool=callgrind --callgrind-out-file="$out" \
-        --toggle-collect='*CallAPIMachineCore0A12StateMachineV6handle_3now4into*' \
+        --toggle-collect='*7CallAPI0A12StateMachineV6handle_3now4into*' \
         "$work/bench" machine --calls "$calls" >"$work/machine.$calls" 2>"$work/machine.$calls.log" ||
         { echo "callgrind_machine: the run failed: $(tail -1 "$work/machine.$calls.log")" >&2; exit 1; }
     local instructions inputs

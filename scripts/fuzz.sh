@@ -43,9 +43,18 @@ if [[ -f "$dir/flags" ]]; then
     while IFS= read -r line; do [[ -n "$line" && "$line" != \#* ]] && flags+=("$line"); done < "$dir/flags"
 fi
 
+# Sources that import CallAPIWire get it compiled into the same module, named so that those imports name the module
+# itself (a warning, not an error): one module, every line instrumented for the fuzzer.
+module="Fuzz${target//[^A-Za-z0-9]/}"
+for file in "${files[@]}"; do [[ "$file" == Sources/CallAPIWire/* ]] && module=CallAPIWire; done
+# ...and a file that only re-exports the module (CallAPI's) has nothing to add to it.
+kept=()
+for file in "${files[@]}"; do grep -q "^@_exported import $module\$" "$file" || kept+=("$file"); done
+files=("${kept[@]}")
+
 echo "fuzz.sh: building $target (${#files[@]} files)"
 swiftc -sanitize=fuzzer,address -parse-as-library -O -g \
-    -swift-version 6 -package-name callapi -module-name "Fuzz${target//[^A-Za-z0-9]/}" \
+    -swift-version 6 -package-name callapi -module-name "$module" \
     ${flags[@]+"${flags[@]}"} "${files[@]}" -o "$out/fuzzer"
 
 echo "fuzz.sh: running $target for $seconds s"

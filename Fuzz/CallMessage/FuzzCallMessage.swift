@@ -5,6 +5,8 @@
 // extreme clock values), the rest is the message text. After the message, every timer the machine asked
 // for fires, so follow-on handling runs on what the message left behind.
 
+import CallAPIWire
+
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzCallMessage(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = UnsafeBufferPointer(start: data, count: size)

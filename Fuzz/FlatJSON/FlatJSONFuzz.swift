@@ -4,6 +4,8 @@
 // Checks, besides not crashing: picking members reads what the whole object holds; the fast path agrees with the general decoder on every frame it accepts, and
 // writes every frame it can write byte for byte as the general encoder does.
 
+import CallAPIWire
+
 /// Keys the frames and the CallAPI messages use, and short ones the fuzzer finds quickly.
 let pickedKeys: JSONKeys = ["type", "body", "id", "callId", "message_action", "a", "b", ""]
 

@@ -1,4 +1,4 @@
-import CallAPIMachineCore
+import CallAPI
 import Dispatch
 
 /// The CallAPI state machine alone: two ``CallStateMachine``s wired back to back in one thread, with an instant

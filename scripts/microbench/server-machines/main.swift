@@ -1,5 +1,10 @@
 import CallAPISignalProtocol
 
+// The module since issue 43; before, the machines' files were compiled into this bench.
+#if canImport(CallAPIServerCore)
+    import CallAPIServerCore
+#endif
+
 #if canImport(Glibc)
     import Glibc
 #endif

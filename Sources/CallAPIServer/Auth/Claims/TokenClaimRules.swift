@@ -1,4 +1,3 @@
-import CallAPIServerCore
 // The token fuzz target compiles this file into one module with the protocol's sources (scripts/fuzz.sh).
 #if canImport(CallAPISignalProtocol)
     import CallAPISignalProtocol

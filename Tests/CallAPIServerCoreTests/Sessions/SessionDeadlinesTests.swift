@@ -1,6 +1,5 @@
 import Testing
 
-@testable import CallAPIServer
 @testable import CallAPIServerCore
 
 /// When the hub's tick visits a session: only once something of it is due, in id order, however its deadlines move.

@@ -1,7 +1,6 @@
 import CallAPITesting
 import Testing
 
-@testable import CallAPIServer
 @testable import CallAPIServerCore
 
 /// The hubs' session tables hold what a `Dictionary` would, whatever the ids and the order of changes.

@@ -1,7 +1,6 @@
 import CallAPISignalProtocol
 import Testing
 
-@testable import CallAPIServer
 @testable import CallAPIServerCore
 
 /// Server-placed calls and the match queue inside the hub: frames routed to the machine, the hub's presence checks,

@@ -1,7 +1,6 @@
 import CallAPISignalProtocol
 import Testing
 
-@testable import CallAPIServer
 @testable import CallAPIServerCore
 
 /// Invitations inside the hub: frames routed to the machine, sessions closing and time passing end them.

@@ -1,7 +1,6 @@
 import CallAPISignalProtocol
 import Testing
 
-@testable import CallAPIServer
 @testable import CallAPIServerCore
 
 /// The hub visits its sessions in ascending id order whatever order they connected in: the tick and a shutdown from

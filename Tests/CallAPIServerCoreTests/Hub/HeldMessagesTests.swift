@@ -1,7 +1,6 @@
 import CallAPISignalProtocol
 import Testing
 
-@testable import CallAPIServer
 @testable import CallAPIServerCore
 
 /// The hub's held messages on their own: counts and bytes, replacement, removal, expiry in order.

@@ -1,7 +1,6 @@
 import CallAPISignalProtocol
 import Testing
 
-@testable import CallAPIServer
 @testable import CallAPIServerCore
 
 /// The delivery machine on its own: order per call, concurrency, retries on a schedule, the bounded queue, restarts.

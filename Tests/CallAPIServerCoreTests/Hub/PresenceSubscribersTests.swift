@@ -1,7 +1,6 @@
 import CallAPISignalProtocol
 import Testing
 
-@testable import CallAPIServer
 @testable import CallAPIServerCore
 
 /// Session ids kept in order on their own, and the hub's presence subscribers: in id order, whatever the order they

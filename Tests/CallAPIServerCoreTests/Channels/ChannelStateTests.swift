@@ -1,4 +1,3 @@
-import CallAPIServer
 import CallAPIServerCore
 import CallAPISignalProtocol
 import Testing

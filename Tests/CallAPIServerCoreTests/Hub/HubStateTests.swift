@@ -1,7 +1,6 @@
 import CallAPISignalProtocol
 import Testing
 
-@testable import CallAPIServer
 @testable import CallAPIServerCore
 
 /// The hub's routing, presence, held messages, limits and timeouts, driven directly with explicit times.

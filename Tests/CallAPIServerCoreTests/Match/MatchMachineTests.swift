@@ -1,7 +1,6 @@
 import CallAPISignalProtocol
 import Testing
 
-@testable import CallAPIServer
 @testable import CallAPIServerCore
 
 /// The match queue and server-placed calls, driven directly with explicit times (docs/match.md).

@@ -1,7 +1,6 @@
 import CallAPISignalProtocol
 import Testing
 
-@testable import CallAPIServer
 @testable import CallAPIServerCore
 
 /// The ledger machine on its own: relayed call messages in, records out.

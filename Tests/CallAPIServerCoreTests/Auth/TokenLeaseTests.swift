@@ -1,4 +1,3 @@
-import CallAPIServer
 import CallAPIServerCore
 import Testing
 
