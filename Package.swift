@@ -174,6 +174,19 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]
         ),
+        .testTarget(name: "CallAPISignalProtocolTests", dependencies: ["CallAPISignalProtocol", "CallAPIWire"]),
+        .testTarget(
+            name: "CallAPISignalClientTests",
+            dependencies: [
+                "CallAPI", "CallAPISignalClient", "CallAPISignalProtocol",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+            ]
+        ),
         .testTarget(
             name: "CallAPIServerCoreTests",
             dependencies: ["CallAPIServerCore", "CallAPISignalProtocol", "CallAPIWire", "CallAPITesting"]
