@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "CallAPIWire", targets: ["CallAPIWire"]),
         .library(name: "CallAPITesting", targets: ["CallAPITesting"]),
         .library(name: "CallAPIServer", targets: ["CallAPIServer"]),
+        .library(name: "CallAPIServerTesting", targets: ["CallAPIServerTesting"]),
         .library(name: "CallAPISignalClient", targets: ["CallAPISignalClient"]),
         .library(name: "CallAPISystemCall", targets: ["CallAPISystemCall"]),
         .library(name: "CallAPISystemCallTesting", targets: ["CallAPISystemCallTesting"]),
@@ -86,6 +87,16 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+            ]
+        ),
+        // A real server in this process on a loopback port, and a server clock tests move by hand: what the tests,
+        // the benchmarks and the media tests start servers with.
+        .target(
+            name: "CallAPIServerTesting",
+            dependencies: [
+                "CallAPIServer",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
         .target(
@@ -194,8 +205,8 @@ let package = Package(
         .testTarget(
             name: "CallAPIServerTests",
             dependencies: [
-                "CallAPI", "CallAPITesting", "CallAPIServer", "CallAPIServerCore", "CallAPISignalClient",
-                "CallAPISignalProtocol", "CallAPIPushMock", "CallAPISystemCall", "CallAPIWire",
+                "CallAPI", "CallAPITesting", "CallAPIServer", "CallAPIServerCore", "CallAPIServerTesting",
+                "CallAPISignalClient", "CallAPISignalProtocol", "CallAPIPushMock", "CallAPISystemCall", "CallAPIWire",
                 .product(name: "WSClient", package: "swift-websocket"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
@@ -250,7 +261,7 @@ if buildsWebRTC {
             name: "CallAPIWebRTCTests",
             dependencies: [
                 "CallAPIWebRTC", "CallAPI", "CallAPITesting", "CallAPIServer", "CallAPIServerCore",
-                "CallAPISignalClient", "CallAPISignalProtocol",
+                "CallAPIServerTesting", "CallAPISignalClient", "CallAPISignalProtocol",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]

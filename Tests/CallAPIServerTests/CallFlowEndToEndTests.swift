@@ -1,6 +1,7 @@
 import CallAPI
 import CallAPIServer
 import CallAPIServerCore
+import CallAPIServerTesting
 import CallAPISignalClient
 import CallAPISignalProtocol
 import CallAPITesting

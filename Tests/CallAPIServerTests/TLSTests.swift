@@ -1,5 +1,6 @@
 import CallAPIServer
 import CallAPIServerCore
+import CallAPIServerTesting
 import CallAPISignalProtocol
 import Foundation
 import NIOSSL

@@ -1,5 +1,6 @@
 import CallAPIServer
 import CallAPIServerCore
+import CallAPIServerTesting
 import Foundation
 import JWTKit
 import Testing

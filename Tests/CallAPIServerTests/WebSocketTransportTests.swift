@@ -1,3 +1,4 @@
+import CallAPIServerTesting
 #if canImport(Glibc)
     import CallAPISignalProtocol
     import NIOCore

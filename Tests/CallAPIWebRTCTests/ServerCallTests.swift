@@ -88,7 +88,7 @@ extension WebRTCEngineTests {
         try await caller.api.hangup(remoteUserId: callee.user)
         await caller.close()
         await callee.close()
-        await server.stop()
+        try await server.stop()
     }
 
     @Test func aKickedCalleeHearsAnRTCErrorAndCannotRejoinWhileBarred() async throws {
@@ -120,6 +120,6 @@ extension WebRTCEngineTests {
         callee.engine.leaveChannel()
         await caller.close()
         await callee.close()
-        await server.stop()
+        try await server.stop()
     }
 }

@@ -1,5 +1,6 @@
 import CallAPIServer
 import CallAPIServerCore
+import CallAPIServerTesting
 import Testing
 
 /// Every overload limit is a setting with a documented default, shown by `callapi serve --help` and published

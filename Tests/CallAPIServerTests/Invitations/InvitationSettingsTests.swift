@@ -1,5 +1,6 @@
 import CallAPIServer
 import CallAPIServerCore
+import CallAPIServerTesting
 import Testing
 
 /// The invitation windows are settings (flags or `CALLAPI_*` variables) with RTM v1's defaults, published on

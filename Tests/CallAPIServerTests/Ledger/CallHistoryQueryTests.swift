@@ -1,3 +1,4 @@
+import CallAPIServerTesting
 import CallAPISignalClient
 import CallAPISignalProtocol
 import Foundation

@@ -1,5 +1,6 @@
 import CallAPIServer
 import CallAPIServerCore
+import CallAPIServerTesting
 import Testing
 
 /// The match queue's bound and the placement window are settings (flags or `CALLAPI_*` variables), published on

@@ -1,6 +1,7 @@
 import CallAPIPushMock
 import CallAPIServer
 import CallAPIServerCore
+import CallAPIServerTesting
 import CallAPISignalClient
 import CallAPISignalProtocol
 import Foundation

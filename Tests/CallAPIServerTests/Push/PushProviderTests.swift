@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import CallAPIPushMock
+import CallAPIServerTesting
 import CallAPISignalProtocol
 import CallAPISystemCall
 import Crypto

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import CallAPIPushMock
 import CallAPIServer
 import CallAPIServerCore
+import CallAPIServerTesting
 import CallAPISignalProtocol
 import Crypto
 import NIOSSL

@@ -1,6 +1,6 @@
 import CallAPI
 import CallAPIServer
-import CallAPIServerCore
+import CallAPIServerTesting
 import CallAPISignalClient
 import Foundation
 import Logging
@@ -9,32 +9,14 @@ import Logging
     import FoundationNetworking
 #endif
 
-/// A real `callapi serve` on a loopback port, for calls with real media between engines in this process.
-final class MediaServer: Sendable {
-    static let adminKey = "media-test-admin-key"
-    private let local: LocalSignalServer
-    var server: SignalServer { local.server }
-    var port: Int { local.port }
+/// A real `callapi serve` on a loopback port, for calls with real media between engines in this process: the
+/// shared ``TestServer`` with what these tests ask of it.
+typealias MediaServer = TestServer
 
-    var baseURL: String { "ws://127.0.0.1:\(port)" }
-
-    static func start() async throws -> MediaServer {
-        var configuration = SignalServerConfiguration()
-        configuration.host = "127.0.0.1"
-        configuration.port = 0
-        configuration.signingKey = .hs256(secret: "media-test-secret-0123456789-0123456789")
-        configuration.adminKey = adminKey
-        configuration.drainSeconds = 1
-        var logger = Logger(label: "test.media-server")
-        logger.logLevel = .critical
-        let local = try await within(10, "the server to listen") { [configuration, logger] in
-            try await LocalSignalServer.start(configuration: configuration, logger: logger)
-        }
-        return MediaServer(local: local)
-    }
-
-    private init(local: LocalSignalServer) {
-        self.local = local
+extension TestServer {
+    /// Starts a server for media calls (the default admin key; closed sockets drain for at most 1 s).
+    static func start() async throws -> TestServer {
+        try await start(port: 0) { $0.drainSeconds = 1 }
     }
 
     /// Per-call RTC tokens, as an app's business server would mint them.
@@ -55,16 +37,12 @@ final class MediaServer: Sendable {
 
     /// Kicks `uid` from `channel` through the admin endpoint; the HTTP status and body.
     func kick(_ uid: UInt, from channel: String, barSeconds: Int) async throws -> (Int, String) {
-        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/v1/channels/\(channel)/kick")!)
+        var request = URLRequest(url: URL(string: "\(httpBase)/v1/channels/\(channel)/kick")!)
         request.httpMethod = "POST"
-        request.setValue("Bearer \(Self.adminKey)", forHTTPHeaderField: "Authorization")
+        request.setValue("Bearer \(Self.defaultAdminKey)", forHTTPHeaderField: "Authorization")
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         request.httpBody = Data(#"{"uid":\#(uid),"barSeconds":\#(barSeconds),"reason":"test kick"}"#.utf8)
         let (data, response) = try await URLSession.shared.data(for: request)
         return ((response as? HTTPURLResponse)?.statusCode ?? 0, String(decoding: data, as: UTF8.self))
-    }
-
-    func stop() async {
-        _ = try? await within(10, "the server to stop") { [local] in await local.stop() }
     }
 }
