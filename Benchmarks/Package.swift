@@ -55,6 +55,7 @@ let package = Package(
                 .product(name: "CallAPI", package: "callapi"),
                 .product(name: "CallAPITesting", package: "callapi"),
                 .product(name: "CallAPIServer", package: "callapi"),
+                .product(name: "CallAPIServerTesting", package: "callapi"),
                 .product(name: "CallAPISignalClient", package: "callapi"),
                 .product(name: "CallAPIMQTT", package: "callapi"),
                 .product(name: "CallAPIMatrix", package: "callapi"),

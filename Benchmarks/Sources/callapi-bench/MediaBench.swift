@@ -65,7 +65,7 @@ struct MediaBench {
                 modes.append(
                     Mode(joinOnRing: joinOnRing, acceptToConnected: LatencySummary(nanos: histogram), failed: failed))
             }
-            await server.stop()
+            try? await server.stop()
             return Report(
                 type: settings.type == .video ? "video" : "audio", calls: settings.calls,
                 ringMillis: settings.ringMillis, modes: modes)

@@ -19,7 +19,7 @@ struct OurServerPeer: BenchPeer {
         url = server.url
         external = false
         mint = { try await server.token($0) }
-        stopServer = { await server.stop() }
+        stopServer = { try? await server.stop() }
     }
 
     /// A server in another process at `url`, whose tokens `authority` signs.
