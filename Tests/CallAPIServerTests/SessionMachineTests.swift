@@ -1,3 +1,4 @@
+import CallAPIServer
 import CallAPIServerCore
 import CallAPISignalProtocol
 import Testing

@@ -1,11 +1,14 @@
+import CallAPIServerCore
+
+// Declared in the shell's module, not beside the machine: the optimiser turns the shell's calls through
+// ``SessionMachine`` into direct ones only where it sees the conformance. Declared in CallAPIServerCore, each
+// event, written report and action cost a witness-table call (with the action copied for it).
 extension HubEvent: SessionEvent {}
 
 extension HubState: SessionMachine {
     /// The session whose `login` or `renew` carried the token, the request's id, and what the token is for.
     package typealias TokenCheckContext = (session: SessionID, requestId: Int?, purpose: TokenPurpose)
 
-    // Inlinable: the endpoint shell asks this of every action it performs, a relayed message's `send` included.
-    @inlinable
     package static func tokenCheck(orderedBy action: HubAction) -> (token: String, context: TokenCheckContext)? {
         guard case .verifyToken(let id, let requestId, let token, let purpose) = action else { return nil }
         return (token, (id, requestId, purpose))
