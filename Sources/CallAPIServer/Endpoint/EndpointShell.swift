@@ -154,7 +154,8 @@ final class EndpointShell<Performer: EndpointPerformer>: Sendable {
             while let action = actions.popLast() {
                 if let check = Machine.tokenCheck(orderedBy: action) {
                     deferred.append(.tokenCheck(token: check.token, context: check.context))
-                } else if let work = performer.perform(action, in: &core, relayStartedAt: relayStartedAt) {
+                    // Explicitly consumed: after the look above, a plain `action` was copied for `perform`.
+                } else if let work = performer.perform(consume action, in: &core, relayStartedAt: relayStartedAt) {
                     deferred.append(.work(work))
                 }
             }
