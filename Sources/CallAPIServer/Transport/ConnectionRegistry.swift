@@ -1,8 +1,8 @@
 import CallAPIServerCore
 import NIOCore
 
-/// A hub's open WebSocket connections by id, and the ids it hands out: what both hubs keep beside their state
-/// machine, under the same lock.
+/// An endpoint's open WebSocket connections by id, and the ids it hands out: what ``EndpointShell`` keeps beside
+/// its state machine, under the same lock (``EndpointCore``).
 struct ConnectionRegistry {
     private(set) var connections = SessionTable<WebSocketConnection>()
     private var nextNumber: UInt64 = 1

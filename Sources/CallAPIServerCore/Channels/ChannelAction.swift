@@ -11,6 +11,4 @@ package enum ChannelAction: Sendable, Equatable {
     case close(SessionID, code: UInt16)
     /// A member joined or left: log it, count it, post it to the webhook.
     case report(ChannelNotice)
-    /// The answer to ``ChannelEvent/kick(channel:uid:barSeconds:reason:)``.
-    case kickAnswered(kicked: Bool, barredUntil: Int64?)
 }

@@ -18,8 +18,6 @@ package enum ChannelEvent: Sendable {
     case written(SessionID, frames: Int)
     /// The connection closed.
     case disconnected(SessionID)
-    /// The operator kicks `uid` out of `channel` and bars it for `barSeconds` (0: no bar).
-    case kick(channel: String, uid: UInt, barSeconds: Int, reason: String?)
     /// Time passed: join timeouts, token expiry, bars, the watchdog.
     case tick
     /// The server is shutting down: remove everyone.

@@ -164,8 +164,6 @@ package struct ChannelState: Sendable {
                 connections[id] = nil
                 deadlines.remove(id)
             }
-        case .kick(let channel, let uid, let barSeconds, let reason):
-            kick(channel: channel, uid: uid, barSeconds: barSeconds, reason: reason, now: now, into: &actions)
         case .tick:
             tick(now: now, into: &actions)
         case .shutdown:
@@ -535,20 +533,22 @@ package struct ChannelState: Sendable {
             ))
     }
 
-    private mutating func kick(
+    /// The operator kicks `uid` out of `channel` at `now` and bars it for `barSeconds` (0: no bar), appending what
+    /// to do to `actions`. Returns whether `uid` was in the channel and until when it is barred: the operator's
+    /// answer, which is not an action.
+    package mutating func kick(
         channel: String, uid: UInt, barSeconds: Int, reason: String?, now: Int64, into actions: inout [ChannelAction]
-    ) {
+    ) -> (kicked: Bool, barredUntil: Int64?) {
         let barredUntil: Int64? = barSeconds > 0 ? now + Int64(barSeconds) * 1000 : nil
         bars[BarKey(channel: channel, uid: uid)] = barredUntil
-        guard let id = rooms[channel]?.members[uid] else {
-            actions.append(.kickAnswered(kicked: false, barredUntil: barredUntil))
-            return
-        }
+        guard let id = rooms[channel]?.members[uid] else { return (false, barredUntil) }
         var message = "removed from channel \(channel) by the operator"
         if let reason, !reason.isEmpty { message += ": \(reason)" }
         if barSeconds > 0 { message += " (may rejoin in \(barSeconds) s)" }
         remove(id, .kicked(message), now: now, into: &actions)
-        actions.append(.kickAnswered(kicked: true, barredUntil: barredUntil))
+        // As after an event: a member the removal notice overflowed is closed last.
+        while let slow = outboxes.nextSlowConsumer() { dropSlowConsumer(slow, now: now, into: &actions) }
+        return (true, barredUntil)
     }
 
     // MARK: - Outboxes

@@ -182,8 +182,9 @@ import Testing
         var state = makeState()
         join(&state, 1, uid: 1001)
         join(&state, 2, uid: 1002)
-        let actions = state.handle(.kick(channel: "room", uid: 1002, barSeconds: 60, reason: "abuse"), now: t0)
-        #expect(actions.last == .kickAnswered(kicked: true, barredUntil: t0 + 60_000))
+        var actions: [ChannelAction] = []
+        let answer = state.kick(channel: "room", uid: 1002, barSeconds: 60, reason: "abuse", now: t0, into: &actions)
+        #expect(answer.kicked && answer.barredUntil == t0 + 60_000)
         #expect(
             actions.contains(
                 .send(
@@ -205,8 +206,9 @@ import Testing
 
     @Test func aBarAppliesToAUidThatIsNotInTheChannel() {
         var state = makeState()
-        let actions = state.handle(.kick(channel: "room", uid: 1005, barSeconds: 10, reason: nil), now: t0)
-        #expect(actions == [.kickAnswered(kicked: false, barredUntil: t0 + 10_000)])
+        var actions: [ChannelAction] = []
+        let answer = state.kick(channel: "room", uid: 1005, barSeconds: 10, reason: nil, now: t0, into: &actions)
+        #expect(!answer.kicked && answer.barredUntil == t0 + 10_000 && actions.isEmpty)
         #expect(state.barredUntil(channel: "room", uid: 1005) == t0 + 10_000)
         #expect(joinFailure(join(&state, 1, uid: 1005)) == .barred)
     }

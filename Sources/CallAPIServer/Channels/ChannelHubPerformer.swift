@@ -1,0 +1,88 @@
+import CallAPIServerCore
+import CallAPISignalProtocol
+import Logging
+import NIOCore
+
+/// How the channel endpoint performs ``ChannelState``'s own actions: frames written to the connections, closes,
+/// and the members' comings and goings (logs, metrics, the webhook), which are reported once the lock is released.
+struct ChannelHubPerformer: EndpointPerformer {
+    let authority: TokenAuthority
+    let metrics: ServerMetrics
+    let webhook: WebhookNotifier?
+    let logger: Logger
+
+    func perform(
+        _ action: consuming ChannelAction, in core: inout EndpointCore<ChannelState>, relayStartedAt: NIODeadline?
+    ) -> ChannelNotice? {
+        switch consume action {
+        case .send(let id, let frame):
+            observe(frame, connection: id, state: core.state)
+            core.connections[id]?.send(text: ChannelFrameCoding.encode(frame))
+        case .close(let id, let code):
+            metrics.channelClosed(code: code)
+            guard let connection = core.connections[id] else { return nil }
+            let slowConsumer = code == ChannelErrorCode.slowConsumer.closeCode
+            if slowConsumer { logger.warning("slow consumer closed", metadata: ["connection": "\(id)"]) }
+            EndpointShell<Self>.end(connection, code: code, reason: nil, slowConsumer: slowConsumer)
+        case .report(let notice):
+            // After the lock is released (see start).
+            return notice
+        case .verifyToken:
+            // Checked by the shell (`ChannelState.tokenCheck(orderedBy:)`), never handed here.
+            break
+        }
+        return nil
+    }
+
+    /// Logs and counts a member's coming or going, and posts it to the webhook.
+    func start(_ notice: ChannelNotice, in shell: EndpointShell<Self>) {
+        let metadata: Logger.Metadata = [
+            "channel": "\(notice.channel)", "uid": "\(notice.uid)", "reason": "\(notice.reason.rawValue)",
+        ]
+        switch notice.reason {
+        case .kicked:
+            metrics.channelKick()
+            logger.notice("channel member kicked", metadata: metadata)
+        case .watchdog:
+            metrics.channelWatchdogRemoval()
+            logger.warning("channel watchdog removed a member left alone", metadata: metadata)
+        default:
+            logger.info(
+                notice.event == .userJoined ? "channel member joined" : "channel member left", metadata: metadata)
+        }
+        webhook?.post(notice)
+    }
+
+    func checkToken(_ token: String) async -> ChannelTokenCheck {
+        await authority.checkChannelToken(token)
+    }
+
+    func updateMetrics(from state: ChannelState) {
+        metrics.updateChannels(
+            open: state.channelCount, members: state.memberCount, queuedFrames: state.queuedFrames,
+            queuedBytes: state.queuedBytes)
+    }
+
+    private func observe(_ frame: ChannelServerFrame, connection id: SessionID, state: ChannelState) {
+        let who: Logger.Metadata = {
+            guard let member = state.member(id) else { return ["connection": "\(id)"] }
+            return ["connection": "\(id)", "channel": "\(member.channel)", "uid": "\(member.uid)"]
+        }()
+        switch frame {
+        case .signal:
+            metrics.channelSignalRelayed()
+        case .joinFailed(let failure):
+            logger.notice(
+                "channel join refused",
+                metadata: who.merging(["code": "\(failure.code)", "detail": "\(failure.message)"]) { $1 })
+        case .error(let failure):
+            logger.notice(
+                "channel frame refused",
+                metadata: who.merging(["code": "\(failure.code)", "detail": "\(failure.message)"]) { $1 })
+        case .signalFailed(let failed):
+            logger.info("channel signal not relayed", metadata: who.merging(["to": "\(failed.to)"]) { $1 })
+        default:
+            break
+        }
+    }
+}

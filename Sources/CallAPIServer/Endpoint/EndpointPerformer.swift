@@ -1,0 +1,25 @@
+import CallAPIServerCore
+import NIOCore
+
+/// What one endpoint does with its machine's actions, beside what ``EndpointShell`` does the same way for every
+/// endpoint (connections, the write tally, token checks, closes with their grace period).
+protocol EndpointPerformer: Sendable {
+    associatedtype Machine: SessionMachine
+    /// An action's work that awaits, or must otherwise wait until the lock is released.
+    associatedtype AwaitedWork
+
+    /// Performs `action` under the shell's lock, in the order the state decided it; returns what must wait for the
+    /// lock's release. `relayStartedAt` is when the message that led to the action was read, if one did.
+    func perform(
+        _ action: consuming Machine.Action, in core: inout EndpointCore<Machine>, relayStartedAt: NIODeadline?
+    ) -> AwaitedWork?
+
+    /// Starts `work` once the lock is released; what it learns comes back through `shell`.
+    func start(_ work: AwaitedWork, in shell: EndpointShell<Self>)
+
+    /// Checks a token's signature and claims (``SessionMachine/tokenCheck(orderedBy:)``).
+    func checkToken(_ token: String) async -> Machine.TokenVerdict
+
+    /// Updates the endpoint's gauges after an event, under the lock.
+    func updateMetrics(from state: Machine)
+}

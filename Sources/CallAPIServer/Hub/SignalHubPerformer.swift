@@ -1,0 +1,124 @@
+import CallAPIServerCore
+import CallAPISignalProtocol
+import Logging
+import NIOCore
+
+/// How the signaling hub performs ``HubState``'s own actions: frames written straight into the connections'
+/// buffers, closes, the call ledger's bookkeeping and queries, the push queue, metrics and logs.
+///
+/// The ledger's bookkeeping and the push queue are synchronous and run under the shell's lock, in the order the
+/// state decided; only the call-history queries (the ledger's store) await.
+struct SignalHubPerformer: EndpointPerformer {
+    let authority: TokenAuthority
+    let clock: any SignalServerClock
+    let metrics: ServerMetrics
+    let logger: Logger
+    /// The call ledger, fed every `send` the hub handles and every session that closes.
+    let ledger: CallLedger?
+    /// Performs the state's push actions (nil: pushes are dropped, registrations are not saved).
+    let push: PushService?
+
+    /// A call-history query, which reads the ledger's store.
+    struct CallsQuery {
+        let id: SessionID
+        let userId: String
+        let request: ClientFrame.CallsRequest
+        let ledger: CallLedger
+    }
+
+    func perform(
+        _ action: consuming HubAction, in core: inout EndpointCore<HubState>, relayStartedAt: NIODeadline?
+    ) -> CallsQuery? {
+        switch consume action {
+        case .relayed(let send):
+            ledger?.handle(.relayed(send), now: clock.nowMillis())
+        case .queryCalls(let id, let userId, let request):
+            guard let ledger else { return nil }
+            return CallsQuery(id: id, userId: userId, request: request, ledger: ledger)
+        case .send(let id, let frame):
+            guard let connection = core.connections[id] else { return nil }
+            var startedAt: NIODeadline?
+            observe(frame, session: id, state: core.state)
+            if case .message(let message) = frame, message.held != true {
+                startedAt = relayStartedAt
+                metrics.messageRelayed()
+            }
+            // The frames sent at high rates are written straight into the connection's buffer.
+            if let bound = FrameCoding.lengthBound(frame) {
+                connection.send(textAtMost: bound, relayStartedAt: startedAt) { FrameCoding.write(frame, into: $0) }
+            } else {
+                connection.send(utf8: FrameCoding.encodeUTF8(frame), relayStartedAt: startedAt)
+            }
+        case .close(let id, let code, let reason):
+            metrics.closed(reason)
+            logger.info(
+                "closing session", metadata: ["session": "\(id)", "reason": "\(reason.rawValue)", "code": "\(code)"])
+            guard let connection = core.connections[id] else { return nil }
+            if reason == .slowConsumer { logger.warning("slow consumer closed", metadata: ["session": "\(id)"]) }
+            EndpointShell<Self>.end(
+                connection, code: code, reason: reason.rawValue, slowConsumer: reason == .slowConsumer)
+        case .push(let pushAction):
+            // Returns at once (it queues, or saves the small device file): keeps the order the state decided.
+            push?.perform(pushAction)
+        case .verifyToken:
+            // Checked by the shell (`HubState.tokenCheck(orderedBy:)`), never handed here.
+            break
+        case .callNotPlaced(let call):
+            logger.notice(
+                "a server-placed call was not placed",
+                metadata: ["callId": "\(call.callId)", "caller": "\(call.caller)", "reason": "\(call.reason)"])
+            ledger?.handle(.notPlaced(call), now: clock.nowMillis())
+        }
+        return nil
+    }
+
+    func start(_ query: CallsQuery, in shell: EndpointShell<Self>) {
+        Task {
+            let frame = await query.ledger.answer(query.request, userId: query.userId)
+            shell.handle(.ledgerAnswered(query.id, frame))
+        }
+    }
+
+    func checkToken(_ token: String) async -> TokenCheck {
+        await authority.checkLoginToken(token)
+    }
+
+    func updateMetrics(from state: HubState) {
+        metrics.update(
+            sessions: state.sessionCount, usersOnline: state.onlineUserCount, held: state.heldCount,
+            heldBytes: state.heldBytes, queuedFrames: state.queuedFrames, queuedBytes: state.queuedBytes)
+    }
+
+    private func observe(_ frame: ServerFrame, session id: SessionID, state: HubState) {
+        switch frame {
+        case .answer(let answer):
+            metrics.answer(answer)
+            if answer.result == .failed {
+                logger.notice(
+                    "send failed",
+                    metadata: [
+                        "session": "\(id)", "user": "\(state.userId(of: id) ?? "-")",
+                        "reason": "\(answer.reason?.rawValue ?? "-")",
+                    ])
+            }
+        case .error(let error):
+            metrics.error(error.code)
+            logger.notice(
+                "frame refused",
+                metadata: [
+                    "session": "\(id)", "user": "\(state.userId(of: id) ?? "-")", "code": "\(error.code.rawValue)",
+                    "detail": "\(error.message)",
+                ])
+        case .welcome(let welcome):
+            logger.info("logged in", metadata: ["session": "\(id)", "user": "\(welcome.userId)"])
+        case .renewed(let renewed):
+            logger.info(
+                "token renewed",
+                metadata: [
+                    "session": "\(id)", "user": "\(state.userId(of: id) ?? "-")", "expiresAt": "\(renewed.expiresAt)",
+                ])
+        default:
+            break
+        }
+    }
+}
