@@ -1,4 +1,4 @@
-import CallAPIServerCore
+@_spi(ServerShell) import CallAPIServerCore
 import CallAPISignalProtocol
 import Logging
 import NIOCore

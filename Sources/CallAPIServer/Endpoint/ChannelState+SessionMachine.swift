@@ -1,4 +1,4 @@
-import CallAPIServerCore
+@_spi(ServerShell) import CallAPIServerCore
 
 // Declared in the shell's module, not beside the machine: the optimiser turns the shell's calls through
 // ``SessionMachine`` into direct ones only where it sees the conformance. Declared in CallAPIServerCore, each

@@ -1,4 +1,4 @@
-import CallAPIServerCore
+@_spi(ServerShell) import CallAPIServerCore
 
 /// What an endpoint's shell guards under one lock: its machine's state and the open connections, so that a send
 /// is queued in the order the state decided it.

@@ -1,4 +1,4 @@
-import CallAPIServerCore
+@_spi(ServerShell) import CallAPIServerCore
 import NIOCore
 
 /// What one endpoint does with its machine's actions, beside what ``EndpointShell`` does the same way for every

@@ -1,4 +1,4 @@
-import CallAPIServerCore
+@_spi(ServerShell) import CallAPIServerCore
 import NIOCore
 
 /// An endpoint's open WebSocket connections by id, and the ids it hands out: what ``EndpointShell`` keeps beside

@@ -9,29 +9,38 @@
 ///
 /// Indices are positions in the dense array: valid until the next insertion or removal, as a `Dictionary`'s.
 /// Removal moves the last value into the hole, so the order of iteration is not the order of insertion.
-package struct SessionTable<Value> {
-    fileprivate struct Entry {
-        let id: SessionID
+///
+/// Public to this package's shell only (`@_spi(ServerShell)`) and inlinable throughout: the shell keeps its
+/// connections in one too, and a generic type used across a module boundary unspecialized looks up its metadata on
+/// every call. (`@inlinable package` members of a `package` type are not inlined into other modules by Swift 6.3.)
+@_spi(ServerShell) public struct SessionTable<Value> {
+    @usableFromInline struct Entry {
+        @usableFromInline let id: SessionID
         /// Never nil while stored: optional so that ``subscript(_:)`` can lend it in place, and a caller that sets
         /// it to nil removes the entry.
-        var value: Value?
+        @usableFromInline var value: Value?
+
+        @inlinable init(id: SessionID, value: Value?) {
+            self.id = id
+            self.value = value
+        }
     }
 
-    private var entries: ContiguousArray<Entry> = []
+    @usableFromInline var entries: ContiguousArray<Entry> = []
     /// Each slot holds an index into `entries`, or `Self.empty`.
-    private var slots: [Int32] = []
+    @usableFromInline var slots: [Int32] = []
     /// 64 minus the base-2 logarithm of `slots.count`: the top bits of the spread number pick the slot.
-    private var shift: UInt64 = 64
+    @usableFromInline var shift: UInt64 = 64
 
-    private static var empty: Int32 { -1 }
+    @inlinable static var empty: Int32 { -1 }
 
-    package init() {}
+    @inlinable public init() {}
 
-    package var count: Int { entries.count }
-    package var isEmpty: Bool { entries.isEmpty }
+    @inlinable public var count: Int { entries.count }
+    @inlinable public var isEmpty: Bool { entries.isEmpty }
 
     /// The position of `id`'s value, if the table holds it.
-    package func index(forKey id: SessionID) -> Int? {
+    @inlinable public func index(forKey id: SessionID) -> Int? {
         guard !slots.isEmpty else { return nil }
         var slot = home(of: id)
         let mask = slots.count &- 1
@@ -44,16 +53,16 @@ package struct SessionTable<Value> {
     }
 
     /// The value at `index` (from ``index(forKey:)``), changed in place.
-    package subscript(at index: Int) -> Value {
+    @inlinable public subscript(at index: Int) -> Value {
         get { entries[index].value! }
         _modify { yield &entries[index].value! }
     }
 
     /// The session id at `index`.
-    package func id(at index: Int) -> SessionID { entries[index].id }
+    @inlinable public func id(at index: Int) -> SessionID { entries[index].id }
 
     /// `id`'s value; set to nil to remove it. Changed in place, as a `Dictionary`'s: `table[id]?.field = x`.
-    package subscript(id: SessionID) -> Value? {
+    @inlinable public subscript(id: SessionID) -> Value? {
         get { index(forKey: id).map { entries[$0].value! } }
         _modify {
             if let index = index(forKey: id) {
@@ -68,8 +77,8 @@ package struct SessionTable<Value> {
     }
 
     /// Stores `value` for `id`; returns the value it replaced, if any.
-    @discardableResult
-    package mutating func updateValue(_ value: Value, forKey id: SessionID) -> Value? {
+    @discardableResult @inlinable
+    public mutating func updateValue(_ value: Value, forKey id: SessionID) -> Value? {
         if let index = index(forKey: id) {
             let old = entries[index].value
             entries[index].value = value
@@ -80,8 +89,8 @@ package struct SessionTable<Value> {
     }
 
     /// Removes `id`'s value and returns it, if the table held it.
-    @discardableResult
-    package mutating func removeValue(forKey id: SessionID) -> Value? {
+    @discardableResult @inlinable
+    public mutating func removeValue(forKey id: SessionID) -> Value? {
         guard let index = index(forKey: id) else { return nil }
         let value = entries[index].value
         remove(at: index)
@@ -89,28 +98,28 @@ package struct SessionTable<Value> {
     }
 
     /// The ids and values, in no particular order.
-    package var elements: some Sequence<(id: SessionID, value: Value)> {
+    @inlinable public var elements: some Sequence<(id: SessionID, value: Value)> {
         entries.lazy.map { (id: $0.id, value: $0.value!) }
     }
 
     /// The values, in no particular order.
-    package var values: some Sequence<Value> { entries.lazy.map { $0.value! } }
+    @inlinable public var values: some Sequence<Value> { entries.lazy.map { $0.value! } }
 
     // MARK: - The index
 
     /// The slot `id`'s probe starts at: the number multiplied by 2^64 divided by the golden ratio, its top bits.
-    private func home(of id: SessionID) -> Int {
+    @inlinable func home(of id: SessionID) -> Int {
         Int(truncatingIfNeeded: (id.number &* 0x9E37_79B9_7F4A_7C15) >> shift)
     }
 
-    private mutating func append(_ id: SessionID, _ value: Value) {
+    @inlinable mutating func append(_ id: SessionID, _ value: Value) {
         if (entries.count &+ 1) &* 2 > slots.count { grow() }
         entries.append(Entry(id: id, value: value))
         place(Int32(entries.count &- 1), id: id)
     }
 
     /// Puts `index` in the first empty slot of `id`'s probe.
-    private mutating func place(_ index: Int32, id: SessionID) {
+    @inlinable mutating func place(_ index: Int32, id: SessionID) {
         var slot = home(of: id)
         let mask = slots.count &- 1
         while slots[slot] != Self.empty { slot = (slot &+ 1) & mask }
@@ -118,7 +127,7 @@ package struct SessionTable<Value> {
     }
 
     /// Twice as many slots (at least 8), and every entry placed again.
-    private mutating func grow() {
+    @inlinable mutating func grow() {
         let count = max(8, slots.count &* 2)
         slots = Array(repeating: Self.empty, count: count)
         shift = UInt64(64 &- count.trailingZeroBitCount)
@@ -126,7 +135,7 @@ package struct SessionTable<Value> {
     }
 
     /// The slot that holds `index`.
-    private func slot(holding index: Int) -> Int {
+    @inlinable func slot(holding index: Int) -> Int {
         var slot = home(of: entries[index].id)
         let mask = slots.count &- 1
         while slots[slot] != Int32(index) { slot = (slot &+ 1) & mask }
@@ -135,7 +144,7 @@ package struct SessionTable<Value> {
 
     /// Removes the entry at `index`: its slot is emptied (the entries after it in their probes moved back, so no
     /// probe meets a gap before its entry), and the last entry moves into its place in the dense array.
-    private mutating func remove(at index: Int) {
+    @inlinable mutating func remove(at index: Int) {
         var hole = slot(holding: index)
         let mask = slots.count &- 1
         var next = (hole &+ 1) & mask

@@ -1,7 +1,7 @@
 import CallAPITesting
 import Testing
 
-@testable import CallAPIServerCore
+@_spi(ServerShell) @testable import CallAPIServerCore
 
 /// The hubs' session tables hold what a `Dictionary` would, whatever the ids and the order of changes.
 @Suite struct SessionTableTests {
