@@ -22,7 +22,7 @@ public final class TestServer: Sendable {
     /// The HTTP base URL (admin and API endpoints).
     public var httpBase: String { "http://127.0.0.1:\(port)" }
 
-    /// Starts a server on loopback and returns once it listens (or fails after 10 s); `port` 0 picks a free one. A
+    /// Starts a server on loopback and returns once it listens (or fails with ``TimedOut`` after 10 s); `port` 0 picks a free one. A
     /// `nil` tick interval means time moves only by ``tick()``. `configure` changes the configuration last.
     public static func start(
         port: Int = 0, clock: any SignalServerClock = SystemServerClock(), tickIntervalMillis: Int64? = nil,
@@ -38,7 +38,7 @@ public final class TestServer: Sendable {
         configure(&configuration)
         var logger = Logger(label: "test.server")
         logger.logLevel = .critical
-        let local = try await bounded(10, "the server to listen") { [configuration, logger] in
+        let local = try await withTimeout(10, "the server to listen") { [configuration, logger] in
             try await LocalSignalServer.start(configuration: configuration, clock: clock, logger: logger)
         }
         return TestServer(local: local)
@@ -58,26 +58,29 @@ public final class TestServer: Sendable {
 
     /// Graceful shutdown, waiting (at most 10 s) until the server has stopped.
     public func stop() async throws {
-        _ = try? await bounded(10, "the server to stop") { [local] in await local.stop() }
+        _ = try? await withTimeout(10, "the server to stop") { [local] in await local.stop() }
     }
 }
 
-/// Why a ``TestServer`` gave up waiting.
-public struct TestServerTimedOut: Error, CustomStringConvertible {
+/// Why a wait gave up (``withTimeout(_:_:_:)``).
+public struct TimedOut: Error, CustomStringConvertible {
     /// What it waited for.
     public var what: String
     public var description: String { "timed out waiting for \(what)" }
+
+    /// A wait for `what` that gave up.
+    public init(what: String) { self.what = what }
 }
 
-/// Runs `operation`, failing with ``TestServerTimedOut`` if it takes longer than `seconds`.
-private func bounded<T: Sendable>(
-    _ seconds: Double, _ what: String, _ operation: @escaping @Sendable () async throws -> T
+/// Runs `operation`, failing with ``TimedOut`` if it takes longer than `seconds`.
+public func withTimeout<T: Sendable>(
+    _ seconds: Double = 5, _ what: String = "an event", _ operation: @escaping @Sendable () async throws -> T
 ) async throws -> T {
     try await withThrowingTaskGroup(of: T.self) { group in
         group.addTask { try await operation() }
         group.addTask {
             try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
-            throw TestServerTimedOut(what: what)
+            throw TimedOut(what: what)
         }
         defer { group.cancelAll() }
         return try await group.next()!

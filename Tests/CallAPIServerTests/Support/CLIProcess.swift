@@ -1,3 +1,4 @@
+import CallAPIServerTesting
 import Foundation
 import NIOConcurrencyHelpers
 

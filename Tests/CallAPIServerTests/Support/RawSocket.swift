@@ -1,3 +1,4 @@
+import CallAPIServerTesting
 import CallAPISignalProtocol
 import Logging
 import NIOCore

@@ -1,4 +1,5 @@
 import CallAPI
+import CallAPIServerTesting
 import CallAPISignalClient
 import NIOConcurrencyHelpers
 

@@ -1,3 +1,4 @@
+import CallAPIServerTesting
 import Hummingbird
 import Logging
 import NIOConcurrencyHelpers
