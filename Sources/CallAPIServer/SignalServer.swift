@@ -26,6 +26,8 @@ public final class SignalServer: Service, Sendable {
     /// The call ledger (docs/ledger.md), unless it is turned off.
     let ledger: CallLedger?
     private let push: PushSetup
+    /// The link to the cluster's other nodes, when this server is one of them.
+    private let cluster: ClusterLink?
     private let metrics: ServerMetrics
     private let logger: Logger
     private let boundPort = BoundPort()
@@ -59,9 +61,23 @@ public final class SignalServer: Service, Sendable {
             throw error
         }
         self.push = push
+        var cluster: ClusterLink?
+        if let settings = configuration.cluster {
+            do {
+                let link = try ClusterLink(settings: settings, clock: clock, logger: logger)
+                try await link.migrate()
+                cluster = link
+            } catch {
+                await ledger?.closeUnused()
+                throw error
+            }
+        }
+        self.cluster = cluster
         hub = SignalHub(
             limits: configuration.limits, authority: authority, clock: clock, metrics: metrics, logger: logger,
-            pushPolicy: configuration.push.policy, devices: push.registry, push: push.service, ledger: ledger)
+            pushPolicy: configuration.push.policy, devices: push.registry, push: push.service, ledger: ledger,
+            cluster: cluster)
+        cluster?.attach(hub)
         let webhook = configuration.channels.webhook.map {
             WebhookNotifier(settings: $0, metrics: metrics, logger: logger)
         }
@@ -154,6 +170,10 @@ public final class SignalServer: Service, Sendable {
             ServerPart("push", work: { [push, hub] in await push.service.run(hub: hub) }, finish: push.service.finish),
             try makeApplication(eventLoops: eventLoops),
         ]
+        if let cluster {
+            // Stopped after the sessions are: the node leaves the cluster once its clients have been told.
+            parts.append(ServerPart("cluster", work: cluster.run, finish: cluster.finish))
+        }
         if let ledger {
             if let webhooks = ledger.webhooks {
                 parts.append(ServerPart("call webhooks", work: webhooks.run, finish: webhooks.finish))

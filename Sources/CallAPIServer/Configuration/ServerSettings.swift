@@ -88,6 +88,16 @@ public enum ServerSettings {
             "the ledger's database: an SQLite file path, or postgres://user[:password]@host[:port]/db "
                 + "(default DATA_DIR/callapi-ledger.sqlite)"
         ),
+        .init(
+            "node-id",
+            "this node's id in a cluster: 1-32 characters of a-z 0-9 _ (default: the host name and the port)"),
+        .init(
+            "cluster-database",
+            "postgres://user[:password]@host[:port]/db that the cluster's nodes share; servers with the same one "
+                + "form one service (default: the ledger's database when it is PostgreSQL; docs/scale-out.md)"
+        ),
+        .init("cluster-heartbeat-ms", "milliseconds between a node's heartbeats (default 1000)"),
+        .init("cluster-dead-after-ms", "milliseconds without a heartbeat after which a node is dead (default 5000)"),
         .init("ledger-retention-days", "days ended calls are kept (default 90; 0 keeps them forever)"),
         .init("answer-busy", "answer calls to users in a call with busy on their behalf (default off)", isSwitch: true),
         .init("ledger-liveness", "seconds after a call's last session closed that it ends as dropped (default 30)"),
@@ -356,7 +366,56 @@ public enum ServerSettings {
             flag: value("data-dir"), development: configuration.usesDevelopmentSecret, environment: environment)
         configuration.dataDirectory = dataDirectory
         configuration.ledger = try ledgerSettings(value: value, int: int, dataDirectory: dataDirectory)
+        configuration.cluster = try clusterSettings(
+            value: value, int: int, ledger: configuration.ledger, port: configuration.port)
         return configuration
+    }
+
+    /// One node of a cluster when the server has a PostgreSQL database: `--cluster-database`, or else the ledger's
+    /// (docs/scale-out.md).
+    private static func clusterSettings(
+        value: (String) -> String?, int: (String, ClosedRange<Int>) throws -> Int?, ledger: LedgerSettings, port: Int
+    ) throws -> ClusterSettings? {
+        let url: String
+        if let given = value("cluster-database") {
+            guard given.hasPrefix("postgres://") || given.hasPrefix("postgresql://") else {
+                throw InvalidSetting(name: "cluster-database", problem: "give a postgres:// URL, not \(given)")
+            }
+            url = given
+        } else if ledger.enabled, case .postgres(let ledgerURL) = ledger.database {
+            url = ledgerURL
+        } else {
+            if value("node-id") != nil {
+                throw InvalidSetting(
+                    name: "node-id",
+                    problem: "a cluster shares a PostgreSQL database: give --cluster-database or a postgres:// "
+                        + "--ledger-database")
+            }
+            return nil
+        }
+        let nodeId = value("node-id") ?? derivedNodeId(port: port)
+        if let problem = ClusterSettings.problem(nodeId: nodeId) {
+            throw InvalidSetting(name: "node-id", problem: problem)
+        }
+        var cluster = ClusterSettings(nodeId: nodeId, databaseURL: url)
+        if let v = try int("cluster-heartbeat-ms", 50...60_000) { cluster.heartbeatMillis = Int64(v) }
+        if let v = try int("cluster-dead-after-ms", 200...600_000) { cluster.deadAfterMillis = Int64(v) }
+        guard cluster.deadAfterMillis >= 2 * cluster.heartbeatMillis else {
+            throw InvalidSetting(
+                name: "cluster-dead-after-ms",
+                problem:
+                    "give at least twice the heartbeat (\(cluster.heartbeatMillis) ms), or live nodes are found dead")
+        }
+        return cluster
+    }
+
+    /// A node id from the host's name and the port (a random suffix for port 0, which every node may give).
+    static func derivedNodeId(port: Int) -> String {
+        let host = ProcessInfo.processInfo.hostName.lowercased().map { character -> Character in
+            character.isASCII && (character.isLetter || character.isNumber) ? character : "_"
+        }
+        let suffix = port == 0 ? String(UInt32.random(in: 0 ... .max), radix: 36) : String(port)
+        return String(String(host).prefix(31 - suffix.count)) + "_" + suffix
     }
 
     /// The ledger's settings: on by default, in an SQLite file under the data folder.

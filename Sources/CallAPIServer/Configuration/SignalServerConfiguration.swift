@@ -34,6 +34,8 @@ public struct SignalServerConfiguration: Sendable {
     public var maxIssuedTTLSeconds: Int = 24 * 3600
     /// Call pushes: device registrations, APNs and FCM (docs/push.md).
     public var push = PushConfiguration()
+    /// This server as one node of a cluster sharing a PostgreSQL database (docs/scale-out.md); `nil`: the only node.
+    public var cluster: ClusterSettings?
 
     /// Certificate chain and key files for TLS.
     public struct TLSFiles: Sendable, Equatable {

@@ -25,15 +25,17 @@ final class SignalHub: SessionEndpoint {
     init(
         limits: HubLimits, authority: TokenAuthority, clock: any SignalServerClock, metrics: ServerMetrics,
         logger: Logger, pushPolicy: PushPolicy = PushPolicy(), devices: DeviceRegistry = DeviceRegistry(),
-        push: PushService? = nil, ledger: CallLedger? = nil
+        push: PushService? = nil, ledger: CallLedger? = nil, cluster: ClusterLink? = nil
     ) {
         shell = EndpointShell(
             state: HubState(
                 limits: limits, pushPolicy: pushPolicy, devices: devices, reportsRelays: ledger != nil,
                 // Random per run, so that the ids of matched calls never repeat an earlier run's in the ledger.
-                matchIdPrefix: String(UInt64.random(in: 1 ... .max), radix: 36)),
+                matchIdPrefix: String(UInt64.random(in: 1 ... .max), radix: 36),
+                topology: cluster.map { .node($0.settings.nodeId) } ?? .single),
             performer: SignalHubPerformer(
-                authority: authority, clock: clock, metrics: metrics, logger: logger, ledger: ledger, push: push),
+                authority: authority, clock: clock, metrics: metrics, logger: logger, ledger: ledger, push: push,
+                cluster: cluster),
             clock: clock, connectionMetrics: metrics)
         self.limits = limits
         maxMessageBytes = Self.hardLimit(for: limits)
@@ -132,6 +134,14 @@ final class SignalHub: SessionEndpoint {
     func tick() {
         shell.tick { now in ledger?.handle(.tick, now: now) }
     }
+
+    /// Applies what the cluster link reports.
+    func handleCluster(_ event: ClusterEvent) {
+        shell.handle(.cluster(event))
+    }
+
+    /// Every logged-in session on this node with its user (the cluster link writes them whole after joining).
+    var loggedInSessions: [(SessionID, String)] { shell.read { $0.state.loggedInSessions } }
 
     /// Applies a push event (a provider's rejection, the operator's removal of a device).
     func handlePush(_ event: HubEvent) {

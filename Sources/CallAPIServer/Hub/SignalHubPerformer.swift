@@ -17,6 +17,8 @@ struct SignalHubPerformer: EndpointPerformer {
     let ledger: CallLedger?
     /// Performs the state's push actions (nil: pushes are dropped, registrations are not saved).
     let push: PushService?
+    /// The link to the other nodes (nil: a single node).
+    let cluster: ClusterLink?
 
     /// A call-history query, which reads the ledger's store.
     struct CallsQuery {
@@ -68,6 +70,9 @@ struct SignalHubPerformer: EndpointPerformer {
                 "a server-placed call was not placed",
                 metadata: ["callId": "\(call.callId)", "caller": "\(call.caller)", "reason": "\(call.reason)"])
             ledger?.handle(.notPlaced(call), now: clock.nowMillis())
+        case .cluster(let clusterAction):
+            // Queued, never awaited here: the link reports back through the hub's events.
+            cluster?.perform(clusterAction)
         }
         return nil
     }

@@ -18,4 +18,6 @@ package enum HubAction: Sendable, Equatable {
     /// A server-placed call was not placed by its caller in time (or its caller's session closed): record it
     /// `failed` in the call ledger.
     case callNotPlaced(NotPlacedCall)
+    /// Work for the cluster link: presence rows and messages for other nodes (only on a node of a cluster).
+    case cluster(ClusterAction)
 }

@@ -33,6 +33,8 @@ package enum HubEvent: Sendable {
     case removeDevice(userId: String, deviceId: String)
     /// The business server asks for a call with the server-made `callId` (docs/match.md).
     case placeCall(PlaceCallOrder, callId: String)
+    /// The cluster link reports (only on a node of a cluster).
+    case cluster(ClusterEvent)
 }
 
 /// What a checked token is for.

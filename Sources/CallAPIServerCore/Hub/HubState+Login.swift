@@ -102,6 +102,7 @@ extension HubState {
         sessions[id]?.phase = .loggedIn(Login(userId: userId, lease: TokenLease(expiresAt: expiresAt)))
         scheduleTick(for: id)
         let cameOnline = presence.loggedIn(id, as: userId)
+        if case .node = topology { actions.append(.cluster(.online(id, userId: userId))) }
         enqueue(
             .welcome(
                 .init(

@@ -6,9 +6,10 @@ package extension HubState {
     /// Why the server cannot place `order` now, or `nil` when it can. (Busy is the call ledger's to say.)
     func placementProblem(_ order: PlaceCallOrder) -> PlaceCallRefusal? {
         if order.caller == order.callee { return .sameUser }
-        for user in [order.caller, order.callee] where !presence.isOnline(user) {
-            return .offline(user: user)
-        }
+        // The caller's session is told to place the call, so it must be on this node (a cluster does not route the
+        // order to another node yet: docs/scale-out.md); the callee may be on any.
+        if presence.sessions(of: order.caller).isEmpty { return .offline(user: order.caller) }
+        if !presence.isOnline(order.callee) { return .offline(user: order.callee) }
         return nil
     }
 

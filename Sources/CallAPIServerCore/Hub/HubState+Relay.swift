@@ -25,10 +25,16 @@ extension HubState {
             guard send.copy == true else { return fail(.invalidTarget, "a user cannot send to itself", into: &actions) }
             let messageId = makeMessageId()
             let others = otherSessions(of: user, than: id)
-            guard !others.isEmpty else {
+            let remote = presence.remote.nodes(of: user)
+            guard !others.isEmpty || !remote.isEmpty else {
                 return fail(.peerOffline, "user \(user) has no other session", into: &actions)
             }
             copy(send, to: others, user: user, messageId: messageId, now: now, into: &actions)
+            guard remote.isEmpty else {
+                return forward(
+                    send, from: id, user: user, messageId: messageId, copyOf: user, local: others.count,
+                    remote: remote, now: now, into: &actions)
+            }
             enqueue(
                 .answer(.init(id: send.id, result: .delivered, messageId: messageId, sessions: others.count)), to: id,
                 into: &actions)
@@ -43,7 +49,8 @@ extension HubState {
         }
         let messageId = makeMessageId()
         let targets = presence.sessions(of: send.to)
-        if !targets.isEmpty {
+        let remote = presence.remote.nodes(of: send.to)
+        if !targets.isEmpty || !remote.isEmpty {
             let message = ServerFrame.message(
                 .init(from: user, relayBody: send.relayBody, sentAt: now, messageId: messageId))
             // A target whose outbox cannot take the message is closed now, and the answer counts only the rest.
@@ -62,7 +69,7 @@ extension HubState {
             }
             for target in reached { enqueue(message, to: target, cost: cost, into: &actions) }
             for target in tooSlow { dropSlowConsumer(target, now: now, into: &actions) }
-            guard !reached.isEmpty else {
+            guard !reached.isEmpty || !remote.isEmpty else {
                 return fail(
                     .slowConsumer,
                     "every session of user \(send.to) was too slow reading its socket and was disconnected",
@@ -74,6 +81,20 @@ extension HubState {
                 if !others.isEmpty {
                     copy(send, to: others, user: user, messageId: messageId, now: now, into: &actions)
                 }
+                let ownRemote = presence.remote.nodes(of: user)
+                if !ownRemote.isEmpty {
+                    let copies = ownRemote.map {
+                        ClusterEnvelope(
+                            node: $0.node, userId: user, from: user, body: send.relayBody, sentAt: now,
+                            messageId: messageId, copyOf: send.to)
+                    }
+                    actions.append(.cluster(.forward(copies, receipt: nil)))
+                }
+            }
+            guard remote.isEmpty else {
+                return forward(
+                    send, from: id, user: user, messageId: messageId, copyOf: nil, local: reached.count,
+                    remote: remote, now: now, into: &actions)
             }
             enqueue(
                 .answer(.init(id: send.id, result: .delivered, messageId: messageId, sessions: reached.count)), to: id,
@@ -229,10 +250,9 @@ extension HubState {
         // Written in place: `"m-" + String(number)` built two strings and joined them, ~450 instructions of every
         // relayed message (callgrind).
         let number = nextMessageNumber
-        return String(unsafeUninitializedCapacity: 2 + JSONLength.decimalLength(number)) { memory in
+        return String(unsafeUninitializedCapacity: messageIdPrefix.count + JSONLength.decimalLength(number)) { memory in
             var id = JSONMemory(UnsafeMutableRawBufferPointer(memory))
-            id.writeByte(UInt8(ascii: "m"))
-            id.writeByte(UInt8(ascii: "-"))
+            for byte in messageIdPrefix { id.writeByte(byte) }
             id.writeInteger(number)
             return id.written
         }

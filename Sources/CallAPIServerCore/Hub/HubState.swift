@@ -43,11 +43,21 @@ package struct HubState: Sendable {
 
     /// Whether ``relay`` reports each `send` it handled (``HubAction/relayed(_:)``), for the call ledger.
     package let reportsRelays: Bool
+    /// Alone, or one node of a cluster (docs/scale-out.md).
+    package let topology: HubTopology
+    /// What every message id starts with: unique to the node in a cluster.
+    let messageIdPrefix: [UInt8]
 
     package init(
         limits: HubLimits, pushPolicy: PushPolicy = PushPolicy(), devices: DeviceRegistry = DeviceRegistry(),
-        reportsRelays: Bool = false, matchIdPrefix: String = "m"
+        reportsRelays: Bool = false, matchIdPrefix: String = "m", topology: HubTopology = .single
     ) {
+        self.topology = topology
+        messageIdPrefix =
+            switch topology {
+            case .single: Array("m-".utf8)
+            case .node(let node): Array("m-\(node)-".utf8)
+            }
         self.limits = limits
         outboxes = OutboxAccounting(maxFrames: limits.maxOutboxFrames, maxBytes: limits.maxOutboxBytes)
         self.pushPolicy = pushPolicy
@@ -59,6 +69,8 @@ package struct HubState: Sendable {
 
     /// Users with at least one logged-in session, sorted.
     package var onlineUsers: [String] { presence.onlineUsers }
+    /// Every logged-in session on this node with its user.
+    package var loggedInSessions: [(SessionID, String)] { presence.loggedInSessions }
     /// How many users have a logged-in session (without sorting them: the hub reads this after every event).
     package var onlineUserCount: Int { presence.onlineUserCount }
     /// Open connections, logged in or not.
@@ -149,6 +161,8 @@ package struct HubState: Sendable {
             if devices.remove(deviceId: deviceId, of: userId) { actions.append(.push(.saveDevices(devices))) }
         case .placeCall(let order, let callId):
             placeCall(order, callId: callId, now: now, into: &actions)
+        case .cluster(let event):
+            clusterReported(event, now: now, into: &actions)
         }
     }
 
@@ -326,6 +340,7 @@ package struct HubState: Sendable {
         presence.unsubscribe(id)
         guard let userId = session.login?.userId else { return }
         let wentOffline = presence.loggedOut(id, as: userId)
+        if case .node = topology { actions.append(.cluster(.offline(id, userId: userId))) }
         // The other side of its invitations hears of it before presence subscribers do.
         runInvitations(.sessionClosed(id), now: now, into: &actions)
         runMatch(.sessionClosed(id), now: now, into: &actions)

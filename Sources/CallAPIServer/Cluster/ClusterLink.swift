@@ -1,0 +1,415 @@
+@_spi(ServerShell) import CallAPIServerCore
+import DequeModule
+import Logging
+import NIOConcurrencyHelpers
+import PostgresNIO
+
+/// A node's link to its cluster (docs/scale-out.md): the shell of ``ClusterMembership`` and of the hub's
+/// ``ClusterAction``s, over PostgreSQL.
+///
+/// Three loops share one pool of connections: the control loop runs the membership machine (register, heartbeat,
+/// sweep, read presence, read the mailbox); the writer performs the hub's actions in the order the hub decided,
+/// forwards batched into one statement; the listener holds its own connection (LISTEN cannot share a pooled one),
+/// is woken by notifications and, after every reconnect, has the mailbox and presence read again: a notification
+/// missed while it was away costs a poll's latency, never a message.
+final class ClusterLink: Sendable {
+    let settings: ClusterSettings
+    private let store: ClusterStore
+    private let client: PostgresClient
+    private let listenConfiguration: PostgresConnection.Configuration
+    private let clock: any SignalServerClock
+    private let logger: Logger
+    private let state: NIOLockedValueBox<LinkState>
+    private let controlWake: AsyncStream<Void>.Continuation
+    private let controlSignals: AsyncStream<Void>
+    private let writerWake: AsyncStream<Void>.Continuation
+    private let writerSignals: AsyncStream<Void>
+    private let stopWake: AsyncStream<Void>.Continuation
+    private let stopSignals: AsyncStream<Void>
+
+    /// The most mailbox rows one read takes.
+    static let readLimit = 500
+    /// The most envelopes one forward statement writes.
+    static let batchLimit = 500
+
+    private struct LinkState {
+        var membership: ClusterMembership
+        var work = Deque<Work>()
+        var pendingEnvelopes = 0
+        var woken = false
+        var othersChanged = false
+        /// The hub the link reports to (set once it exists; let go when the link stops).
+        var hub: SignalHub?
+    }
+
+    private enum Work {
+        case hub(ClusterAction)
+        case resync(epoch: Int64)
+    }
+
+    init(settings: ClusterSettings, clock: any SignalServerClock, logger: Logger) throws {
+        if let problem = ClusterSettings.problem(nodeId: settings.nodeId) { throw ClusterError(problem) }
+        let connection = try PostgresLedgerStore.configuration(url: settings.databaseURL)
+        var configuration = PostgresClient.Configuration(
+            host: connection.host ?? "127.0.0.1", port: connection.port ?? 5432, username: connection.username,
+            password: connection.password, database: connection.database, tls: .disable)
+        configuration.options.maximumConnections = 4
+        configuration.options.minimumConnections = 2
+        self.settings = settings
+        listenConfiguration = connection
+        var logger = logger
+        logger[metadataKey: "node"] = "\(settings.nodeId)"
+        self.logger = logger
+        client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        store = ClusterStore(client: client, nodeId: settings.nodeId, logger: logger)
+        self.clock = clock
+        state = NIOLockedValueBox(LinkState(membership: ClusterMembership(timings: settings.timings)))
+        (controlSignals, controlWake) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
+        (writerSignals, writerWake) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
+        (stopSignals, stopWake) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
+    }
+
+    /// Creates the cluster's tables if they are missing (at start, so that a wrong database URL stops the server
+    /// with a clear error).
+    func migrate() async throws {
+        let connection: PostgresConnection
+        do {
+            connection = try await PostgresConnection.connect(configuration: listenConfiguration, id: 1, logger: logger)
+        } catch {
+            throw ClusterError(
+                "cannot connect to the cluster database at \(PostgresLedgerStore.redacted(settings.databaseURL)): "
+                    + "\(String(reflecting: error))")
+        }
+        do {
+            try await ClusterStore.migrate(connection, logger: logger)
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+        try await connection.close()
+    }
+
+    /// The hub the link reports to.
+    func attach(_ hub: SignalHub) {
+        state.withLockedValue { $0.hub = hub }
+    }
+
+    /// This node's epoch while it is a member.
+    var epoch: Int64? { state.withLockedValue { $0.membership.epoch } }
+
+    // MARK: - The hub's actions
+
+    /// Queues one of the hub's actions (called under the hub's lock: it never calls back into the hub itself).
+    func perform(_ action: ClusterAction) {
+        let refused: Bool = state.withLockedValue { state in
+            if case .forward(let envelopes, _) = action {
+                guard state.pendingEnvelopes + envelopes.count <= settings.maxPendingEnvelopes else { return true }
+                state.pendingEnvelopes += envelopes.count
+            }
+            state.work.append(.hub(action))
+            return false
+        }
+        guard refused else {
+            writerWake.yield()
+            return
+        }
+        guard case .forward(let envelopes, let receipt) = action else { return }
+        let reason = "\(settings.maxPendingEnvelopes) messages already wait to be written to other nodes"
+        logger.warning(
+            "a message for another node was refused",
+            metadata: ["messageId": "\(envelopes.first?.messageId ?? "-")", "reason": "\(reason)"])
+        if let receipt { Task { report(.forwardFailed(receipt, reason: reason)) } }
+    }
+
+    private func report(_ event: ClusterEvent) {
+        state.withLockedValue { $0.hub }?.handleCluster(event)
+    }
+
+    // MARK: - Running
+
+    /// Runs the link until ``finish()``; then leaves the cluster (its rows deleted at once) and returns.
+    func run() async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.client.run() }
+            group.addTask { await self.controlLoop() }
+            group.addTask { await self.writeLoop() }
+            group.addTask { await self.listenLoop() }
+            group.addTask { await self.tickLoop() }
+            for await _ in stopSignals { break }
+            let leave = state.withLockedValue { $0.membership.handle(.stop, now: clock.nowMillis()) }
+            for case .leave(let epoch) in leave {
+                do {
+                    try await store.leave(epoch: epoch)
+                    logger.notice("left the cluster")
+                } catch {
+                    logger.warning("could not leave the cluster: the others will find this node dead")
+                }
+            }
+            group.cancelAll()
+        }
+        state.withLockedValue { $0.hub = nil }
+    }
+
+    /// Ends ``run()``.
+    func finish() {
+        stopWake.yield()
+    }
+
+    private func tickLoop() async {
+        while !Task.isCancelled {
+            controlWake.yield()
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
+    private func controlLoop() async {
+        for await _ in controlSignals {
+            var inputs: [ClusterMembership.Input] = [.tick]
+            state.withLockedValue { state in
+                if state.woken { inputs.append(.woken) }
+                if state.othersChanged { inputs.append(.othersChanged) }
+                state.woken = false
+                state.othersChanged = false
+            }
+            for input in inputs { await run(input) }
+        }
+    }
+
+    private func run(_ input: ClusterMembership.Input) async {
+        let actions = state.withLockedValue { $0.membership.handle(input, now: clock.nowMillis()) }
+        for action in actions {
+            if let outcome = await perform(action) { await run(outcome) }
+        }
+    }
+
+    /// Performs a membership action; returns what came of it when the machine needs to know.
+    private func perform(_ action: ClusterMembership.Action) async -> ClusterMembership.Input? {
+        switch action {
+        case .register:
+            do {
+                let epoch = try await store.register()
+                logger.notice("joined the cluster", metadata: ["epoch": "\(epoch)"])
+                return .registered(epoch: epoch)
+            } catch {
+                logger.warning("could not join the cluster; retrying", metadata: ["error": "\(describe(error))"])
+                return .registerFailed
+            }
+        case .republish(let epoch):
+            state.withLockedValue { $0.work.append(.resync(epoch: epoch)) }
+            writerWake.yield()
+        case .beat(let epoch):
+            do {
+                if try await store.beat(epoch: epoch) { return .beatSaved }
+                logger.warning("this node was declared dead by the cluster; joining again")
+                return .beatLost
+            } catch {
+                logger.warning("could not save the heartbeat", metadata: ["error": "\(describe(error))"])
+                return .beatFailed
+            }
+        case .sweep:
+            do {
+                let dead = try await store.sweep(deadAfterMillis: settings.deadAfterMillis)
+                if !dead.isEmpty { logger.notice("nodes declared dead", metadata: ["nodes": "\(dead)"]) }
+            } catch {
+                logger.warning("could not sweep dead nodes", metadata: ["error": "\(describe(error))"])
+            }
+        case .readPresence:
+            do {
+                report(.remotePresence(try await store.remotePresence(deadAfterMillis: settings.deadAfterMillis)))
+            } catch {
+                logger.warning("could not read the other nodes' sessions", metadata: ["error": "\(describe(error))"])
+            }
+        case .poll(let epoch):
+            do {
+                // Until a read takes fewer than it may: a backlog is drained at once, not one read per poll.
+                while true {
+                    let envelopes = try await store.take(epoch: epoch, limit: Self.readLimit)
+                    if !envelopes.isEmpty { report(.arrived(envelopes)) }
+                    if envelopes.count < Self.readLimit { break }
+                }
+            } catch {
+                logger.warning("could not read the mailbox", metadata: ["error": "\(describe(error))"])
+            }
+        case .leave:
+            break  // done by `run` as it stops
+        }
+        return nil
+    }
+
+    // MARK: - Writer
+
+    private enum Batch {
+        case forward([ClusterEnvelope], [ForwardReceipt])
+        case unclaim([ClusterEnvelope])
+        case online(SessionID, String)
+        case offline(SessionID)
+        case resync(epoch: Int64)
+    }
+
+    private func writeLoop() async {
+        for await _ in writerSignals {
+            while let batch = nextBatch() { await write(batch) }
+        }
+    }
+
+    /// The next work in order; consecutive forwards go together, up to ``batchLimit`` envelopes.
+    private func nextBatch() -> Batch? {
+        state.withLockedValue { state in
+            guard let first = state.work.popFirst() else { return nil }
+            switch first {
+            case .resync(let epoch): return .resync(epoch: epoch)
+            case .hub(.online(let session, let userId)): return .online(session, userId)
+            case .hub(.offline(let session, _)): return .offline(session)
+            case .hub(.unclaimed(let envelopes)): return .unclaim(envelopes)
+            case .hub(.forward(var envelopes, let receipt)):
+                var receipts = receipt.map { [$0] } ?? []
+                while case .hub(.forward(let more, let receipt)) = state.work.first,
+                    envelopes.count + more.count <= Self.batchLimit
+                {
+                    state.work.removeFirst()
+                    envelopes += more
+                    if let receipt { receipts.append(receipt) }
+                }
+                return .forward(envelopes, receipts)
+            }
+        }
+    }
+
+    private func write(_ batch: Batch) async {
+        let epoch = self.epoch
+        switch batch {
+        case .forward(let envelopes, let receipts):
+            var failure: String?
+            if let epoch {
+                do {
+                    if try await !store.forward(envelopes, epoch: epoch, keepSeconds: settings.mailboxSeconds) {
+                        failure = "this node is joining the cluster again"
+                    }
+                } catch {
+                    failure = "the cluster database did not take it: \(describe(error))"
+                }
+            } else {
+                failure = "this node is joining the cluster"
+            }
+            state.withLockedValue { $0.pendingEnvelopes -= envelopes.count }
+            if let failure {
+                logger.warning(
+                    "messages for other nodes were not written",
+                    metadata: ["count": "\(envelopes.count)", "reason": "\(failure)"])
+            }
+            for receipt in receipts {
+                report(failure.map { .forwardFailed(receipt, reason: $0) } ?? .forwarded(receipt))
+            }
+        case .unclaim(let envelopes):
+            do {
+                try await store.unclaim(envelopes, keepSeconds: settings.mailboxSeconds)
+            } catch {
+                logger.error(
+                    "messages whose receiver left this node could not be put back in the mailbox: lost",
+                    metadata: ["count": "\(envelopes.count)", "error": "\(describe(error))"])
+            }
+        case .online(let session, let userId):
+            // Not a member: the sessions are written when it has joined again.
+            guard let epoch else { return }
+            do {
+                try await store.online(session, userId: userId, epoch: epoch)
+            } catch {
+                resyncLater(epoch: epoch, error)
+            }
+        case .offline(let session):
+            do {
+                try await store.offline(session)
+            } catch {
+                if let epoch { resyncLater(epoch: epoch, error) }
+            }
+        case .resync(let epoch):
+            let sessions = state.withLockedValue { $0.hub }?.loggedInSessions ?? []
+            do {
+                try await store.resync(sessions, epoch: epoch)
+            } catch {
+                resyncLater(epoch: epoch, error)
+            }
+        }
+    }
+
+    /// A presence write failed: the rows are written whole again after a pause, so none stays wrong.
+    private func resyncLater(epoch: Int64, _ error: any Error) {
+        logger.warning("could not write presence; writing it whole again", metadata: ["error": "\(describe(error))"])
+        Task {
+            try? await Task.sleep(for: .milliseconds(settings.heartbeatMillis))
+            state.withLockedValue { $0.work.append(.resync(epoch: epoch)) }
+            writerWake.yield()
+        }
+    }
+
+    // MARK: - Listener
+
+    private func listenLoop() async {
+        var attempt = 0
+        while !Task.isCancelled {
+            do {
+                let connection = try await PostgresConnection.connect(
+                    configuration: listenConfiguration, id: 2, logger: logger)
+                attempt = 0
+                do {
+                    try await listen(on: connection)
+                } catch {
+                    try? await connection.close()
+                    throw error
+                }
+                try? await connection.close()
+            } catch {
+                if Task.isCancelled { return }
+                attempt += 1
+                logger.warning(
+                    "the cluster's notification connection failed; reconnecting",
+                    metadata: ["error": "\(describe(error))", "attempt": "\(attempt)"])
+            }
+            try? await Task.sleep(for: .milliseconds(min(250 * attempt, 2_000)))
+        }
+    }
+
+    private func listen(on connection: PostgresConnection) async throws {
+        let logger = logger
+        try await connection.listen(on: ClusterStore.mailboxChannel(of: settings.nodeId)) { mailbox in
+            try await connection.listen(on: ClusterStore.presenceChannel) { presence in
+                // What was sent while the listener was away is read now.
+                wake(mailbox: true, presence: true)
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask {
+                        for try await _ in mailbox { self.wake(mailbox: true, presence: false) }
+                        throw ClusterError("the mailbox notifications ended")
+                    }
+                    group.addTask {
+                        for try await _ in presence { self.wake(mailbox: false, presence: true) }
+                        throw ClusterError("the presence notifications ended")
+                    }
+                    group.addTask {
+                        // A restarted server may close the socket without an error reaching the listener.
+                        while true {
+                            try await Task.sleep(for: .seconds(2))
+                            for try await _ in try await connection.query("SELECT 1", logger: logger) {}
+                        }
+                    }
+                    try await group.next()
+                    group.cancelAll()
+                }
+            }
+        }
+    }
+
+    private func wake(mailbox: Bool, presence: Bool) {
+        state.withLockedValue { state in
+            if mailbox { state.woken = true }
+            if presence { state.othersChanged = true }
+        }
+        controlWake.yield()
+    }
+
+    private func describe(_ error: any Error) -> String {
+        if let error = error as? PSQLError {
+            return error.serverInfo?[.message] ?? "\(error.code)"
+        }
+        return "\(error)"
+    }
+}

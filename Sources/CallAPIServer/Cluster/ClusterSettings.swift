@@ -1,0 +1,45 @@
+import CallAPIServerCore
+
+/// One node of a cluster of servers sharing a PostgreSQL database (docs/scale-out.md). Nodes started with the same
+/// database and each its own node id form one service: any client may connect to any node.
+public struct ClusterSettings: Sendable, Equatable {
+    /// This node's name in the cluster: 1-32 characters of a-z 0-9 _, unique among the nodes.
+    public var nodeId: String
+    /// The cluster's database, `postgres://user[:password]@host[:port]/database`.
+    public var databaseURL: String
+    /// Between two heartbeats, in milliseconds.
+    public var heartbeatMillis: Int64 = 1_000
+    /// A node whose heartbeat is older than this is dead, in milliseconds.
+    public var deadAfterMillis: Int64 = 5_000
+    /// Between two reads of the mailbox when no notification came, in milliseconds.
+    public var pollMillis: Int64 = 250
+    /// Between two reads of the other nodes' sessions, in milliseconds.
+    public var presenceMillis: Int64 = 1_000
+    /// How long a message waits in the mailbox for a receiver who has no session on any node, in seconds.
+    public var mailboxSeconds: Int = 60
+    /// Envelopes waiting to be written to the mailbox, at most; a send over it is answered `server_busy`.
+    public var maxPendingEnvelopes: Int = 10_000
+
+    public init(nodeId: String, databaseURL: String) {
+        self.nodeId = nodeId
+        self.databaseURL = databaseURL
+    }
+
+    /// Why `nodeId` cannot name a node, or `nil` when it can. (It becomes part of a notification channel's name.)
+    public static func problem(nodeId: String) -> String? {
+        let allowed = nodeId.utf8.allSatisfy { ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x5F }
+        guard (1...32).contains(nodeId.utf8.count), allowed else {
+            return "a node id is 1-32 characters of a-z 0-9 _, not \"\(nodeId)\""
+        }
+        return nil
+    }
+
+    var timings: ClusterTimings {
+        var timings = ClusterTimings()
+        timings.heartbeatMillis = heartbeatMillis
+        timings.deadAfterMillis = deadAfterMillis
+        timings.pollMillis = pollMillis
+        timings.presenceMillis = presenceMillis
+        return timings
+    }
+}

@@ -1,0 +1,326 @@
+@_spi(ServerShell) import CallAPIServerCore
+import CallAPISignalProtocol
+import Logging
+import PostgresNIO
+
+/// The cluster's rows in PostgreSQL (docs/scale-out.md): the nodes with their epochs and heartbeats, the sessions
+/// (which are the presence), and the mailbox of messages between nodes. Rows are the truth; a notification only
+/// wakes a node to read them.
+///
+/// Every write a node makes as a member names its epoch and happens only if the node's row still has it: a node
+/// declared dead (stopped, cut off) cannot write sessions or messages until it has registered again.
+struct ClusterStore: Sendable {
+    let client: PostgresClient
+    let nodeId: String
+    let logger: Logger
+
+    /// The channel that wakes a node to read its mailbox.
+    static func mailboxChannel(of node: String) -> String { "callapi_node_\(node)" }
+    /// The channel that tells every node the sessions changed.
+    static let presenceChannel = "callapi_presence"
+    /// The advisory lock key of the cluster's migration ("callapic" in ASCII, as a number).
+    static let migrationLock: Int64 = 0x6361_6C6C_6170_6963
+
+    /// Creates the tables if they are missing; nodes starting together migrate one at a time.
+    static func migrate(_ connection: PostgresConnection, logger: Logger) async throws {
+        _ = try await connection.query("SELECT pg_advisory_lock(\(migrationLock))", logger: logger)
+        do {
+            for statement in schema {
+                _ = try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+            }
+        } catch {
+            _ = try? await connection.query("SELECT pg_advisory_unlock(\(migrationLock))", logger: logger)
+            throw error
+        }
+        _ = try await connection.query("SELECT pg_advisory_unlock(\(migrationLock))", logger: logger)
+    }
+
+    static let schema = [
+        "CREATE SEQUENCE IF NOT EXISTS callapi_cluster_epochs",
+        """
+        CREATE TABLE IF NOT EXISTS callapi_cluster_nodes (
+            node_id text PRIMARY KEY, epoch bigint NOT NULL, heartbeat_at timestamptz NOT NULL)
+        """,
+        """
+        CREATE TABLE IF NOT EXISTS callapi_cluster_sessions (
+            node_id text NOT NULL, epoch bigint NOT NULL, session_id bigint NOT NULL, user_id text NOT NULL,
+            PRIMARY KEY (node_id, session_id))
+        """,
+        "CREATE INDEX IF NOT EXISTS callapi_cluster_sessions_user ON callapi_cluster_sessions (user_id)",
+        """
+        CREATE TABLE IF NOT EXISTS callapi_cluster_mailbox (
+            id bigserial PRIMARY KEY, target_node text, target_user text NOT NULL, from_user text NOT NULL,
+            copy_of text, body text NOT NULL, sent_at bigint NOT NULL, message_id text NOT NULL,
+            expires_at timestamptz NOT NULL)
+        """,
+        "CREATE INDEX IF NOT EXISTS callapi_cluster_mailbox_node ON callapi_cluster_mailbox (target_node, id)",
+        """
+        CREATE INDEX IF NOT EXISTS callapi_cluster_mailbox_unclaimed ON callapi_cluster_mailbox (target_user, id)
+            WHERE target_node IS NULL
+        """,
+    ]
+
+    // MARK: - Membership
+
+    /// Registers this node with a new epoch. Its sessions of an earlier life are deleted and the messages waiting
+    /// for them are left for whichever node their users are on (this one takes its users' back at its next read).
+    func register() async throws -> Int64 {
+        let rows = try await run(
+            """
+            WITH n AS (
+                INSERT INTO callapi_cluster_nodes (node_id, epoch, heartbeat_at)
+                VALUES ($1, nextval('callapi_cluster_epochs'), now())
+                ON CONFLICT (node_id) DO UPDATE SET epoch = EXCLUDED.epoch, heartbeat_at = now()
+                RETURNING epoch),
+            s AS (DELETE FROM callapi_cluster_sessions WHERE node_id = $1),
+            m AS (UPDATE callapi_cluster_mailbox SET target_node = NULL WHERE target_node = $1)
+            SELECT epoch FROM n
+            """, [.text(nodeId)])
+        for try await epoch in rows.decode(Int64.self) { return epoch }
+        throw ClusterError("registering node \(nodeId) returned no epoch")
+    }
+
+    /// Saves the heartbeat; `false` when this node's row is gone or has another epoch (it was declared dead).
+    func beat(epoch: Int64) async throws -> Bool {
+        let rows = try await run(
+            "UPDATE callapi_cluster_nodes SET heartbeat_at = now() WHERE node_id = $1 AND epoch = $2 RETURNING epoch",
+            [.text(nodeId), .integer(epoch)])
+        for try await _ in rows.decode(Int64.self) { return true }
+        return false
+    }
+
+    /// Declares dead the nodes whose heartbeat is older than `deadAfterMillis`: their rows and sessions go, their
+    /// mailbox is left for whichever node their users log in to. Expired messages and sessions without a live node
+    /// are deleted too. Returns the nodes declared dead now.
+    func sweep(deadAfterMillis: Int64) async throws -> [String] {
+        let rows = try await run(
+            """
+            WITH dead AS (
+                DELETE FROM callapi_cluster_nodes WHERE heartbeat_at < now() - $1::bigint * interval '1 millisecond'
+                RETURNING node_id),
+            s AS (
+                DELETE FROM callapi_cluster_sessions s WHERE s.node_id IN (SELECT node_id FROM dead)
+                OR NOT EXISTS (
+                    SELECT 1 FROM callapi_cluster_nodes n WHERE n.node_id = s.node_id AND n.epoch = s.epoch)),
+            m AS (UPDATE callapi_cluster_mailbox SET target_node = NULL WHERE target_node IN (SELECT node_id FROM dead)),
+            e AS (DELETE FROM callapi_cluster_mailbox WHERE expires_at < now())
+            SELECT node_id FROM dead
+            """, [.integer(deadAfterMillis)])
+        var dead: [String] = []
+        for try await node in rows.decode(String.self) { dead.append(node) }
+        if !dead.isEmpty { try await notifyPresence() }
+        return dead.sorted()
+    }
+
+    /// Deletes this node's rows: it leaves the cluster at once (a graceful stop).
+    func leave(epoch: Int64) async throws {
+        try await exec(
+            """
+            WITH n AS (DELETE FROM callapi_cluster_nodes WHERE node_id = $1 AND epoch = $2),
+            s AS (DELETE FROM callapi_cluster_sessions WHERE node_id = $1),
+            m AS (UPDATE callapi_cluster_mailbox SET target_node = NULL WHERE target_node = $1)
+            SELECT pg_notify('\(Self.presenceChannel)', $1)
+            """, [.text(nodeId), .integer(epoch)])
+    }
+
+    // MARK: - Presence
+
+    /// The other live nodes' sessions, counted by node and user.
+    func remotePresence(deadAfterMillis: Int64) async throws -> RemotePresence {
+        let rows = try await run(
+            """
+            SELECT s.node_id, s.user_id, count(*)::bigint FROM callapi_cluster_sessions s
+            JOIN callapi_cluster_nodes n ON n.node_id = s.node_id AND n.epoch = s.epoch
+            WHERE s.node_id <> $1 AND n.heartbeat_at >= now() - $2::bigint * interval '1 millisecond'
+            GROUP BY s.node_id, s.user_id
+            """, [.text(nodeId), .integer(deadAfterMillis)])
+        var found: [(node: String, user: String, sessions: Int)] = []
+        for try await (node, user, count) in rows.decode((String, String, Int64).self) {
+            found.append((node, user, Int(count)))
+        }
+        return RemotePresence(rows: found)
+    }
+
+    /// Writes a session's presence row (only while this node has `epoch`), and tells the other nodes.
+    func online(_ session: SessionID, userId: String, epoch: Int64) async throws {
+        try await publish([(session, userId)], epoch: epoch)
+    }
+
+    /// Writes presence rows for `sessions` (only while this node has `epoch`), and tells the other nodes.
+    func publish(_ sessions: [(SessionID, String)], epoch: Int64) async throws {
+        guard !sessions.isEmpty else { return }
+        try await exec(
+            """
+            WITH ins AS (
+                INSERT INTO callapi_cluster_sessions (node_id, epoch, session_id, user_id)
+                SELECT $1, $2, t.session, t.usr FROM unnest($3::bigint[], $4::text[]) AS t(session, usr)
+                WHERE EXISTS (SELECT 1 FROM callapi_cluster_nodes WHERE node_id = $1 AND epoch = $2)
+                ON CONFLICT DO NOTHING RETURNING 1)
+            SELECT pg_notify('\(Self.presenceChannel)', $1) FROM (SELECT 1 FROM ins LIMIT 1) AS any_row
+            """,
+            [
+                .text(nodeId), .integer(epoch), .integers(sessions.map { Int64(bitPattern: $0.0.number) }),
+                .texts(sessions.map(\.1)),
+            ])
+    }
+
+    /// Writes this node's presence rows whole: exactly `sessions` (only while this node has `epoch`), in one
+    /// transaction, and tells the other nodes.
+    func resync(_ sessions: [(SessionID, String)], epoch: Int64) async throws {
+        let nodeId = nodeId
+        let logger = logger
+        try await client.withTransaction(logger: logger) { connection in
+            var bindings = PostgresBindings()
+            bindings.append(nodeId)
+            _ = try await connection.query(
+                PostgresQuery(
+                    unsafeSQL: "DELETE FROM callapi_cluster_sessions WHERE node_id = $1", binds: bindings),
+                logger: logger)
+            var rows = PostgresBindings()
+            rows.append(nodeId)
+            rows.append(epoch)
+            rows.append(sessions.map { Int64(bitPattern: $0.0.number) })
+            rows.append(sessions.map(\.1))
+            _ = try await connection.query(
+                PostgresQuery(
+                    unsafeSQL: """
+                        INSERT INTO callapi_cluster_sessions (node_id, epoch, session_id, user_id)
+                        SELECT $1, $2, t.session, t.usr FROM unnest($3::bigint[], $4::text[]) AS t(session, usr)
+                        WHERE EXISTS (SELECT 1 FROM callapi_cluster_nodes WHERE node_id = $1 AND epoch = $2)
+                        """, binds: rows), logger: logger)
+        }
+        try await notifyPresence()
+    }
+
+    /// Deletes a session's presence row, and tells the other nodes.
+    func offline(_ session: SessionID) async throws {
+        try await exec(
+            """
+            WITH del AS (
+                DELETE FROM callapi_cluster_sessions WHERE node_id = $1 AND session_id = $2 RETURNING 1)
+            SELECT pg_notify('\(Self.presenceChannel)', $1) FROM (SELECT 1 FROM del LIMIT 1) AS any_row
+            """, [.text(nodeId), .integer(Int64(bitPattern: session.number))])
+    }
+
+    func notifyPresence() async throws {
+        try await exec("SELECT pg_notify('\(Self.presenceChannel)', $1)", [.text(nodeId)])
+    }
+
+    // MARK: - Mailbox
+
+    /// Writes `envelopes` into their nodes' mailboxes and wakes those nodes, in one statement, only while this node
+    /// has `epoch`. Returns whether they were written (`false`: this node lost its membership).
+    func forward(_ envelopes: [ClusterEnvelope], epoch: Int64, keepSeconds: Int) async throws -> Bool {
+        guard !envelopes.isEmpty else { return true }
+        let rows = try await run(
+            """
+            WITH ins AS (
+                INSERT INTO callapi_cluster_mailbox
+                    (target_node, target_user, from_user, copy_of, body, sent_at, message_id, expires_at)
+                SELECT t.node, t.usr, t.frm, NULLIF(t.cp, ''), t.body, t.sent, t.mid,
+                    now() + $10::bigint * interval '1 second'
+                FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[])
+                    AS t(node, usr, frm, cp, body, sent, mid)
+                WHERE EXISTS (SELECT 1 FROM callapi_cluster_nodes WHERE node_id = $8 AND epoch = $9)
+                RETURNING target_node)
+            SELECT count(*)::bigint FROM (
+                SELECT pg_notify('callapi_node_' || node, '') FROM (SELECT DISTINCT target_node AS node FROM ins) AS n
+            ) AS woken
+            """, Self.columns(of: envelopes) + [.text(nodeId), .integer(epoch), .integer(Int64(keepSeconds))])
+        for try await woken in rows.decode(Int64.self) { return woken > 0 }
+        return false
+    }
+
+    /// Puts messages back in the mailbox for no node in particular: whichever node their receiver logs in to takes
+    /// them.
+    func unclaim(_ envelopes: [ClusterEnvelope], keepSeconds: Int) async throws {
+        guard !envelopes.isEmpty else { return }
+        try await exec(
+            """
+            INSERT INTO callapi_cluster_mailbox
+                (target_node, target_user, from_user, copy_of, body, sent_at, message_id, expires_at)
+            SELECT NULLIF(t.node, ''), t.usr, t.frm, NULLIF(t.cp, ''), t.body, t.sent, t.mid,
+                now() + $8::bigint * interval '1 second'
+            FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[])
+                AS t(node, usr, frm, cp, body, sent, mid)
+            """,
+            Self.columns(
+                of: envelopes.map {
+                    var unclaimed = $0; unclaimed.node = ""; return unclaimed
+                })
+                + [.integer(Int64(keepSeconds))])
+    }
+
+    /// Takes this node's messages, and those left by dead nodes for users with a session here, oldest first (at
+    /// most `limit` of each), only while this node has `epoch`.
+    func take(epoch: Int64, limit: Int) async throws -> [ClusterEnvelope] {
+        let rows = try await run(
+            """
+            DELETE FROM callapi_cluster_mailbox WHERE (
+                id IN (
+                    SELECT id FROM callapi_cluster_mailbox WHERE target_node = $1 ORDER BY id LIMIT $3
+                    FOR UPDATE SKIP LOCKED)
+                OR id IN (
+                    SELECT id FROM callapi_cluster_mailbox WHERE target_node IS NULL AND target_user IN (
+                        SELECT user_id FROM callapi_cluster_sessions WHERE node_id = $1 AND epoch = $2)
+                    ORDER BY id LIMIT $3 FOR UPDATE SKIP LOCKED))
+            AND EXISTS (SELECT 1 FROM callapi_cluster_nodes WHERE node_id = $1 AND epoch = $2)
+            RETURNING id, target_user, from_user, coalesce(copy_of, ''), body, sent_at, message_id
+            """, [.text(nodeId), .integer(epoch), .integer(Int64(limit))])
+        var taken: [(id: Int64, envelope: ClusterEnvelope)] = []
+        for try await (id, user, from, copyOf, body, sentAt, messageId) in rows.decode(
+            (Int64, String, String, String, String, Int64, String).self)
+        {
+            taken.append(
+                (
+                    id,
+                    ClusterEnvelope(
+                        node: nodeId, userId: user, from: from, body: MessageBody(body), sentAt: sentAt,
+                        messageId: messageId, copyOf: copyOf.isEmpty ? nil : copyOf)
+                ))
+        }
+        return taken.sorted { $0.id < $1.id }.map(\.envelope)
+    }
+
+    // MARK: - Statements
+
+    private static func columns(of envelopes: [ClusterEnvelope]) -> [Bind] {
+        [
+            .texts(envelopes.map(\.node)), .texts(envelopes.map(\.userId)), .texts(envelopes.map(\.from)),
+            .texts(envelopes.map { $0.copyOf ?? "" }), .texts(envelopes.map(\.body.text)),
+            .integers(envelopes.map(\.sentAt)), .texts(envelopes.map(\.messageId)),
+        ]
+    }
+
+    enum Bind {
+        case text(String)
+        case integer(Int64)
+        case texts([String])
+        case integers([Int64])
+    }
+
+    /// Runs a statement whose rows are not needed, reading them to the end: errors surface, and the connection
+    /// goes back to the pool at once.
+    private func exec(_ sql: String, _ binds: [Bind]) async throws {
+        for try await _ in try await run(sql, binds) {}
+    }
+
+    private func run(_ sql: String, _ binds: [Bind]) async throws -> PostgresRowSequence {
+        var bindings = PostgresBindings()
+        for bind in binds {
+            switch bind {
+            case .text(let value): bindings.append(value)
+            case .integer(let value): bindings.append(value)
+            case .texts(let values): bindings.append(values)
+            case .integers(let values): bindings.append(values)
+            }
+        }
+        return try await client.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger)
+    }
+}
+
+/// A cluster operation that failed, said plainly.
+struct ClusterError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

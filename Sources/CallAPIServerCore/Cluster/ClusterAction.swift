@@ -1,0 +1,40 @@
+/// What the hub asks the cluster link to do (only on a node of a cluster: docs/scale-out.md). The link performs them
+/// in the order given, and reports the forwards' outcome back as ``ClusterEvent``s.
+package enum ClusterAction: Sendable, Equatable {
+    /// Session `session` logged in as `userId` on this node: write its presence row.
+    case online(SessionID, userId: String)
+    /// Session `session` of `userId` left this node: delete its presence row.
+    case offline(SessionID, userId: String)
+    /// Write `envelopes` into the other nodes' mailboxes, in one transaction, and wake those nodes; then report
+    /// ``ClusterEvent/forwarded(_:)`` or ``ClusterEvent/forwardFailed(_:)`` with `receipt` (when the sender waits
+    /// for its answer).
+    case forward([ClusterEnvelope], receipt: ForwardReceipt?)
+    /// Messages this node was to deliver whose receiver has no session here any more: put them back in the mailbox
+    /// for whichever node the receiver logs in to.
+    case unclaimed([ClusterEnvelope])
+}
+
+/// A `send` whose answer waits until its message is in the other nodes' mailboxes: "delivered" is said only of a
+/// message that a node's death can no longer lose.
+package struct ForwardReceipt: Sendable, Equatable {
+    /// The sender's session and its request.
+    package var session: SessionID
+    package var requestId: Int
+    package var messageId: String
+    package var receiver: String
+    /// The receiver's sessions reached on this node, and on the others.
+    package var localSessions: Int
+    package var remoteSessions: Int
+
+    package init(
+        session: SessionID, requestId: Int, messageId: String, receiver: String, localSessions: Int,
+        remoteSessions: Int
+    ) {
+        self.session = session
+        self.requestId = requestId
+        self.messageId = messageId
+        self.receiver = receiver
+        self.localSessions = localSessions
+        self.remoteSessions = remoteSessions
+    }
+}

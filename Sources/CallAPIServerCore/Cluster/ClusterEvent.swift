@@ -1,0 +1,11 @@
+/// What the cluster link tells the hub (docs/scale-out.md).
+package enum ClusterEvent: Sendable {
+    /// The other nodes' sessions as the link last read them.
+    case remotePresence(RemotePresence)
+    /// The messages of a ``ClusterAction/forward(_:receipt:)`` are in their nodes' mailboxes.
+    case forwarded(ForwardReceipt)
+    /// They could not be written (the database is unreachable, or this node lost its membership).
+    case forwardFailed(ForwardReceipt, reason: String)
+    /// Messages from other nodes for this node's sessions, in mailbox order.
+    case arrived([ClusterEnvelope])
+}

@@ -1,0 +1,45 @@
+/// Who is online on the other nodes of a cluster, nested in ``Presence``: for each user, the nodes that hold at least
+/// one of its logged-in sessions and how many. It is a copy of the cluster's session rows (docs/scale-out.md), replaced
+/// whole each time the node reads them, never edited session by session.
+package struct RemotePresence: Sendable, Equatable {
+    /// A user's sessions on one other node.
+    package struct NodeSessions: Sendable, Equatable {
+        package var node: String
+        package var sessions: Int
+
+        package init(node: String, sessions: Int) {
+            self.node = node
+            self.sessions = sessions
+        }
+    }
+
+    /// The other nodes with sessions of each user, in node id order (a user with none is absent).
+    private var byUser: [String: [NodeSessions]] = [:]
+
+    package init() {}
+
+    /// Builds the view from rows of (node, user, sessions), in any order; rows with no session are left out.
+    package init(rows: [(node: String, user: String, sessions: Int)]) {
+        for row in rows where row.sessions > 0 {
+            byUser[row.user, default: []].append(NodeSessions(node: row.node, sessions: row.sessions))
+        }
+        for user in byUser.keys { byUser[user]?.sort { $0.node < $1.node } }
+    }
+
+    /// The other nodes that hold sessions of `userId`, in node id order.
+    package func nodes(of userId: String) -> [NodeSessions] {
+        // On a single node (and in a cluster whose other nodes are empty) without hashing the user id: this is on
+        // the path of every relayed message.
+        guard !byUser.isEmpty else { return [] }
+        return byUser[userId] ?? []
+    }
+
+    /// Whether `userId` has a session on another node.
+    package func isOnline(_ userId: String) -> Bool { byUser[userId] != nil }
+
+    /// The users online on other nodes, unsorted.
+    package var users: Dictionary<String, [NodeSessions]>.Keys { byUser.keys }
+
+    /// Whether no other node holds any session.
+    package var isEmpty: Bool { byUser.isEmpty }
+}

@@ -1,0 +1,140 @@
+import CallAPIServer
+import CallAPIServerTesting
+import CallAPISignalProtocol
+import Foundation
+import Testing
+
+/// Servers sharing one PostgreSQL as a cluster (docs/scale-out.md), over real sockets and the real database that
+/// `.ci/run` starts: each test has a database of its own, so its nodes form a cluster of their own.
+@Suite(.enabled(if: LedgerBackend.postgresURL != nil, LedgerBackend.postgresMissing))
+struct ClusterEndToEndTests {
+    /// Nodes in one process, on a new database, with short timings.
+    static func nodes(_ ids: [String], database: String? = nil) async throws -> (String, [TestServer]) {
+        let url: String
+        if let database { url = database } else { url = try await LedgerBackend.freshPostgresURL() }
+        var servers: [TestServer] = []
+        for id in ids {
+            servers.append(
+                try await TestServer.start(tickIntervalMillis: 100) { configuration in
+                    var cluster = ClusterSettings(nodeId: id, databaseURL: url)
+                    cluster.heartbeatMillis = 200
+                    cluster.deadAfterMillis = 1_000
+                    cluster.presenceMillis = 200
+                    configuration.cluster = cluster
+                })
+        }
+        return (url, servers)
+    }
+
+    /// Reads frames until one that `match`es (others, such as presence changes, are skipped).
+    static func frame(
+        on socket: RawSocket, within seconds: Double = 5, _ what: String, where match: (ServerFrame) -> Bool
+    ) async throws -> ServerFrame {
+        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+        while ContinuousClock.now < deadline {
+            let frame = try await socket.frame(timeout: seconds)
+            if match(frame) { return frame }
+        }
+        throw TimedOut(what: what)
+    }
+
+    /// Waits until `observer` is told `user` is online (it subscribes first).
+    static func waitOnline(_ user: String, seenBy observer: RawSocket, online: Bool = true) async throws {
+        observer.send(.subscribe(.init(id: 90)))
+        let first = try await frame(on: observer, "the presence list") {
+            if case .presence(let list) = $0, list.id == 90 { true } else { false }
+        }
+        if case .presence(let list) = first, list.online.contains(user) == online { return }
+        _ = try await frame(on: observer, "\(user) \(online ? "online" : "offline")") {
+            if case .presenceChanged(let change) = $0, change.userId == user, change.online == online {
+                true
+            } else {
+                false
+            }
+        }
+    }
+
+    @Test func aMessageToAUserOnAnotherNodeArrivesAndItsSenderHearsDeliveredAfterTheWrite() async throws {
+        let (_, servers) = try await Self.nodes(["a", "b"])
+        let alice = try await servers[0].loggedIn("1001")
+        let bob = try await servers[1].loggedIn("1002")
+        try await Self.waitOnline("1002", seenBy: alice)
+
+        alice.send(.send(.init(id: 7, to: "1002", body: "{\"hello\":1}", ttl: nil)))
+        let received = try await Self.frame(on: bob, "the message") {
+            if case .message = $0 { true } else { false }
+        }
+        guard case .message(let message) = received else { throw UnexpectedFrame(frame: received) }
+        #expect(message.from == "1001" && message.body == "{\"hello\":1}")
+        #expect(message.messageId.hasPrefix("m-a-"))
+        let answer = try await Self.frame(on: alice, "the answer") {
+            if case .answer(let answer) = $0, answer.id == 7 { true } else { false }
+        }
+        guard case .answer(let delivered) = answer else { throw UnexpectedFrame(frame: answer) }
+        #expect(delivered.result == .delivered && delivered.sessions == 1)
+        #expect(delivered.messageId == message.messageId)
+
+        // And back, in order.
+        for n in 1...5 { bob.send(.send(.init(id: n, to: "1001", body: "\(n)", ttl: nil))) }
+        var bodies: [String] = []
+        while bodies.count < 5 {
+            let frame = try await Self.frame(on: alice, "bob's messages") {
+                if case .message = $0 { true } else { false }
+            }
+            if case .message(let message) = frame { bodies.append(message.body) }
+        }
+        #expect(bodies == ["1", "2", "3", "4", "5"])
+        for server in servers { try await server.stop() }
+    }
+
+    @Test func usersListsTheUsersOfEveryNodeAndALogoutElsewhereIsToldToSubscribers() async throws {
+        let (_, servers) = try await Self.nodes(["a", "b"])
+        let alice = try await servers[0].loggedIn("2001")
+        let bob = try await servers[1].loggedIn("2002")
+        try await Self.waitOnline("2002", seenBy: alice)
+        alice.send(.users(.init(id: 5)))
+        let list = try await Self.frame(on: alice, "the user list") {
+            if case .presence(let list) = $0, list.id == 5 { true } else { false }
+        }
+        guard case .presence(let presence) = list else { throw UnexpectedFrame(frame: list) }
+        #expect(presence.online == ["2001", "2002"])
+
+        bob.send(.logout(.init(id: 2)))
+        _ = try await Self.frame(on: alice, "bob offline") {
+            if case .presenceChanged(let change) = $0, change.userId == "2002", !change.online { true } else { false }
+        }
+        for server in servers { try await server.stop() }
+    }
+
+    @Test func aUserOnTwoNodesGetsTheMessageOnBothAndItsOwnCopiesCrossNodes() async throws {
+        let (_, servers) = try await Self.nodes(["a", "b"])
+        let alice = try await servers[0].loggedIn("3001")
+        let bobPhone = try await servers[0].loggedIn("3002")
+        let bobTablet = try await servers[1].loggedIn("3002")
+        try await Self.waitOnline("3001", seenBy: bobTablet)
+        // Alice's view must include the tablet's node before she sends: wait for her answer to count two.
+        var sessions = 0
+        var attempt = 0
+        while sessions < 2 {
+            attempt += 1
+            alice.send(.send(.init(id: attempt, to: "3002", body: "ring", ttl: nil)))
+            let answer = try await Self.frame(on: alice, "the answer") {
+                if case .answer(let answer) = $0, answer.id == attempt { true } else { false }
+            }
+            if case .answer(let delivered) = answer { sessions = delivered.sessions ?? 0 }
+            if attempt > 20 { throw TimedOut(what: "a send reaching both of bob's sessions") }
+            if sessions < 2 { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        _ = try await Self.frame(on: bobTablet, "the message on the tablet") {
+            if case .message(let message) = $0, message.body == "ring" { true } else { false }
+        }
+        // The phone answers, with a copy to bob's other sessions: the tablet on the other node learns it.
+        bobPhone.send(.send(.init(id: 50, to: "3001", body: "accepted", ttl: nil, copy: true)))
+        let copy = try await Self.frame(on: bobTablet, "the copy") {
+            if case .message(let message) = $0, message.body == "accepted" { true } else { false }
+        }
+        guard case .message(let copied) = copy else { throw UnexpectedFrame(frame: copy) }
+        #expect(copied.to == "3001" && copied.from == "3002")
+        for server in servers { try await server.stop() }
+    }
+}
