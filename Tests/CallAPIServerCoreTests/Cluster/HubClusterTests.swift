@@ -1,0 +1,110 @@
+import CallAPISignalProtocol
+import Testing
+
+@testable import CallAPIServerCore
+
+/// The hub on a node of a cluster: messages for users on other nodes go to the link, and their senders' answers
+/// wait for its report (docs/scale-out.md).
+@Suite struct HubClusterTests {
+    var hub = HubState(limits: HubLimits(), topology: .node("a"))
+    let alice = SessionID(1)
+    let bob = SessionID(2)
+
+    mutating func login(_ id: SessionID, _ user: String) -> [HubAction] {
+        _ = hub.handle(.connected(id), now: 0)
+        _ = hub.handle(.frame(id, .login(.init(id: 1, token: "t"))), now: 0)
+        return hub.handle(
+            .tokenChecked(id, requestId: 1, purpose: .login, result: .valid(userId: user, expiresAt: 3_600_000)),
+            now: 0)
+    }
+
+    func frames(_ actions: [HubAction], to id: SessionID) -> [ServerFrame] {
+        actions.compactMap { if case .send(id, let frame) = $0 { frame } else { nil } }
+    }
+
+    func clusterActions(_ actions: [HubAction]) -> [ClusterAction] {
+        actions.compactMap { if case .cluster(let action) = $0 { action } else { nil } }
+    }
+
+    @Test mutating func loginsAndClosesAreWrittenAsPresenceRows() {
+        #expect(clusterActions(login(alice, "1001")) == [.online(alice, userId: "1001")])
+        #expect(clusterActions(hub.handle(.disconnected(alice), now: 5)) == [.offline(alice, userId: "1001")])
+    }
+
+    @Test mutating func aSingleNodeHubWritesNoRowsAndItsMessageIdsHaveNoNode() {
+        hub = HubState(limits: HubLimits())
+        #expect(clusterActions(login(alice, "1001")).isEmpty)
+        _ = login(bob, "1002")
+        let actions = hub.handle(.frame(alice, .send(.init(id: 3, to: "1002", body: "x"))), now: 1)
+        guard case .message(let message) = frames(actions, to: bob).first else {
+            Issue.record("no message in \(actions)")
+            return
+        }
+        #expect(message.messageId == "m-1")
+    }
+
+    @Test mutating func aSendToAUserOnAnotherNodeIsForwardedAndAnsweredOnlyWhenWritten() {
+        _ = login(alice, "1001")
+        _ = hub.handle(.cluster(.remotePresence(RemotePresence(rows: [("b", "1002", 2)]))), now: 1)
+        let actions = hub.handle(.frame(alice, .send(.init(id: 3, to: "1002", body: "x"))), now: 2)
+        #expect(frames(actions, to: alice).isEmpty)
+        let receipt = ForwardReceipt(
+            session: alice, requestId: 3, messageId: "m-a-1", receiver: "1002", localSessions: 0, remoteSessions: 2)
+        #expect(
+            clusterActions(actions) == [
+                .forward(
+                    [
+                        ClusterEnvelope(
+                            node: "b", userId: "1002", from: "1001", body: MessageBody("x"), sentAt: 2,
+                            messageId: "m-a-1")
+                    ], receipt: receipt)
+            ])
+        let answered = hub.handle(.cluster(.forwarded(receipt)), now: 3)
+        #expect(
+            frames(answered, to: alice) == [
+                .answer(.init(id: 3, result: .delivered, messageId: "m-a-1", sessions: 2))
+            ])
+    }
+
+    @Test mutating func aForwardThatFailedIsAnsweredWithTheReasonUnlessSessionsHereHadIt() {
+        _ = login(alice, "1001")
+        let receipt = ForwardReceipt(
+            session: alice, requestId: 3, messageId: "m-a-1", receiver: "1002", localSessions: 0, remoteSessions: 1)
+        let failed = frames(hub.handle(.cluster(.forwardFailed(receipt, reason: "down")), now: 3), to: alice)
+        guard case .answer(let answer) = failed.first else {
+            Issue.record("no answer in \(failed)")
+            return
+        }
+        #expect(answer.result == .failed && answer.reason == .serverBusy && answer.message?.contains("down") == true)
+        var partly = receipt
+        partly.localSessions = 1
+        #expect(
+            frames(hub.handle(.cluster(.forwardFailed(partly, reason: "down")), now: 4), to: alice) == [
+                .answer(.init(id: 3, result: .delivered, messageId: "m-a-1", sessions: 1))
+            ])
+    }
+
+    @Test mutating func messagesFromOtherNodesReachTheReceiversSessionsOrGoBackUnclaimed() {
+        _ = login(bob, "1002")
+        let forBob = ClusterEnvelope(
+            node: "a", userId: "1002", from: "1001", body: MessageBody("x"), sentAt: 2, messageId: "m-b-4")
+        let forCarol = ClusterEnvelope(
+            node: "a", userId: "1003", from: "1001", body: MessageBody("y"), sentAt: 2, messageId: "m-b-5")
+        let actions = hub.handle(.cluster(.arrived([forBob, forCarol])), now: 3)
+        #expect(
+            frames(actions, to: bob) == [
+                .message(.init(from: "1001", relayBody: MessageBody("x"), sentAt: 2, messageId: "m-b-4"))
+            ])
+        #expect(clusterActions(actions) == [.unclaimed([forCarol])])
+    }
+
+    @Test mutating func subscribersHearOfUsersComingAndGoingOnOtherNodes() {
+        _ = login(alice, "1001")
+        _ = hub.handle(.frame(alice, .subscribe(.init(id: 2))), now: 1)
+        let online = hub.handle(.cluster(.remotePresence(RemotePresence(rows: [("b", "1002", 1)]))), now: 2)
+        #expect(frames(online, to: alice) == [.presenceChanged(.init(userId: "1002", online: true))])
+        #expect(hub.onlineUsers == ["1001", "1002"])
+        let offline = hub.handle(.cluster(.remotePresence(RemotePresence())), now: 3)
+        #expect(frames(offline, to: alice) == [.presenceChanged(.init(userId: "1002", online: false))])
+    }
+}

@@ -1,0 +1,72 @@
+import CallAPIServer
+import CallAPIServerTesting
+import CallAPISignalProtocol
+import Foundation
+import Testing
+
+/// `callapi serve` processes as a cluster on the real PostgreSQL, one of them killed with SIGKILL mid-session: what
+/// a crash or a power cut does, with nothing said to anyone.
+@Suite(
+    .enabled(if: LedgerBackend.postgresURL != nil, LedgerBackend.postgresMissing),
+    .enabled(if: CLIProcess.executable != nil, "the callapi executable is not built"))
+struct ClusterNodeDeathTests {
+    static let secret = "cluster-test-secret-0123456789-0123456789"
+
+    /// A node as its own process; returns it and its port.
+    static func node(_ id: String, database: String) async throws -> (CLIProcess, Int) {
+        let process = try CLIProcess([
+            "serve", "--port", "0", "--node-id", id, "--cluster-database", database, "--ledger", "0",
+            "--secret", secret, "--cluster-heartbeat-ms", "200", "--cluster-dead-after-ms", "1000",
+        ])
+        let line = try await process.expect("listening on ws://127.0.0.1:")
+        guard let portText = line.split(separator: ":").last?.prefix(while: \.isNumber), let port = Int(portText)
+        else { throw TimedOut(what: "the port in \(line)") }
+        return (process, port)
+    }
+
+    static func loggedIn(_ user: String, port: Int) async throws -> RawSocket {
+        let authority = try await TokenAuthority.make(key: .hs256(secret: secret), clock: SystemServerClock())
+        let socket = RawSocket(url: "ws://127.0.0.1:\(port)/v1/signal")
+        try await socket.login(try await authority.issue(userId: user, ttlSeconds: 3600).token)
+        return socket
+    }
+
+    @Test func aKilledNodesUsersGoOfflineEverywhereAndAMessageForThemFollowsThemToTheNodeTheyReconnectTo()
+        async throws
+    {
+        let database = try await LedgerBackend.freshPostgresURL()
+        let (n1, port1) = try await Self.node("n1", database: database)
+        let (n2, port2) = try await Self.node("n2", database: database)
+        let alice = try await Self.loggedIn("4001", port: port1)
+        let bob = try await Self.loggedIn("4002", port: port2)
+        try await ClusterEndToEndTests.waitOnline("4002", seenBy: alice)
+
+        n2.kill()
+        let killedAt = ContinuousClock.now
+        // Before the cluster finds n2 dead, bob is still online for n1: the message goes into n2's mailbox, which
+        // the sweep hands on when n2 is declared dead.
+        alice.send(.send(.init(id: 1, to: "4002", body: "hang-up", ttl: nil)))
+        let answer = try await ClusterEndToEndTests.frame(on: alice, "the answer") {
+            if case .answer(let answer) = $0, answer.id == 1 { true } else { false }
+        }
+        guard case .answer(let delivered) = answer else { throw UnexpectedFrame(frame: answer) }
+        #expect(delivered.result == .delivered)
+
+        _ = try await ClusterEndToEndTests.frame(on: alice, within: 10, "bob offline after the kill") {
+            if case .presenceChanged(let change) = $0, change.userId == "4002", !change.online { true } else { false }
+        }
+        let offlineAfter = ContinuousClock.now - killedAt
+        #expect(offlineAfter < .seconds(10))
+
+        // Bob's client reconnects to the node that is left, and gets what was sent to him meanwhile.
+        let bobAgain = try await Self.loggedIn("4002", port: port1)
+        let message = try await ClusterEndToEndTests.frame(on: bobAgain, "the message sent during the kill") {
+            if case .message = $0 { true } else { false }
+        }
+        guard case .message(let held) = message else { throw UnexpectedFrame(frame: message) }
+        #expect(held.body == "hang-up" && held.from == "4001" && held.messageId == delivered.messageId)
+        _ = bob
+        n1.interrupt()
+        #expect(try await n1.finish() == 0)
+    }
+}
