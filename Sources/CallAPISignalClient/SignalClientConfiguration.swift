@@ -4,8 +4,15 @@ import NIOPosix
 
 /// How a ``SignalClient`` connects, retries and waits. Times in milliseconds.
 public struct SignalClientConfiguration: Sendable {
-    /// The server's WebSocket URL, e.g. `ws://127.0.0.1:8080/v1/signal`.
-    public var url: String
+    /// The servers' WebSocket URLs, e.g. `ws://127.0.0.1:8080/v1/signal`: the nodes of a cluster (docs/scale-out.md).
+    /// The client stays with the one that serves it and, when its connection is lost or cannot be made, tries the
+    /// next in the list.
+    public private(set) var urls: [String]
+    /// The first server's WebSocket URL; setting it leaves that one server.
+    public var url: String {
+        get { urls[0] }
+        set { urls = [Self.webSocketURL(from: newValue)] }
+    }
     /// The event loops the client may run on: it runs on one of them, where its socket and its state share the
     /// loop. Pass a single `EventLoop` to choose which (an app that places its own work, a bench that spreads its
     /// clients evenly). SwiftNIO's shared group by default.
@@ -40,7 +47,13 @@ public struct SignalClientConfiguration: Sendable {
     public var tickIntervalMillis: Int64 = 100
 
     public init(url: String) {
-        self.url = Self.webSocketURL(from: url)
+        urls = [Self.webSocketURL(from: url)]
+    }
+
+    /// A client of the servers at `urls` (at least one), tried in turn.
+    public init(urls: [String]) {
+        precondition(!urls.isEmpty, "a client needs at least one server URL")
+        self.urls = urls.map(Self.webSocketURL(from:))
     }
 
     /// `url` with the signaling path added when it has none, and `http(s)` turned into `ws(s)`.

@@ -18,7 +18,8 @@ import Testing
 
     /// Logs in on socket 1 at time 0.
     mutating func connect() {
-        #expect(machine.handle(.login(token: "t"), now: 0) == [.openSocket(1), .state(.connecting(attempt: 0))])
+        #expect(
+            machine.handle(.login(token: "t"), now: 0) == [.openSocket(1, server: 0), .state(.connecting(attempt: 0))])
         #expect(machine.handle(.socketOpened(socket: 1), now: 0) == [.write(1, .login(.init(id: 0, token: "t")))])
         #expect(
             machine.handle(.frame(socket: 1, Self.welcome), now: 0) == [
@@ -72,6 +73,41 @@ import Testing
         #expect(machine.nextDeadline == nil, "stopped: nothing waits on time")
     }
 
+    /// The nodes of a cluster: the client stays with the server that serves it and moves to the next in the list,
+    /// round, each time a connection is lost or cannot be made (docs/scale-out.md).
+    @Test mutating func aLostConnectionMovesToTheNextServerAndAServingOneIsKept() {
+        machine = ConnectionMachine(
+            settings: .init(
+                pingIntervalMillis: 15_000, livenessTimeoutMillis: 40_000, backoffBaseMillis: 200,
+                backoffMaxMillis: 3_000, connectTimeoutMillis: 5_000, sendQueueLimit: 2, sendQueueTimeoutMillis: 10_000,
+                requestTimeoutMillis: 8_000, servers: 3))
+        connect()
+        var servers: [Int] = []
+        var now: Int64 = 100
+        _ = machine.handle(.socketClosed(socket: 1, cause: "node killed", jitter: 0), now: now)
+        for socket in 2...5 {
+            guard case .waiting(let backoff) = machine.phase else {
+                Issue.record("not waiting: \(machine.phase)")
+                return
+            }
+            now = backoff.until
+            guard case .openSocket(socket, let server) = machine.handle(.tick(jitter: 0), now: now).first else {
+                Issue.record("no socket opened")
+                return
+            }
+            servers.append(server)
+            _ = machine.handle(.socketClosed(socket: socket, cause: "refused", jitter: 0), now: now)
+        }
+        #expect(servers == [1, 2, 0, 1])
+        // One that serves is kept: the next attempt after a login there opens to it again.
+        guard case .waiting(let backoff) = machine.phase else { return }
+        now = backoff.until
+        #expect(machine.handle(.tick(jitter: 0), now: now).first == .openSocket(6, server: 2))
+        _ = machine.handle(.socketOpened(socket: 6), now: now)
+        _ = machine.handle(.frame(socket: 6, Self.welcome), now: now)
+        #expect(machine.server == 2)
+    }
+
     @Test mutating func reconnectBacksOffExponentiallyWithJitter() {
         connect()
         var delays: [Int64] = []
@@ -85,7 +121,7 @@ import Testing
             delays.append(backoff.until - now)
             now = backoff.until
             actions = machine.handle(.tick(jitter: 1), now: now)
-            #expect(actions.first == .openSocket(socket))
+            #expect(actions.first == .openSocket(socket, server: 0))
             actions = machine.handle(.socketClosed(socket: socket, cause: "refused", jitter: 0), now: now)
         }
         // First drop: full delay (jitter 1) at attempt 0; then failed attempts with jitter 0 (half the cap).

@@ -26,7 +26,8 @@ enum ConnectionEvent: Sendable, Equatable {
 
 /// What the client's shell does.
 enum ConnectionAction: Sendable, Equatable {
-    case openSocket(Int)
+    /// Open socket `Int` to the configured server at index `server`.
+    case openSocket(Int, server: Int)
     case closeSocket(Int)
     case write(Int, ClientFrame)
     case completeSend(ticket: Int, Result<SendOutcome, SignalClientError>)
@@ -74,6 +75,8 @@ struct ConnectionMachine: Sendable {
         var sendQueueLimit: Int
         var sendQueueTimeoutMillis: Int64
         var requestTimeoutMillis: Int64
+        /// The servers configured (``SignalClientConfiguration/urls``), tried in turn when a connection is lost.
+        var servers = 1
     }
 
     enum Phase: Sendable, Equatable {
@@ -172,6 +175,9 @@ struct ConnectionMachine: Sendable {
     /// Request ids and socket numbers are never reused, so a late answer or event cannot be taken for a new one's.
     private var nextRequestId = 1
     private var nextSocket = 1
+    /// The server the next socket opens to: the same one while it serves, the next in the list once a connection to
+    /// it was lost or could not be made (a node of a cluster killed: docs/scale-out.md).
+    private(set) var server = 0
     private static let loginRequestId = 0
 
     init(settings: Settings) {
@@ -360,7 +366,7 @@ struct ConnectionMachine: Sendable {
         let socket = nextSocket
         nextSocket += 1
         phase = .connecting(Attempt(number: attempt, socket: socket, since: now, login: login, queue: queue))
-        actions.append(.openSocket(socket))
+        actions.append(.openSocket(socket, server: server))
         actions.append(.state(state))
     }
 
@@ -392,6 +398,7 @@ struct ConnectionMachine: Sendable {
         }
         guard let login else { return }
         failWritten(.connectionLost, into: &actions)
+        server = (server + 1) % max(settings.servers, 1)
         let exponential = settings.backoffBaseMillis << Int64(min(next, 20))
         let capped = min(settings.backoffMaxMillis, exponential)
         // "Equal jitter": half fixed, half random, so clients that lost the same server spread out.

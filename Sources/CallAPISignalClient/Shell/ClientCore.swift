@@ -8,7 +8,7 @@ import NIOCore
 final class ClientCore: ClientSocketDelegate {
     private let loop: any EventLoop
     private var machine: ConnectionMachine
-    private let url: String
+    private let urls: [String]
     private let logger: Logger
     private let now: @Sendable () -> Int64
     private let jitter: @Sendable () -> Double
@@ -55,8 +55,8 @@ final class ClientCore: ClientSocketDelegate {
                 connectTimeoutMillis: configuration.connectTimeoutMillis,
                 sendQueueLimit: configuration.sendQueueLimit,
                 sendQueueTimeoutMillis: configuration.sendQueueTimeoutMillis,
-                requestTimeoutMillis: configuration.requestTimeoutMillis))
-        url = configuration.url
+                requestTimeoutMillis: configuration.requestTimeoutMillis, servers: configuration.urls.count))
+        urls = configuration.urls
         self.logger = logger
         self.now = now
         self.jitter = jitter
@@ -295,8 +295,8 @@ final class ClientCore: ClientSocketDelegate {
 
     private func perform(_ action: consuming ConnectionAction) {
         switch consume action {
-        case .openSocket(let id):
-            sockets[id] = ClientSocket(id: id, url: url, loop: loop, delegate: self, logger: logger)
+        case .openSocket(let id, let server):
+            sockets[id] = ClientSocket(id: id, url: urls[server], loop: loop, delegate: self, logger: logger)
         case .closeSocket(let id):
             sockets.removeValue(forKey: id)?.close()
         case .write(let id, let frame):

@@ -41,7 +41,14 @@ struct PhoneCommand: AsyncParsableCommand {
             a call withdrawn before then is shown as such. While asleep it takes only `wake` (log in now) and `quit`.
             """)
 
-    @Option(help: "The signaling server, e.g. ws://127.0.0.1:8080 (the /v1/signal path is added).") var server: String
+    @Option(
+        help: """
+            The signaling server, e.g. ws://127.0.0.1:8080 (the /v1/signal path is added); the nodes of a cluster \
+            separated by commas, tried in turn when the connection is lost (media and tokens use the first).
+            """) var server: String
+
+    /// The servers of `--server`, in order.
+    var servers: [String] { server.split(separator: ",").map { String($0) } }
     @Option(help: "Your user id (a number, e.g. 1001).") var user: UInt
     @Option(help: "Your login token (callapi token --user ...).") var token: String
     @Option(name: .customLong("ring-timeout"), help: "Seconds a call rings before it times out.") var ringTimeout:
@@ -91,6 +98,7 @@ struct PhoneCommand: AsyncParsableCommand {
     var wakeDelay: Double = 0
 
     func validate() throws {
+        guard !servers.isEmpty else { throw ValidationError("--server: give at least one server URL") }
         if media == .webrtc {
             if let reason = PhoneMedia.webrtcUnavailableReason {
                 throw ValidationError("--media webrtc is not available: \(reason); use --media none")
@@ -138,7 +146,7 @@ struct PhoneCommand: AsyncParsableCommand {
                 return
             }
         }
-        var signalConfiguration = SignalClientConfiguration(url: server)
+        var signalConfiguration = SignalClientConfiguration(urls: servers)
         signalConfiguration.messageTTLSeconds = ttl
         let signal = SignalClient(configuration: signalConfiguration, logger: logger)
         output.say(
@@ -190,11 +198,11 @@ struct PhoneCommand: AsyncParsableCommand {
         let engine: any CallRTCEngine =
             media == .webrtc
             ? try PhoneEngineFactory.webrtc(
-                server: server, sources: .init(camera: camera, mediaFile: mediaFile, speaker: speaker))
+                server: servers[0], sources: .init(camera: camera, mediaFile: mediaFile, speaker: speaker))
             : SimulatedRTCWorld(clock: SystemCallClock()).engine(userId: user)
         let preparation = PhonePreparation(
             user: user, media: media, ringTimeoutMillis: ringTimeout * 1000, snapshotFolder: snapshot,
-            tokens: PhoneTokenSource(server: server, user: user, rtcToken: rtcToken, adminKey: adminKey))
+            tokens: PhoneTokenSource(server: servers[0], user: user, rtcToken: rtcToken, adminKey: adminKey))
         let tracker = CallTracker(me: user)
         let listener = PhoneListener(say: output.say) { [weak api] _, _ in
             // The media side failed (kicked from the room, say): the call cannot go on, so end it.
@@ -384,7 +392,7 @@ struct PhoneCommand: AsyncParsableCommand {
         )
         let seen: Int
         do {
-            let signal = SignalClient(configuration: SignalClientConfiguration(url: server), logger: logger)
+            let signal = SignalClient(configuration: SignalClientConfiguration(urls: servers), logger: logger)
             try await signal.login(token: token)
             if let other = await otherUser(on: signal) {
                 output.say(wrongUser(other))

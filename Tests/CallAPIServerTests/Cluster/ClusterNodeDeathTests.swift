@@ -1,5 +1,6 @@
 import CallAPIServer
 import CallAPIServerTesting
+import CallAPISignalClient
 import CallAPISignalProtocol
 import Foundation
 import Testing
@@ -24,10 +25,14 @@ struct ClusterNodeDeathTests {
         return (process, port)
     }
 
-    static func loggedIn(_ user: String, port: Int) async throws -> RawSocket {
+    static func token(_ user: String) async throws -> String {
         let authority = try await TokenAuthority.make(key: .hs256(secret: secret), clock: SystemServerClock())
+        return try await authority.issue(userId: user, ttlSeconds: 3600).token
+    }
+
+    static func loggedIn(_ user: String, port: Int) async throws -> RawSocket {
         let socket = RawSocket(url: "ws://127.0.0.1:\(port)/v1/signal")
-        try await socket.login(try await authority.issue(userId: user, ttlSeconds: 3600).token)
+        try await socket.login(try await token(user))
         return socket
     }
 
@@ -66,6 +71,47 @@ struct ClusterNodeDeathTests {
         guard case .message(let held) = message else { throw UnexpectedFrame(frame: message) }
         #expect(held.body == "hang-up" && held.from == "4001" && held.messageId == delivered.messageId)
         _ = bob
+        n1.interrupt()
+        #expect(try await n1.finish() == 0)
+    }
+
+    /// The client library with both nodes' URLs: when its node is killed it logs in to the other by itself, and the
+    /// message sent to it meanwhile reaches it there.
+    @Test func aClientWhoseNodeIsKilledLogsInToTheNextNodeAndGetsWhatWasSentMeanwhile() async throws {
+        let database = try await LedgerBackend.freshPostgresURL()
+        let (n1, port1) = try await Self.node("n1", database: database)
+        let (n2, port2) = try await Self.node("n2", database: database)
+        let alice = try await Self.loggedIn("5001", port: port1)
+        var configuration = SignalClientConfiguration(urls: [
+            "ws://127.0.0.1:\(port2)", "ws://127.0.0.1:\(port1)",
+        ])
+        configuration.backoffBaseMillis = 100
+        let bob = SignalClient(configuration: configuration)
+        let events = bob.events()
+        let states = bob.stateUpdates()
+        try await bob.login(token: try await Self.token("5002"))
+        try await ClusterEndToEndTests.waitOnline("5002", seenBy: alice)
+
+        n2.kill()
+        alice.send(.send(.init(id: 1, to: "5002", body: "are-you-there", ttl: nil)))
+        // Connected again, on n1 (the only node left).
+        let reconnected = try await withTimeout(10, "bob connected again") {
+            var sawLoss = false
+            for await state in states {
+                if case .reconnecting = state { sawLoss = true }
+                if sawLoss, case .connected = state { return true }
+            }
+            return false
+        }
+        #expect(reconnected)
+        let body = try await withTimeout(10, "the message on the new node") {
+            for await event in events {
+                if case .message(let from, let body, _) = event, from == "5001" { return body }
+            }
+            return ""
+        }
+        #expect(body == "are-you-there")
+        bob.logout()
         n1.interrupt()
         #expect(try await n1.finish() == 0)
     }
