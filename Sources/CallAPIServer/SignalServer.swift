@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdCore
 import HummingbirdTLS
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import NIOSSL
@@ -33,6 +34,8 @@ public final class SignalServer: Service, Sendable {
     private let boundPort = BoundPort()
     private let clock: any SignalServerClock
     private let pendingHeads = ConnectionGuard.PendingHeads()
+    /// Set when the graceful shutdown starts: `/healthz` then answers 503, so a proxy sends no new clients here.
+    private let draining = NIOLockedValueBox(false)
     private let flushers = LoopFlushers()
 
     /// A server for `configuration`; throws if a key or certificate cannot be read.
@@ -196,7 +199,8 @@ public final class SignalServer: Service, Sendable {
             parts.append(ServerPart("channel webhook", grace: drain, work: webhook.run, finish: webhook.finish))
         }
         parts.append(
-            ServerPart.atShutdown("sessions") { [hub, channels, logger] in
+            ServerPart.atShutdown("sessions") { [hub, channels, logger, draining] in
+                draining.withLockedValue { $0 = true }
                 logger.notice("shutting down: telling clients and draining connections")
                 hub.shutdown()
                 channels.shutdown()
@@ -212,11 +216,21 @@ public final class SignalServer: Service, Sendable {
         let router = Router()
         let hub = hub
         let metrics = metrics
+        let cluster = cluster
+        let draining = draining
         router.get("/healthz") { _, _ -> Response in
-            let body =
-                "{\"status\":\"ok\",\"sessions\":\(hub.sessionCount),\"usersOnline\":\(hub.onlineUsers.count)}"
+            // A proxy in front of a cluster sends new clients only to nodes that answer 200: not to one draining
+            // for a stop, nor to one that is not a member of its cluster (docs/scale-out.md).
+            let status =
+                if draining.withLockedValue({ $0 }) { "draining" } else if let cluster, cluster.epoch == nil {
+                    "joining"
+                } else { "ok" }
+            var body =
+                "{\"status\":\"\(status)\",\"sessions\":\(hub.sessionCount),\"usersOnline\":\(hub.onlineUsers.count)"
+            if let cluster { body += ",\"node\":\"\(cluster.settings.nodeId)\",\"epoch\":\(cluster.epoch ?? 0)" }
+            body += "}"
             return Response(
-                status: .ok, headers: [.contentType: "application/json"],
+                status: status == "ok" ? .ok : .serviceUnavailable, headers: [.contentType: "application/json"],
                 body: .init(byteBuffer: ByteBuffer(string: body)))
         }
         router.get("/metrics") { _, _ -> Response in
