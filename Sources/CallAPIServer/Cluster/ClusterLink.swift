@@ -129,8 +129,10 @@ final class ClusterLink: Sendable {
 
     /// Runs the link until ``finish()``; then leaves the cluster (its rows deleted at once) and returns.
     func run() async {
+        // Detached: `PostgresClient.run()` ends at the server's graceful shutdown (it is a ServiceLifecycle service),
+        // which would close the pool before the node has left the cluster through it.
+        let pool = Task.detached { [client] in await client.run() }
         await withTaskGroup(of: Void.self) { group in
-            group.addTask { await self.client.run() }
             group.addTask { await self.controlLoop() }
             group.addTask { await self.writeLoop() }
             group.addTask { await self.listenLoop() }
@@ -138,15 +140,36 @@ final class ClusterLink: Sendable {
             for await _ in stopSignals { break }
             let leave = state.withLockedValue { $0.membership.handle(.stop, now: clock.nowMillis()) }
             for case .leave(let epoch) in leave {
-                do {
-                    try await store.leave(epoch: epoch)
+                // Bounded: with the database unreachable the node still stops, and the others find it dead.
+                let left = await withTaskGroup(of: Bool.self) { attempt in
+                    attempt.addTask {
+                        do {
+                            try await self.store.leave(epoch: epoch)
+                            return true
+                        } catch {
+                            self.logger.warning(
+                                "leaving the cluster failed", metadata: ["error": "\(self.describe(error))"])
+                            return false
+                        }
+                    }
+                    attempt.addTask {
+                        try? await Task.sleep(for: .milliseconds(self.settings.deadAfterMillis))
+                        return false
+                    }
+                    let first = await attempt.next() ?? false
+                    attempt.cancelAll()
+                    return first
+                }
+                if left {
                     logger.notice("left the cluster")
-                } catch {
+                } else {
                     logger.warning("could not leave the cluster: the others will find this node dead")
                 }
             }
             group.cancelAll()
         }
+        pool.cancel()
+        await pool.value
         state.withLockedValue { $0.hub = nil }
     }
 

@@ -78,6 +78,11 @@ struct ClusterProxyTests {
                 + " CALLAPI_PROXY_BIND=127.0.0.1:\(proxyPort) CALLAPI_PROXY_CERT=\(pem) "
                 + "\(testHAProxy!) -db -f deploy/haproxy.cfg")
 
+        // Whatever happens, no process outlives the test.
+        defer {
+            proxy.kill()
+            for process in nodes.values { process.kill() }
+        }
         let alice = try await Self.loggedIn("6001", proxyPort: proxyPort)
         let bob = try await Self.loggedIn("6002", proxyPort: proxyPort)
         let aliceNode = try await Self.node(of: "6001", database: database)
@@ -104,8 +109,6 @@ struct ClusterProxyTests {
         }
         #expect(try await Self.node(of: "6002", database: database) != bobNode)
 
-        proxy.interrupt()
-        _ = try await proxy.finish()
         for (id, process) in nodes where id != bobNode {
             process.interrupt()
             #expect(try await process.finish() == 0)

@@ -120,6 +120,7 @@ final class CLIProcess: Sendable {
 
     /// Kills the process at once (SIGKILL), as a crash or a power cut would: nothing is said to anyone.
     func kill() {
+        guard process.isRunning else { return }
         Foundation.kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
     }
