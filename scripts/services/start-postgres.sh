@@ -5,7 +5,7 @@
 #   scripts/services/start-postgres.sh DIR
 #
 # DIR holds the cluster (initdb), its socket and log. Trust authentication, loopback only, no fsync (a test
-# database). As root, the cluster belongs to the `postgres` user (initdb refuses root). The database `callapi`
+# database); with POSTGRES_DURABLE=1, PostgreSQL's own defaults (fsync, synchronous commits: what benchmarks measure). As root, the cluster belongs to the `postgres` user (initdb refuses root). The database `callapi`
 # exists; connect as USER: postgres://USER@127.0.0.1:PORT/callapi. The caller stops it (kill PID).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -29,8 +29,10 @@ fi
 port=$(free_port)
 "${run_as[@]}" "$bin/initdb" -D "$dir/data" -U "$user" -A trust --no-sync >"$dir/initdb.log" 2>&1 ||
     { echo "services: initdb failed; $(tail -3 "$dir/initdb.log")" >&2; exit 1; }
+fast=(-c fsync=off -c synchronous_commit=off -c full_page_writes=off)
+[ "${POSTGRES_DURABLE:-0}" = 1 ] && fast=()
 "${run_as[@]}" "$bin/postgres" -D "$dir/data" -p "$port" -k "$dir" -c listen_addresses=127.0.0.1 \
-    -c fsync=off -c synchronous_commit=off -c full_page_writes=off >"$dir/postgres.log" 2>&1 </dev/null &
+    "${fast[@]}" >"$dir/postgres.log" 2>&1 </dev/null &
 pid=$!
 if ! wait_for 20 "$bin/pg_isready" -h 127.0.0.1 -p "$port" -U "$user"; then
     kill "$pid" 2>/dev/null || true

@@ -15,7 +15,7 @@ struct BenchCommand: AsyncParsableCommand {
             """,
         subcommands: [
             RelayBenchCommand.self, CallsBenchCommand.self, ConnectionsBenchCommand.self, MachineBenchCommand.self,
-            MediaBenchCommand.self, BenchServeCommand.self,
+            MediaBenchCommand.self, BenchServeCommand.self, FailoverBenchCommand.self,
         ]
     )
 }

@@ -71,6 +71,9 @@ struct RelayBench {
         /// The highest stepped rate whose p99 stayed under the bar (nil if none did, or not searched).
         var saturationRate: Double?
         var saturationP99Micros: Double
+        /// Messages sent while warming up, before the steps (for figures read around the whole run, such as the
+        /// cluster database's commits).
+        var warmupSent = 0
     }
 
     let settings: Settings
@@ -95,11 +98,13 @@ struct RelayBench {
             let load = RelayLoad(
                 senders: senders, receivers: receivers, probe: probe, payloadBytes: settings.payloadBytes,
                 maxInFlight: settings.maxInFlight, serverPID: settings.serverPID)
+            var warmupSent = 0
             if settings.warmupSeconds > 0 {
                 log("warming up")
-                _ = await load.step(
+                warmupSent = await load.step(
                     rate: min(5_000, settings.rates.first ?? 1_000), seconds: settings.warmupSeconds,
-                    drainSeconds: settings.drainSeconds)
+                    drainSeconds: settings.drainSeconds
+                ).sent
             }
             var steps: [Step] = []
             for rate in settings.rates {
@@ -129,7 +134,7 @@ struct RelayBench {
                 peer: settings.peer.kind.rawValue, peerTitle: peer.title, pairs: settings.pairs,
                 payloadBytes: settings.payloadBytes, steps: steps,
                 saturationSteps: saturationSteps,
-                saturationRate: saturation, saturationP99Micros: settings.saturationP99Micros)
+                saturationRate: saturation, saturationP99Micros: settings.saturationP99Micros, warmupSent: warmupSent)
         } catch {
             for client in clients { await client.close() }
             await peer.stop()

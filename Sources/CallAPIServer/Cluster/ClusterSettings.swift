@@ -10,7 +10,7 @@ public struct ClusterSettings: Sendable, Equatable {
     /// Between two heartbeats, in milliseconds.
     public var heartbeatMillis: Int64 = 1_000
     /// A node whose heartbeat is older than this is dead, in milliseconds.
-    public var deadAfterMillis: Int64 = 5_000
+    public var deadAfterMillis: Int64 = 3_000
     /// Between two reads of the mailbox when no notification came, in milliseconds.
     public var pollMillis: Int64 = 250
     /// Between two reads of the other nodes' sessions, in milliseconds.

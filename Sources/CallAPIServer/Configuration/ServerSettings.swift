@@ -97,7 +97,7 @@ public enum ServerSettings {
                 + "form one service (default: the ledger's database when it is PostgreSQL; docs/scale-out.md)"
         ),
         .init("cluster-heartbeat-ms", "milliseconds between a node's heartbeats (default 1000)"),
-        .init("cluster-dead-after-ms", "milliseconds without a heartbeat after which a node is dead (default 5000)"),
+        .init("cluster-dead-after-ms", "milliseconds without a heartbeat after which a node is dead (default 3000)"),
         .init("ledger-retention-days", "days ended calls are kept (default 90; 0 keeps them forever)"),
         .init("answer-busy", "answer calls to users in a call with busy on their behalf (default off)", isSwitch: true),
         .init("ledger-liveness", "seconds after a call's last session closed that it ends as dropped (default 30)"),

@@ -4,7 +4,7 @@ package struct ClusterTimings: Sendable, Equatable {
     package var heartbeatMillis: Int64 = 1_000
     /// A node whose heartbeat is older than this is dead: its sessions leave presence, its mailbox is handed on.
     /// A node that has not saved its own heartbeat for this long must register again before it delivers anything.
-    package var deadAfterMillis: Int64 = 5_000
+    package var deadAfterMillis: Int64 = 3_000
     /// Between two reads of the mailbox when no notification woke the node (a notification missed costs this much
     /// latency, never a message).
     package var pollMillis: Int64 = 250

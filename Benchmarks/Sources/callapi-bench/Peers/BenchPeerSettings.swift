@@ -22,6 +22,11 @@ struct BenchPeerSettings: Sendable, Equatable {
             guard let secret, !secret.isEmpty else { throw BenchPeerError.missingSecret(.ours) }
             let authority = try await TokenAuthority.make(key: .hs256(secret: secret))
             return OurServerPeer(url: try signalURL(), authority: authority)
+        case .cluster:
+            guard let url, url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") else {
+                throw BenchPeerError.badURL(url ?? "", expected: "postgres://user@host:port/database")
+            }
+            return try await OurClusterPeer.start(database: url)
         case .mosquitto:
             return try await MosquittoPeer.reach(try mqttConfiguration())
         case .synapse:
