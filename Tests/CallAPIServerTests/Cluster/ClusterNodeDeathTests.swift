@@ -14,10 +14,11 @@ struct ClusterNodeDeathTests {
     static let secret = "cluster-test-secret-0123456789-0123456789"
 
     /// A node as its own process; returns it and its port.
-    static func node(_ id: String, database: String) async throws -> (CLIProcess, Int) {
+    static func node(_ id: String, database: String, port: Int = 0) async throws -> (CLIProcess, Int) {
         let process = try CLIProcess([
-            "serve", "--port", "0", "--node-id", id, "--cluster-database", database, "--ledger", "0",
+            "serve", "--port", "\(port)", "--node-id", id, "--cluster-database", database, "--ledger", "0",
             "--secret", secret, "--cluster-heartbeat-ms", "200", "--cluster-dead-after-ms", "1000",
+            "--drain", "1",
         ])
         let line = try await process.expect("listening on ws://127.0.0.1:")
         guard let portText = line.split(separator: ":").last?.prefix(while: \.isNumber), let port = Int(portText)
