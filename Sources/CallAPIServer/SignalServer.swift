@@ -91,6 +91,10 @@ public final class SignalServer: Service, Sendable {
             metrics: metrics, webhook: webhook, logger: logger)
     }
 
+    /// The cluster link's state, for tests: this node's epoch while it is a member, and how many times its
+    /// notification listener has listened (1, plus one per reconnect); `nil` on a single node.
+    package var clusterLink: (epoch: Int64?, listens: Int)? { cluster.map { ($0.epoch, $0.listens) } }
+
     /// The port the server listens on, once it does (useful with port 0).
     public func waitUntilListening() async -> Int {
         await boundPort.wait()

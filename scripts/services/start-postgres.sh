@@ -3,10 +3,13 @@
 # accepts connections.
 #
 #   scripts/services/start-postgres.sh DIR
+#   POSTGRES_PORT=PORT scripts/services/start-postgres.sh DIR   # again, after it was stopped: a restart
 #
 # DIR holds the cluster (initdb), its socket and log. Trust authentication, loopback only, no fsync (a test
-# database); with POSTGRES_DURABLE=1, PostgreSQL's own defaults (fsync, synchronous commits: what benchmarks measure). As root, the cluster belongs to the `postgres` user (initdb refuses root). The database `callapi`
-# exists; connect as USER: postgres://USER@127.0.0.1:PORT/callapi. The caller stops it (kill PID).
+# database); with POSTGRES_DURABLE=1, PostgreSQL's own defaults (fsync, synchronous commits: what benchmarks
+# measure). As root, the cluster belongs to the `postgres` user (initdb refuses root). The database `callapi`
+# exists; connect as USER: postgres://USER@127.0.0.1:PORT/callapi. The caller stops it (kill PID, or
+# scripts/services/stop-postgres.sh DIR, a fast shutdown that does not wait for clients to leave).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 dir=$1
@@ -26,8 +29,11 @@ if [ "$(id -u)" = 0 ]; then
     done
     run_as=(runuser -u postgres --)
 fi
-port=$(free_port)
-"${run_as[@]}" "$bin/initdb" -D "$dir/data" -U "$user" -A trust --no-sync >"$dir/initdb.log" 2>&1 ||
+# POSTGRES_PORT: the port (a restart of a DIR started before gives its port again; its data is kept).
+port=${POSTGRES_PORT:-$(free_port)}
+restart=false
+[ -f "$dir/data/PG_VERSION" ] && restart=true
+$restart || "${run_as[@]}" "$bin/initdb" -D "$dir/data" -U "$user" -A trust --no-sync >"$dir/initdb.log" 2>&1 ||
     { echo "services: initdb failed; $(tail -3 "$dir/initdb.log")" >&2; exit 1; }
 fast=(-c fsync=off -c synchronous_commit=off -c full_page_writes=off)
 [ "${POSTGRES_DURABLE:-0}" = 1 ] && fast=()
@@ -39,5 +45,5 @@ if ! wait_for 20 "$bin/pg_isready" -h 127.0.0.1 -p "$port" -U "$user"; then
     echo "services: postgres did not start; $(tail -3 "$dir/postgres.log")" >&2
     exit 1
 fi
-"$bin/createdb" -h 127.0.0.1 -p "$port" -U "$user" callapi
+$restart || "$bin/createdb" -h 127.0.0.1 -p "$port" -U "$user" callapi
 echo "$port $pid $user"

@@ -40,6 +40,8 @@ final class ClusterLink: Sendable {
         var pendingEnvelopes = 0
         var woken = false
         var othersChanged = false
+        /// How many times the listener has listened (once, plus once per reconnect).
+        var listens = 0
         /// The hub the link reports to (set once it exists; let go when the link stops).
         var hub: SignalHub?
     }
@@ -101,6 +103,9 @@ final class ClusterLink: Sendable {
     func attach(_ hub: SignalHub) {
         state.withLockedValue { $0.hub = hub }
     }
+
+    /// How many times the notification listener has started listening: 1, plus one per reconnect.
+    var listens: Int { state.withLockedValue { $0.listens } }
 
     /// This node's epoch while it is a member.
     var epoch: Int64? { state.withLockedValue { $0.membership.epoch } }
@@ -416,6 +421,7 @@ final class ClusterLink: Sendable {
         let logger = logger
         try await connection.listen(on: ClusterStore.mailboxChannel(of: settings.nodeId)) { mailbox in
             try await connection.listen(on: ClusterStore.presenceChannel) { presence in
+                self.state.withLockedValue { $0.listens += 1 }
                 // What was sent while the listener was away is read now.
                 wake(mailbox: true, presence: true)
                 try await withThrowingTaskGroup(of: Void.self) { group in

@@ -1,0 +1,82 @@
+import CallAPIServer
+import CallAPIServerTesting
+import CallAPISignalProtocol
+import Foundation
+import Testing
+
+/// A cluster whose PostgreSQL is stopped and started again mid-session (a real restart of a server of its own):
+/// while it is down, a send across nodes is refused with a reason; once it is back, the nodes' pools and their
+/// LISTEN connections (postgres-nio's, with the link's own reconnect loop) reconnect, and messages cross again.
+@Suite(.enabled(if: LedgerBackend.postgresURL != nil, LedgerBackend.postgresMissing))
+struct ClusterDatabaseRestartTests {
+    static func service(_ script: String, _ arguments: [String], port: Int? = nil) throws -> String {
+        var environment = ""
+        if let port { environment = "POSTGRES_PORT=\(port) " }
+        let command = environment + "scripts/services/\(script) " + arguments.joined(separator: " ")
+        let run = try runToEnd("/bin/bash", ["-c", "cd \(CLIProcess.packageRoot.path) && " + command])
+        guard run.status == 0 else { throw TimedOut(what: "\(script) to succeed: \(run.output)") }
+        return run.output
+    }
+
+    @Test func messagesCrossNodesAgainAfterPostgreSQLRestartsAndAreRefusedClearlyMeanwhile() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("callapi-pg-\(UUID())")
+        defer {
+            _ = try? Self.service("stop-postgres.sh", [folder.path])
+            try? FileManager.default.removeItem(at: folder)
+        }
+        let started = try Self.service("start-postgres.sh", [folder.path]).split(separator: " ")
+        guard started.count >= 3, let port = Int(started[0]) else { throw TimedOut(what: "PostgreSQL's port") }
+        let user = started[2].trimmingCharacters(in: .whitespacesAndNewlines)
+        let url = "postgres://\(user)@127.0.0.1:\(port)/callapi"
+        let (_, servers) = try await ClusterEndToEndTests.nodes(["a", "b"], database: url)
+        let alice = try await servers[0].loggedIn("8001")
+        let bob = try await servers[1].loggedIn("8002")
+        try await ClusterEndToEndTests.waitOnline("8002", seenBy: alice)
+        alice.send(.send(.init(id: 1, to: "8002", body: "before", ttl: nil)))
+        _ = try await ClusterEndToEndTests.frame(on: bob, "the message before the restart") {
+            if case .message(let message) = $0, message.body == "before" { true } else { false }
+        }
+
+        _ = try Self.service("stop-postgres.sh", [folder.path])
+        alice.send(.send(.init(id: 2, to: "8002", body: "during", ttl: nil)))
+        let refused = try await ClusterEndToEndTests.frame(on: alice, within: 20, "the answer while it is down") {
+            if case .answer(let answer) = $0, answer.id == 2 { true } else { false }
+        }
+        guard case .answer(let during) = refused else { throw UnexpectedFrame(frame: refused) }
+        #expect(during.result == .failed && during.reason == .serverBusy)
+        #expect(during.message?.contains("cannot be reached") == true)
+
+        _ = try Self.service("start-postgres.sh", [folder.path], port: port)
+        // Once both nodes are members again and their listeners have reconnected, a send crosses.
+        try await withTimeout(30, "both listeners to reconnect") {
+            while await servers.asyncContains(where: { ($0.server.clusterLink?.listens ?? 0) < 2 }) {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+        var id = 10
+        var delivered = false
+        while !delivered {
+            id += 1
+            alice.send(.send(.init(id: id, to: "8002", body: "after-\(id)", ttl: nil)))
+            let frame = try await ClusterEndToEndTests.frame(on: alice, within: 20, "an answer after the restart") {
+                if case .answer(let answer) = $0, answer.id == id { true } else { false }
+            }
+            if case .answer(let answer) = frame, answer.result == .delivered { delivered = true }
+            if id > 100 { throw TimedOut(what: "a send delivered after the restart") }
+            if !delivered { try await Task.sleep(for: .milliseconds(200)) }
+        }
+        let expected = "after-\(id)"
+        _ = try await ClusterEndToEndTests.frame(on: bob, within: 10, "the message after the restart") {
+            if case .message(let message) = $0, message.body == expected { true } else { false }
+        }
+        for server in servers { try await server.stop() }
+    }
+}
+
+extension Array where Element == TestServer {
+    /// `contains(where:)` with an async predicate.
+    func asyncContains(where predicate: (TestServer) async -> Bool) async -> Bool {
+        for element in self where await predicate(element) { return true }
+        return false
+    }
+}
