@@ -1,5 +1,8 @@
 /// The top-level keys of a call message (wire format 1.0, docs/spec/wire-format.md): the one place each is spelled.
 /// Readers and writers of call messages name a key through its case, never as a literal of their own.
+///
+/// `@usableFromInline`: ``CallMessageObject``'s inlinable subscript takes one.
+@usableFromInline
 package enum CallMessageKey: Int, CaseIterable, Sendable {
     case messageAction, messageVersion, messageTimestamp, messageId, fromUserId, callId
     case fromUserExtension, reliability, deviceId, remoteUserId, fromRoomId, cancelCallByInternal

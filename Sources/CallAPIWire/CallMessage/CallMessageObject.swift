@@ -3,36 +3,42 @@
 /// message hashes nothing; any other key goes to ``others``. ``fields`` makes the dictionary the generic parser
 /// makes of the same text (a repeated key: the last one counts), only for the messages whose event info needs
 /// it.
+///
+/// `@usableFromInline`, with its slots and ``subscript(_:)`` inlinable: CallAPI reads each member through the
+/// subscript, and a call into this module copied the whole object for each of the ten or so reads of a message
+/// (`scripts/callgrind_machine.sh`). Swift 6.3 inlines the `@inlinable` members of a `package` type into other
+/// modules only when the type is `@usableFromInline` too.
+@usableFromInline
 package struct CallMessageObject: Sendable {
     /// The keys of wire format 1.0 (the name the object's readers have long used).
-    package typealias Key = CallMessageKey
+    @usableFromInline package typealias Key = CallMessageKey
 
-    private var messageAction: JSONValue?
-    private var messageVersion: JSONValue?
-    private var messageTimestamp: JSONValue?
-    private var messageId: JSONValue?
-    private var fromUserId: JSONValue?
-    private var callId: JSONValue?
-    private var fromUserExtension: JSONValue?
-    private var reliability: JSONValue?
-    private var deviceId: JSONValue?
-    private var remoteUserId: JSONValue?
-    private var fromRoomId: JSONValue?
-    private var cancelCallByInternal: JSONValue?
-    private var answeredByDevice: JSONValue?
-    private var rejectedByDevice: JSONValue?
-    private var rejectByInternal: JSONValue?
-    private var rejectReason: JSONValue?
-    private var hangupReason: JSONValue?
-    private var ackMessageId: JSONValue?
-    private var inCall: JSONValue?
+    @usableFromInline var messageAction: JSONValue?
+    @usableFromInline var messageVersion: JSONValue?
+    @usableFromInline var messageTimestamp: JSONValue?
+    @usableFromInline var messageId: JSONValue?
+    @usableFromInline var fromUserId: JSONValue?
+    @usableFromInline var callId: JSONValue?
+    @usableFromInline var fromUserExtension: JSONValue?
+    @usableFromInline var reliability: JSONValue?
+    @usableFromInline var deviceId: JSONValue?
+    @usableFromInline var remoteUserId: JSONValue?
+    @usableFromInline var fromRoomId: JSONValue?
+    @usableFromInline var cancelCallByInternal: JSONValue?
+    @usableFromInline var answeredByDevice: JSONValue?
+    @usableFromInline var rejectedByDevice: JSONValue?
+    @usableFromInline var rejectByInternal: JSONValue?
+    @usableFromInline var rejectReason: JSONValue?
+    @usableFromInline var hangupReason: JSONValue?
+    @usableFromInline var ackMessageId: JSONValue?
+    @usableFromInline var inCall: JSONValue?
     /// Members under keys the format does not know, kept for the event info.
     package private(set) var others: [String: JSONValue] = [:]
 
-    package init() {}
+    @inlinable package init() {}
 
     /// The value under `key`, if the object has it.
-    package subscript(key: Key) -> JSONValue? {
+    @inlinable package subscript(key: Key) -> JSONValue? {
         get {
             switch key {
             case .messageAction: messageAction

@@ -2,6 +2,11 @@
 ///
 /// Code that reads an action switches over this enum exhaustively (no `default`), so that an action added here does
 /// not compile until every reader has decided what it means.
+///
+/// `@usableFromInline`, its tests inlinable: CallAPI's machine tests a received message's action several times per
+/// message, and across the module boundary each `==` went through the `Equatable` witness
+/// (`scripts/callgrind_machine.sh`).
+@usableFromInline
 package enum MessageAction: Int, Sendable, CaseIterable {
     case videoCall = 0
     case cancelCall = 1
@@ -15,8 +20,8 @@ package enum MessageAction: Int, Sendable, CaseIterable {
     case keepAlive = 21
 
     /// A video or an audio call.
-    package var isCall: Bool { self == .videoCall || self == .audioCall }
+    @inlinable package var isCall: Bool { self == .videoCall || self == .audioCall }
 
     /// The messages of the 1.0 call flow (not acknowledgements or keep-alives).
-    package var isCallFlow: Bool { self != .ack && self != .keepAlive }
+    @inlinable package var isCallFlow: Bool { self != .ack && self != .keepAlive }
 }

@@ -139,6 +139,7 @@ package struct FlatJSONObject: Equatable {
     }
 
     /// The text of a string's contents that a reader has already checked (``Value/escapedString(_:)``).
+    @usableFromInline
     package static func unescape(checkedContents contents: [UInt8]) -> String {
         contents.withUnsafeBufferPointer { bytes in
             var reader = JSONReader(bytes: bytes)
@@ -160,9 +161,13 @@ package struct FlatJSONObject: Equatable {
 
 /// A member's value as its readers see it: absent (`nil`) and `null` read alike. What ``FlatJSONObject``'s
 /// look-ups and the values of ``FlatJSONObject/pick(_:from:)`` both read through.
+///
+/// Inlinable: the frame decoders in CallAPISignalProtocol read picked members through these, and these calls into
+/// this module, with the one that counted the ``JSONKeys``, cost a `send`'s decoding about 70 instructions
+/// (`scripts/bench-frame-coding.sh --instructions`).
 extension Optional where Wrapped == FlatJSONObject.Value {
     /// A string: `.some(nil)` when absent or null, nil when it is something else.
-    package var optionalString: String?? {
+    @inlinable package var optionalString: String?? {
         switch self {
         case nil, .null?: .some(nil)
         case .string(let value)?: .some(value)
@@ -172,7 +177,7 @@ extension Optional where Wrapped == FlatJSONObject.Value {
     }
 
     /// A boolean: `.some(nil)` when absent or null, nil when it is something else.
-    package var optionalBool: Bool?? {
+    @inlinable package var optionalBool: Bool?? {
         switch self {
         case nil, .null?: .some(nil)
         case .bool(let value)?: .some(value)
@@ -181,7 +186,7 @@ extension Optional where Wrapped == FlatJSONObject.Value {
     }
 
     /// An object: `.some(nil)` when absent or null, nil when it is something else.
-    package var optionalObject: FlatJSONObject?? {
+    @inlinable package var optionalObject: FlatJSONObject?? {
         switch self {
         case nil, .null?: .some(nil)
         case .object(let value)?: .some(value)
@@ -190,7 +195,7 @@ extension Optional where Wrapped == FlatJSONObject.Value {
     }
 
     /// An integer: `.some(nil)` when absent or null, nil when it is something else or does not fit `Int`.
-    package var optionalInt: Int?? {
+    @inlinable package var optionalInt: Int?? {
         switch self {
         case nil, .null?: .some(nil)
         case .int(let value)?: Int(exactly: value).map { .some($0) }

@@ -6,14 +6,16 @@ import Foundation
 @usableFromInline
 package struct JSONKeys: RandomAccessCollection, ExpressibleByArrayLiteral, Sendable {
     /// A key as it is compared.
-    private struct Entry: Sendable {
+    @usableFromInline struct Entry: Sendable {
         let length: Int
         /// The first eight bytes (fewer for a shorter key, zero above them), little-endian.
         let head: UInt64
-        let name: StaticString
+        @usableFromInline let name: StaticString
     }
 
-    private let entries: [Entry]
+    /// Inlinable with the collection's members: ``FlatJSONObject/withPicked(_:fromUTF8:keepingEscaped:_:)`` counts
+    /// the keys in its caller's module.
+    @usableFromInline let entries: [Entry]
 
     package init(_ names: [StaticString]) {
         precondition(names.count <= 64, "a reader picks at most 64 keys")
@@ -29,9 +31,9 @@ package struct JSONKeys: RandomAccessCollection, ExpressibleByArrayLiteral, Send
     @usableFromInline
     package init(arrayLiteral names: StaticString...) { self.init(names) }
 
-    @usableFromInline package var startIndex: Int { 0 }
-    @usableFromInline package var endIndex: Int { entries.count }
-    @usableFromInline package subscript(position: Int) -> StaticString { entries[position].name }
+    @inlinable package var startIndex: Int { 0 }
+    @inlinable package var endIndex: Int { entries.count }
+    @inlinable package subscript(position: Int) -> StaticString { entries[position].name }
 
     /// The index of the key spelled by `bytes[start..<end]`, which are followed by at least one more byte (the
     /// closing quote): nil when it is none of these keys.
