@@ -20,3 +20,16 @@ apt_install() {
     timeout 300 $sudo apt-get install -y -q "$@" >&2 ||
         { timeout 180 $sudo apt-get update -q >&2 && timeout 300 $sudo apt-get install -y -q "$@" >&2; }
 }
+
+# detached COMMAND...: runs COMMAND in the background without the caller's descriptors above 2 (the caller's own
+# stdin, stdout and stderr are the command's to redirect). A server started by a script must not hold a pipe or a
+# socket its caller waits on: Foundation's Process learns that its child exited when such a descriptor closes.
+detached() {
+    (
+        for fd in /proc/$BASHPID/fd/*; do
+            fd=${fd##*/}
+            if [ "$fd" -gt 2 ]; then eval "exec $fd>&-" 2>/dev/null || true; fi
+        done
+        exec "$@"
+    ) &
+}

@@ -37,8 +37,8 @@ $restart || "${run_as[@]}" "$bin/initdb" -D "$dir/data" -U "$user" -A trust --no
     { echo "services: initdb failed; $(tail -3 "$dir/initdb.log")" >&2; exit 1; }
 fast=(-c fsync=off -c synchronous_commit=off -c full_page_writes=off)
 [ "${POSTGRES_DURABLE:-0}" = 1 ] && fast=()
-"${run_as[@]}" "$bin/postgres" -D "$dir/data" -p "$port" -k "$dir" -c listen_addresses=127.0.0.1 \
-    "${fast[@]}" >"$dir/postgres.log" 2>&1 </dev/null &
+detached "${run_as[@]}" "$bin/postgres" -D "$dir/data" -p "$port" -k "$dir" -c listen_addresses=127.0.0.1 \
+    "${fast[@]}" >"$dir/postgres.log" 2>&1 </dev/null
 pid=$!
 if ! wait_for 20 "$bin/pg_isready" -h 127.0.0.1 -p "$port" -U "$user"; then
     kill "$pid" 2>/dev/null || true

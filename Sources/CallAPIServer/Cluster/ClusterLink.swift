@@ -224,7 +224,7 @@ final class ClusterLink: Sendable {
         switch action {
         case .register:
             do {
-                let epoch = try await store.register()
+                let epoch = try await bounded { try await self.store.register() }
                 logger.notice("joined the cluster", metadata: ["epoch": "\(epoch)"])
                 return .registered(epoch: epoch)
             } catch {
@@ -236,7 +236,7 @@ final class ClusterLink: Sendable {
             writerWake.yield()
         case .beat(let epoch):
             do {
-                if try await store.beat(epoch: epoch) { return .beatSaved }
+                if try await bounded({ try await self.store.beat(epoch: epoch) }) { return .beatSaved }
                 logger.warning("this node was declared dead by the cluster; joining again")
                 return .beatLost
             } catch {
@@ -245,14 +245,19 @@ final class ClusterLink: Sendable {
             }
         case .sweep:
             do {
-                let dead = try await store.sweep(deadAfterMillis: settings.deadAfterMillis)
+                let dead = try await bounded {
+                    try await self.store.sweep(deadAfterMillis: self.settings.deadAfterMillis)
+                }
                 if !dead.isEmpty { logger.notice("nodes declared dead", metadata: ["nodes": "\(dead)"]) }
             } catch {
                 logger.warning("could not sweep dead nodes", metadata: ["error": "\(describe(error))"])
             }
         case .readPresence:
             do {
-                report(.remotePresence(try await store.remotePresence(deadAfterMillis: settings.deadAfterMillis)))
+                let view = try await bounded {
+                    try await self.store.remotePresence(deadAfterMillis: self.settings.deadAfterMillis)
+                }
+                report(.remotePresence(view))
             } catch {
                 logger.warning("could not read the other nodes' sessions", metadata: ["error": "\(describe(error))"])
             }
@@ -274,7 +279,7 @@ final class ClusterLink: Sendable {
             do {
                 // Until a read takes fewer than it may: a backlog is drained at once, not one read per wake.
                 while true {
-                    let envelopes = try await store.take(epoch: epoch, limit: Self.readLimit)
+                    let envelopes = try await bounded { try await self.store.take(epoch: epoch, limit: Self.readLimit) }
                     if !envelopes.isEmpty { report(.arrived(envelopes)) }
                     if envelopes.count < Self.readLimit { break }
                 }
@@ -330,7 +335,10 @@ final class ClusterLink: Sendable {
             var failure: String?
             if let epoch {
                 do {
-                    if try await !store.forward(envelopes, epoch: epoch, keepSeconds: settings.mailboxSeconds) {
+                    let written = try await bounded {
+                        try await self.store.forward(envelopes, epoch: epoch, keepSeconds: self.settings.mailboxSeconds)
+                    }
+                    if !written {
                         failure = "this node is joining the cluster again"
                     }
                 } catch {
@@ -350,7 +358,7 @@ final class ClusterLink: Sendable {
             }
         case .unclaim(let envelopes):
             do {
-                try await store.unclaim(envelopes, keepSeconds: settings.mailboxSeconds)
+                try await bounded { try await self.store.unclaim(envelopes, keepSeconds: self.settings.mailboxSeconds) }
             } catch {
                 logger.error(
                     "messages whose receiver left this node could not be put back in the mailbox: lost",
@@ -360,20 +368,20 @@ final class ClusterLink: Sendable {
             // Not a member: the sessions are written when it has joined again.
             guard let epoch else { return }
             do {
-                try await store.online(session, userId: userId, epoch: epoch)
+                try await bounded { try await self.store.online(session, userId: userId, epoch: epoch) }
             } catch {
                 resyncLater(epoch: epoch, error)
             }
         case .offline(let session):
             do {
-                try await store.offline(session)
+                try await bounded { try await self.store.offline(session) }
             } catch {
                 if let epoch { resyncLater(epoch: epoch, error) }
             }
         case .resync(let epoch):
             let sessions = state.withLockedValue { $0.hub }?.loggedInSessions ?? []
             do {
-                try await store.resync(sessions, epoch: epoch)
+                try await bounded { try await self.store.resync(sessions, epoch: epoch) }
             } catch {
                 resyncLater(epoch: epoch, error)
             }
@@ -455,6 +463,25 @@ final class ClusterLink: Sendable {
         // The reader at once; the membership hears of it too, and puts its poll timer back.
         if mailbox { readerWake.yield() }
         controlWake.yield()
+    }
+
+    /// How long one statement may take before the link gives up on it: with the database unreachable, postgres-nio's
+    /// pool waits for a connection indefinitely, and a node must say what it refuses instead of hanging.
+    static let statementTimeout: Duration = .seconds(2)
+
+    /// Runs `operation`, failing with a ``ClusterError`` after ``statementTimeout`` (the operation is cancelled).
+    private func bounded<Value: Sendable>(_ operation: @escaping @Sendable () async throws -> Value) async throws
+        -> Value
+    {
+        try await withThrowingTaskGroup(of: Value.self) { group in
+            group.addTask { try await operation() }
+            group.addTask {
+                try await Task.sleep(for: Self.statementTimeout)
+                throw ClusterError("the cluster database did not answer within \(Self.statementTimeout)")
+            }
+            defer { group.cancelAll() }
+            return try await group.next()!
+        }
     }
 
     private func describe(_ error: any Error) -> String {

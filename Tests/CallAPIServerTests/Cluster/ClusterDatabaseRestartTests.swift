@@ -9,22 +9,19 @@ import Testing
 /// LISTEN connections (postgres-nio's, with the link's own reconnect loop) reconnect, and messages cross again.
 @Suite(.enabled(if: LedgerBackend.postgresURL != nil, LedgerBackend.postgresMissing))
 struct ClusterDatabaseRestartTests {
-    static func service(_ script: String, _ arguments: [String], port: Int? = nil) throws -> String {
-        var environment = ""
-        if let port { environment = "POSTGRES_PORT=\(port) " }
-        let command = environment + "scripts/services/\(script) " + arguments.joined(separator: " ")
-        let run = try runToEnd("/bin/bash", ["-c", "cd \(CLIProcess.packageRoot.path) && " + command])
-        guard run.status == 0 else { throw TimedOut(what: "\(script) to succeed: \(run.output)") }
-        return run.output
+    /// Runs a script of scripts/services to its end; returns its last line of output.
+    static func service(_ script: String, _ arguments: [String], port: Int? = nil) async throws -> String {
+        let environment = port.map { "env POSTGRES_PORT=\($0) " } ?? ""
+        let process = try CLIProcess(
+            shell: environment + "scripts/services/\(script) " + arguments.joined(separator: " "))
+        let status = try await process.finish(within: 60)
+        guard status == 0 else { throw TimedOut(what: "\(script) to succeed (exit status \(status))") }
+        return process.printed.last ?? ""
     }
 
     @Test func messagesCrossNodesAgainAfterPostgreSQLRestartsAndAreRefusedClearlyMeanwhile() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("callapi-pg-\(UUID())")
-        defer {
-            _ = try? Self.service("stop-postgres.sh", [folder.path])
-            try? FileManager.default.removeItem(at: folder)
-        }
-        let started = try Self.service("start-postgres.sh", [folder.path]).split(separator: " ")
+        let started = try await Self.service("start-postgres.sh", [folder.path]).split(separator: " ")
         guard started.count >= 3, let port = Int(started[0]) else { throw TimedOut(what: "PostgreSQL's port") }
         let user = started[2].trimmingCharacters(in: .whitespacesAndNewlines)
         let url = "postgres://\(user)@127.0.0.1:\(port)/callapi"
@@ -37,7 +34,7 @@ struct ClusterDatabaseRestartTests {
             if case .message(let message) = $0, message.body == "before" { true } else { false }
         }
 
-        _ = try Self.service("stop-postgres.sh", [folder.path])
+        _ = try await Self.service("stop-postgres.sh", [folder.path])
         alice.send(.send(.init(id: 2, to: "8002", body: "during", ttl: nil)))
         let refused = try await ClusterEndToEndTests.frame(on: alice, within: 20, "the answer while it is down") {
             if case .answer(let answer) = $0, answer.id == 2 { true } else { false }
@@ -46,7 +43,7 @@ struct ClusterDatabaseRestartTests {
         #expect(during.result == .failed && during.reason == .serverBusy)
         #expect(during.message?.contains("cannot be reached") == true)
 
-        _ = try Self.service("start-postgres.sh", [folder.path], port: port)
+        _ = try await Self.service("start-postgres.sh", [folder.path], port: port)
         // Once both nodes are members again and their listeners have reconnected, a send crosses.
         try await withTimeout(30, "both listeners to reconnect") {
             while await servers.asyncContains(where: { ($0.server.clusterLink?.listens ?? 0) < 2 }) {
@@ -70,6 +67,8 @@ struct ClusterDatabaseRestartTests {
             if case .message(let message) = $0, message.body == expected { true } else { false }
         }
         for server in servers { try await server.stop() }
+        _ = try await Self.service("stop-postgres.sh", [folder.path])
+        try? FileManager.default.removeItem(at: folder)
     }
 }
 

@@ -61,7 +61,7 @@ struct ClusterProxyTests {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let pem = folder.appendingPathComponent("proxy.pem").path
-        let certificate = try runToEnd(
+        let certificate = try await runToEnd(
             "/usr/bin/openssl",
             [
                 "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost", "-keyout",

@@ -89,6 +89,9 @@ final class CLIProcess: Sendable {
         try process.run()
     }
 
+    /// Every line printed so far.
+    var printed: [String] { transcript.withLockedValue { $0 } }
+
     /// How many lines printed so far contain `text`.
     func printedLines(containing text: String) -> Int {
         transcript.withLockedValue { $0.count { $0.contains(text) } }
