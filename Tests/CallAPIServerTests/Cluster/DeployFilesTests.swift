@@ -20,11 +20,11 @@ struct DeployFilesTests {
         return path
     }
 
-    @Test func theSystemdUnitVerifiesAndExposesLittle() throws {
+    @Test func theSystemdUnitVerifiesAndExposesLittle() async throws {
         let unit = try Self.installedUnit()
-        let verify = try runToEnd("/usr/bin/systemd-analyze", ["verify", unit])
+        let verify = try await runToEnd("/usr/bin/systemd-analyze", ["verify", unit])
         #expect(verify.status == 0, "\(verify.output)")
-        let security = try runToEnd("/usr/bin/systemd-analyze", ["security", "--offline=true", unit])
+        let security = try await runToEnd("/usr/bin/systemd-analyze", ["security", "--offline=true", unit])
         // "→ Overall exposure level for callapi.service: 1.7 OK": 0 is the most locked down, 10 the least.
         let line = security.output.split(separator: "\n").first { $0.contains("Overall exposure level") } ?? ""
         let score = line.split(separator: ":").last?.split(separator: " ").first.flatMap { Double($0) }
