@@ -34,6 +34,8 @@ struct SignalHubPerformer: EndpointPerformer {
         switch consume action {
         case .relayed(let send):
             ledger?.handle(.relayed(send), now: clock.nowMillis())
+        case .remoteSessionsGone(let standIn):
+            ledger?.handle(.sessionClosed(standIn), now: clock.nowMillis())
         case .queryCalls(let id, let userId, let request):
             guard let ledger else { return nil }
             return CallsQuery(id: id, userId: userId, request: request, ledger: ledger)

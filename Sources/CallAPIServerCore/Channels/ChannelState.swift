@@ -10,15 +10,7 @@ import CallAPISignalProtocol
 /// Feed it ``ChannelEvent``s with the current time; it returns the ``ChannelAction``s to perform. No I/O, no clock.
 package struct ChannelState: Sendable {
     /// One connection to the channel endpoint.
-    struct Connection: Sendable, Equatable {
-        var connectedAt: Int64
-        var phase: Phase
-        var bucket: TokenBucket
-        /// Frames refused for the rate limit since the last one admitted.
-        var refusedInARow = 0
-        /// What its writer has not written yet.
-        var outbox = OutboxLedger<RelayedSignal>()
-    }
+    typealias Connection = Sessions<Phase, RelayedSignal>.Session
 
     /// A relayed signal in an outbox: whom to tell if it is never written.
     struct RelayedSignal: Sendable, Equatable {
@@ -71,21 +63,21 @@ package struct ChannelState: Sendable {
     }
 
     package let limits: ChannelLimits
-    private(set) var connections = SessionTable<Connection>()
-    /// When each connection next needs the tick.
-    private var deadlines = SessionDeadlines()
+    /// The connections: table, order, deadlines, outboxes and rate limit.
+    private(set) var connections: Sessions<Phase, RelayedSignal>
     private(set) var rooms: [String: Room] = [:]
     private(set) var bars: [BarKey: Int64] = [:]
     private(set) var isShuttingDown = false
-    /// The connections' outboxes: totals, and the connections found too slow during the current event.
-    private var outboxes: OutboxAccounting
     /// Frames and bytes queued for all connections' writers.
-    package var queuedFrames: Int { outboxes.frames }
-    package var queuedBytes: Int { outboxes.bytes }
+    package var queuedFrames: Int { connections.queuedFrames }
+    package var queuedBytes: Int { connections.queuedBytes }
 
     package init(limits: ChannelLimits) {
         self.limits = limits
-        outboxes = OutboxAccounting(maxFrames: limits.maxOutboxFrames, maxBytes: limits.maxOutboxBytes)
+        connections = Sessions(
+            rateLimit: RateLimit(
+                ratePerSecond: limits.ratePerSecond, burst: limits.burst, maxRefusalsInARow: limits.maxRefusalsInARow),
+            maxOutboxFrames: limits.maxOutboxFrames, maxOutboxBytes: limits.maxOutboxBytes)
     }
 
     /// Channels with at least one member.
@@ -123,11 +115,11 @@ package struct ChannelState: Sendable {
     /// connection found too slow is closed once the event's other steps are done, as its last actions.
     package mutating func handle(_ event: ChannelEvent, now: Int64, into actions: inout [ChannelAction]) {
         if case .written(let id, let frames) = event {
-            if connections[id] != nil { outboxes.written(frames, from: &connections[id]!.outbox) }
+            connections.written(frames, by: id)
             return
         }
         apply(event, now: now, into: &actions)
-        while let id = outboxes.nextSlowConsumer() { dropSlowConsumer(id, now: now, into: &actions) }
+        while let id = connections.nextSlowConsumer() { dropSlowConsumer(id, now: now, into: &actions) }
     }
 
     private mutating func apply(_ event: ChannelEvent, now: Int64, into actions: inout [ChannelAction]) {
@@ -135,8 +127,7 @@ package struct ChannelState: Sendable {
         case .written:
             break  // handled in `handle`
         case .connected(let id):
-            connections[id] = Connection(
-                connectedAt: now, phase: .awaitingJoin, bucket: TokenBucket(burst: limits.burst, now: now))
+            guard connections.open(id, phase: .awaitingJoin, now: now) else { return }
             scheduleTick(for: id)
             if isShuttingDown {
                 failJoin(id, .serverShutdown, "the server is shutting down; join again in a moment", into: &actions)
@@ -161,14 +152,13 @@ package struct ChannelState: Sendable {
             if case .member = connection.phase {
                 remove(id, .lost, now: now, into: &actions)
             } else {
-                connections[id] = nil
-                deadlines.remove(id)
+                connections.close(id)
             }
         case .tick:
             tick(now: now, into: &actions)
         case .shutdown:
             isShuttingDown = true
-            for id in connections.elements.map(\.id).sorted() {
+            for id in connections.order {
                 if case .member = connections[id]?.phase {
                     remove(id, .shutdown, now: now, into: &actions)
                 } else {
@@ -182,26 +172,22 @@ package struct ChannelState: Sendable {
     /// do instead has been appended (nothing for an unknown connection; over the limit, one refusal per run, then a
     /// close).
     private mutating func admit(_ id: SessionID, now: Int64, into actions: inout [ChannelAction]) -> Bool {
-        guard var connection = connections[id] else { return false }
-        let allowed = connection.bucket.take(now: now, ratePerSecond: limits.ratePerSecond, burst: limits.burst)
-        connection.refusedInARow = allowed ? 0 : connection.refusedInARow + 1
-        connections[id] = connection
-        guard !allowed else { return true }
-        let message = "more than \(limits.burst) frames at once or \(limits.ratePerSecond) per second"
-        if connection.refusedInARow > limits.maxRefusalsInARow {
-            if case .member = connection.phase {
-                remove(
-                    id, .flooding("\(connection.refusedInARow) frames in a row refused: \(message)"), now: now,
-                    into: &actions)
+        switch connections.admit(id, now: now) {
+        case .admitted:
+            return true
+        case .unknownSession, .dropQuietly:
+            return false
+        case .refuseFirst(let message):
+            refuse(id, .rateLimited, message, into: &actions)
+            return false
+        case .close(let message):
+            if case .member = connections[id]?.phase {
+                remove(id, .flooding(message), now: now, into: &actions)
             } else {
                 failJoin(id, .rateLimited, message, into: &actions)
             }
-        } else if connection.refusedInARow == 1 {
-            refuse(
-                id, .rateLimited, message + "; slow down (until you do, frames are refused without an answer)",
-                into: &actions)
+            return false
         }
-        return false
     }
 
     /// A bad frame: an `error` for members; before joining, `joinFailed` and close (`join` must come first).
@@ -231,8 +217,7 @@ package struct ChannelState: Sendable {
             startJoin(id, join, into: &actions)
         case .verifying:
             if frame == .leave {
-                connections[id] = nil
-                deadlines.remove(id)
+                connections.close(id)
                 actions.append(.close(id, code: 1000))
                 return
             }
@@ -266,7 +251,7 @@ package struct ChannelState: Sendable {
                         .error(.init(code: .invalidToken, message: "the renew frame has an empty token")), to: id,
                         into: &actions)
                 }
-                connections[id]?.phase = .member(renewing)
+                connections.setPhase(.member(renewing), of: id)
                 actions.append(.verifyToken(id, token: renew.token, purpose: .renew))
             case .leave:
                 remove(id, .quit, now: now, into: &actions)
@@ -286,7 +271,7 @@ package struct ChannelState: Sendable {
         guard !join.token.isEmpty else {
             return failJoin(id, .invalidToken, "the join frame has an empty token", into: &actions)
         }
-        connections[id]?.phase = .verifying(join)
+        connections.setPhase(.verifying(join), of: id)
         actions.append(.verifyToken(id, token: join.token, purpose: .join))
     }
 
@@ -347,13 +332,13 @@ package struct ChannelState: Sendable {
             switch accept(result, channel: membership.channel, uid: membership.uid, now: now) {
             case .failure(let refusal):
                 membership.lease.renewalRefused()
-                connections[id]?.phase = .member(membership)
+                connections.setPhase(.member(membership), of: id)
                 enqueue(
                     .error(.init(code: refusal.code, message: "renewal refused: \(refusal.message)")), to: id,
                     into: &actions)
             case .success(let expiresAt):
                 membership.lease.renewed(until: expiresAt)
-                connections[id]?.phase = .member(membership)
+                connections.setPhase(.member(membership), of: id)
                 scheduleTick(for: id)
                 enqueue(.renewed(.init(expiresAt: expiresAt)), to: id, into: &actions)
                 tokenNotice(id, now: now, into: &actions)
@@ -397,8 +382,8 @@ package struct ChannelState: Sendable {
             current.aloneSince = nil
         }
         rooms[join.channel] = current
-        connections[id]?.phase = .member(
-            Membership(channel: join.channel, uid: join.uid, lease: TokenLease(expiresAt: expiresAt)))
+        connections.setPhase(
+            .member(Membership(channel: join.channel, uid: join.uid, lease: TokenLease(expiresAt: expiresAt))), of: id)
         scheduleTick(for: id)
         enqueue(
             .joined(.init(channel: join.channel, uid: join.uid, members: existing, expiresAt: expiresAt)), to: id,
@@ -417,7 +402,7 @@ package struct ChannelState: Sendable {
         guard case .member(var membership) = connections[id]?.phase,
             membership.lease.due(now: now, noticeMillis: limits.tokenNoticeMillis) == .notice
         else { return }
-        connections[id]?.phase = .member(membership)
+        connections.setPhase(.member(membership), of: id)
         enqueue(.tokenWillExpire(.init(expiresAt: membership.lease.expiresAt)), to: id, into: &actions)
     }
 
@@ -447,9 +432,7 @@ package struct ChannelState: Sendable {
     private mutating func failJoin(
         _ id: SessionID, _ code: ChannelErrorCode, _ message: String, into actions: inout [ChannelAction]
     ) {
-        guard let connection = connections.removeValue(forKey: id) else { return }
-        deadlines.remove(id)
-        outboxes.forget(connection.outbox)
+        guard connections.close(id) != nil else { return }
         actions.append(.send(id, .joinFailed(.init(code: code, message: message))))
         actions.append(.close(id, code: code.closeCode))
     }
@@ -457,9 +440,7 @@ package struct ChannelState: Sendable {
     /// Removes a member: tells it why (unless it left or its socket is gone; uncounted, as it is forgotten at
     /// once), tells the others, reports it.
     private mutating func remove(_ id: SessionID, _ cause: Cause, now: Int64, into actions: inout [ChannelAction]) {
-        guard let connection = connections.removeValue(forKey: id) else { return }
-        deadlines.remove(id)
-        outboxes.forget(connection.outbox)
+        guard let connection = connections.close(id) else { return }
         guard case .member(let membership) = connection.phase else { return }
         let leaveReason: ChannelLeaveReason
         let noticeReason: ChannelNotice.Reason
@@ -547,7 +528,7 @@ package struct ChannelState: Sendable {
         if barSeconds > 0 { message += " (may rejoin in \(barSeconds) s)" }
         remove(id, .kicked(message), now: now, into: &actions)
         // As after an event: a member the removal notice overflowed is closed last.
-        while let slow = outboxes.nextSlowConsumer() { dropSlowConsumer(slow, now: now, into: &actions) }
+        while let slow = connections.nextSlowConsumer() { dropSlowConsumer(slow, now: now, into: &actions) }
         return (true, barredUntil)
     }
 
@@ -558,13 +539,12 @@ package struct ChannelState: Sendable {
     /// and closed when the event's other steps are done (``OutboxAccounting/nextSlowConsumer()``). A frame for a
     /// connection the state does not know is appended uncounted; the shell has no socket for it.
     mutating func enqueue(_ frame: ChannelServerFrame, to id: SessionID, into actions: inout [ChannelAction]) {
-        guard connections[id] != nil else {
+        guard let index = connections.index(forKey: id) else {
             actions.append(.send(id, frame))
             return
         }
         let relayedSignal = relayed(frame, to: id)
-        if outboxes.admit(id, cost: FrameCost.bytes(of: frame), relayed: relayedSignal, into: &connections[id]!.outbox)
-        {
+        if connections.enqueue(id, at: index, cost: FrameCost.bytes(of: frame), relayed: relayedSignal) {
             actions.append(.send(id, frame))
         }
     }
@@ -581,9 +561,7 @@ package struct ChannelState: Sendable {
     private mutating func dropSlowConsumer(_ id: SessionID, now: Int64, into actions: inout [ChannelAction]) {
         guard let connection = connections[id] else { return }
         guard case .member(let membership) = connection.phase else {
-            connections[id] = nil
-            deadlines.remove(id)
-            outboxes.forget(connection.outbox)
+            connections.close(id)
             actions.append(.close(id, code: ChannelErrorCode.slowConsumer.closeCode))
             return
         }
@@ -606,15 +584,15 @@ package struct ChannelState: Sendable {
         guard let connection = connections[id] else { return }
         switch connection.phase {
         case .awaitingJoin, .verifying:
-            deadlines.schedule(id, at: SessionDeadlines.time(limits.joinTimeoutMillis, after: connection.connectedAt))
+            connections.schedule(id, at: SessionDeadlines.time(limits.joinTimeoutMillis, after: connection.connectedAt))
         case .member(let membership):
-            deadlines.schedule(id, at: membership.lease.nextDue(noticeMillis: limits.tokenNoticeMillis))
+            connections.schedule(id, at: membership.lease.nextDue(noticeMillis: limits.tokenNoticeMillis))
         }
     }
 
     private mutating func tick(now: Int64, into actions: inout [ChannelAction]) {
         // Only the connections with a deadline due, in id order, as a visit of every connection would act on them.
-        for id in deadlines.takeDue(now: now) {
+        for id in connections.takeDue(now: now) {
             guard let connection = connections[id] else { continue }
             switch connection.phase {
             case .awaitingJoin, .verifying:

@@ -40,6 +40,19 @@ package struct RemotePresence: Sendable, Equatable {
     /// The users online on other nodes, unsorted.
     package var users: Dictionary<String, [NodeSessions]>.Keys { byUser.keys }
 
+    /// The (node, user) pairs of this view that `new` no longer has, in node and user order: users who left a node,
+    /// or whose node left the cluster.
+    package func departures(to new: RemotePresence) -> [(node: String, user: String)] {
+        var gone: [(node: String, user: String)] = []
+        for (user, nodes) in byUser {
+            let remaining = new.byUser[user] ?? []
+            for entry in nodes where !remaining.contains(where: { $0.node == entry.node }) {
+                gone.append((entry.node, user))
+            }
+        }
+        return gone.sorted { ($0.node, $0.user) < ($1.node, $1.user) }
+    }
+
     /// Whether no other node holds any session.
     package var isEmpty: Bool { byUser.isEmpty }
 }

@@ -11,6 +11,9 @@ package enum HubAction: Sendable, Equatable {
     case close(SessionID, code: UInt16, reason: SignalErrorCode)
     /// A `send` was handled (only when ``HubState/reportsRelays``): for the call ledger.
     case relayed(RelayedSend)
+    /// A user's sessions on another node are gone (only when ``HubState/reportsRelays``, on a node of a cluster):
+    /// for the call ledger, which knew them as this stand-in (``SessionID/remote(node:user:)``).
+    case remoteSessionsGone(SessionID)
     /// Read the call ledger for the session's user, then report ``HubEvent/ledgerAnswered(_:_:)``.
     case queryCalls(SessionID, userId: String, ClientFrame.CallsRequest)
     /// Push work: deliver a held call to a device, cancel a call's unsent pushes, save the device registry.

@@ -23,6 +23,11 @@ extension HubState {
     mutating func clusterReported(_ event: ClusterEvent, now: Int64, into actions: inout [HubAction]) {
         switch event {
         case .remotePresence(let view):
+            if reportsRelays {
+                for (node, user) in presence.remote.departures(to: view) {
+                    actions.append(.remoteSessionsGone(.remote(node: node, user: user)))
+                }
+            }
             for change in presence.replaceRemote(with: view) {
                 presenceChanged(change.userId, online: change.online, into: &actions)
             }
@@ -57,8 +62,22 @@ extension HubState {
                 }
                 let frame = envelope.frame
                 for target in targets { enqueue(frame, to: target, into: &actions) }
+                reportArrival(envelope, deliveredTo: targets, into: &actions)
             }
             if !unclaimed.isEmpty { actions.append(.cluster(.unclaimed(unclaimed))) }
         }
+    }
+
+    /// Tells the call ledger of a message another node relayed to a user here, as if relayed here from a stand-in
+    /// session of its sender: the node where a call began keeps its record, and hears the other side's messages
+    /// this way (a ledger never starts a call from such a message). An own-device copy is not a message between
+    /// the two.
+    func reportArrival(_ envelope: ClusterEnvelope, deliveredTo targets: [SessionID], into actions: inout [HubAction]) {
+        guard reportsRelays, envelope.copyOf == nil, let node = envelope.senderNode else { return }
+        actions.append(
+            .relayed(
+                RelayedSend(
+                    from: envelope.from, fromSession: .remote(node: node, user: envelope.from), to: envelope.userId,
+                    relayBody: envelope.body, result: .delivered(targets))))
     }
 }

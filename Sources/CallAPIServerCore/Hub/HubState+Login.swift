@@ -25,7 +25,7 @@ extension HubState {
                 into: &actions)
             return
         }
-        sessions[id]?.phase = .verifyingLogin
+        sessions.setPhase(.verifyingLogin, of: id)
         actions.append(.verifyToken(id, requestId: login.id, token: login.token, purpose: .login))
     }
 
@@ -38,7 +38,7 @@ extension HubState {
         case (.login, .verifyingLogin):
             switch accept(result, now: now) {
             case .refused(let code, let message):
-                sessions[id]?.phase = .awaitingLogin
+                sessions.setPhase(.awaitingLogin, of: id)
                 refuse(id, requestId: requestId, isSend: false, code, message, into: &actions)
             case .accepted(let userId, let expiresAt):
                 logIn(id, userId: userId, expiresAt: expiresAt, requestId: requestId, now: now, into: &actions)
@@ -47,19 +47,19 @@ extension HubState {
             switch accept(result, now: now) {
             case .refused(let code, let message):
                 login.lease.renewalRefused()
-                sessions[id]?.phase = .loggedIn(login)
+                sessions.setPhase(.loggedIn(login), of: id)
                 refuse(id, requestId: requestId, isSend: false, code, message, into: &actions)
             case .accepted(let userId, let expiresAt):
                 guard login.userId == userId else {
                     login.lease.renewalRefused()
-                    sessions[id]?.phase = .loggedIn(login)
+                    sessions.setPhase(.loggedIn(login), of: id)
                     refuse(
                         id, requestId: requestId, isSend: false, .userMismatch,
                         "the new token is for user \(userId), this session is user \(login.userId)", into: &actions)
                     return
                 }
                 login.lease.renewed(until: expiresAt)
-                sessions[id]?.phase = .loggedIn(login)
+                sessions.setPhase(.loggedIn(login), of: id)
                 scheduleTick(for: id)
                 enqueue(.renewed(.init(id: requestId, expiresAt: expiresAt)), to: id, into: &actions)
                 tokenNotice(id, now: now, into: &actions)
@@ -93,13 +93,13 @@ extension HubState {
     ) {
         let existing = presence.sessions(of: userId)
         guard existing.count < limits.maxSessionsPerUser else {
-            sessions[id]?.phase = .awaitingLogin
+            sessions.setPhase(.awaitingLogin, of: id)
             refuse(
                 id, requestId: requestId, isSend: false, .tooManySessions,
                 "user \(userId) already has \(existing.count) sessions, the most this server allows", into: &actions)
             return
         }
-        sessions[id]?.phase = .loggedIn(Login(userId: userId, lease: TokenLease(expiresAt: expiresAt)))
+        sessions.setPhase(.loggedIn(Login(userId: userId, lease: TokenLease(expiresAt: expiresAt))), of: id)
         scheduleTick(for: id)
         let cameOnline = presence.loggedIn(id, as: userId)
         if case .node = topology { actions.append(.cluster(.online(id, userId: userId))) }
@@ -122,7 +122,7 @@ extension HubState {
         guard var login = sessions[id]?.login,
             login.lease.due(now: now, noticeMillis: limits.tokenNoticeMillis) == .notice
         else { return }
-        sessions[id]?.phase = .loggedIn(login)
+        sessions.setPhase(.loggedIn(login), of: id)
         let expiresAt = login.lease.expiresAt
         let secondsLeft = Int(max(0, expiresAt - now) / 1000)
         enqueue(.tokenWillExpire(.init(expiresAt: expiresAt, secondsLeft: secondsLeft)), to: id, into: &actions)

@@ -22,20 +22,13 @@ extension HubState {
         // What to remember about a relayed message in an outbox.
         var relayedMessage: RelayedMessage?
         if case .message(let message) = frame, message.held != true,
-            let to = Self.read(&sessions[at: index], { $0.login?.userId })
+            let to = sessions.read(at: index, { $0.login?.userId })
         {
             relayedMessage = RelayedMessage(from: message.from, to: to, messageId: message.messageId)
         }
-        if outboxes.admit(id, cost: cost, relayed: relayedMessage, into: &sessions[at: index].outbox) {
+        if sessions.enqueue(id, at: index, cost: cost, relayed: relayedMessage) {
             actions.append(.send(id, frame))
         }
-    }
-
-    /// Reads from a session where it is stored. Read through `sessions[at: index]`, a field came from a copy of
-    /// the whole session, whose contents were retained and released (callgrind: ~200 instructions a read, four
-    /// reads per relayed message); passed `inout`, the session is reached in place.
-    static func read<Result>(_ session: inout Session, _ body: (Session) -> Result) -> Result {
-        body(session)
     }
 
     /// Closes a session that does not read its socket: no `closing` frame (it would wait behind the backlog; the

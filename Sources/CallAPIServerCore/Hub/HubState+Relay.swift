@@ -55,11 +55,7 @@ extension HubState {
                 .init(from: user, relayBody: send.relayBody, sentAt: now, messageId: messageId))
             // A target whose outbox cannot take the message is closed now, and the answer counts only the rest.
             let cost = FrameCost.bytes(of: message)
-            func fits(_ target: SessionID) -> Bool {
-                guard let index = sessions.index(forKey: target) else { return false }
-                let outbox = Self.read(&sessions[at: index]) { $0.outbox }
-                return outboxes.fits(target, cost: cost, outbox: outbox)
-            }
+            func fits(_ target: SessionID) -> Bool { sessions.fits(target, cost: cost) }
             // Usually every target can take it: then `targets` itself is the list, without building another.
             var reached = targets
             var tooSlow: [SessionID] = []

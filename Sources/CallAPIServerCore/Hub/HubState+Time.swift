@@ -15,12 +15,12 @@ extension HubState {
         } else {
             next = min(idle, SessionDeadlines.time(limits.loginTimeoutMillis, after: session.connectedAt))
         }
-        deadlines.schedule(id, at: next)
+        sessions.schedule(id, at: next)
     }
 
     mutating func tick(now: Int64, into actions: inout [HubAction]) {
         // Only the sessions with a deadline due, in id order, as a visit of every session would act on them.
-        for id in deadlines.takeDue(now: now) {
+        for id in sessions.takeDue(now: now) {
             guard let session = sessions[id] else { continue }
             if let login = session.login {
                 if login.lease.isExpired(at: now) {
@@ -57,9 +57,5 @@ extension HubState {
         runInvitations(.tick, now: now, into: &actions)
         runMatch(.tick, now: now, into: &actions)
         held.expireTombstones(now: now)
-    }
-
-    func formatRate(_ rate: Double) -> String {
-        rate == rate.rounded() ? String(Int(rate)) : String(rate)
     }
 }

@@ -4,20 +4,9 @@ import CallAPISignalProtocol
 ///
 /// Feed it ``HubEvent``s with the current time; it returns the ``HubAction``s to perform. No I/O, no clock.
 package struct HubState: Sendable {
-    /// A relayed message in a session's outbox: whom to tell if it is never written.
-    struct RelayedMessage: Sendable, Equatable {
-        var from: String
-        var to: String
-        var messageId: String
-    }
-
     package let limits: HubLimits
-    package internal(set) var sessions = SessionTable<Session>()
-    /// The sessions' ids in ascending order: a shutdown visits every session in this fixed order without sorting
-    /// them all.
-    var sessionOrder = SortedSessionIDs()
-    /// When each session next needs the tick.
-    var deadlines = SessionDeadlines()
+    /// The connections: table, order, deadlines, outboxes and rate limit.
+    package internal(set) var sessions: Sessions<Phase, RelayedMessage>
     /// Who is online, and who hears of it.
     var presence = Presence()
     /// Messages held for offline users, with the counts their limits are checked against.
@@ -25,11 +14,9 @@ package struct HubState: Sendable {
     /// Messages held for offline users, and their body bytes (as JSON carries them).
     package var heldCount: Int { held.count }
     package var heldBytes: Int { held.bytes }
-    /// The sessions' outboxes: totals, and the sessions found too slow during the current event.
-    var outboxes: OutboxAccounting
     /// Frames and bytes queued for all sessions' writers.
-    package var queuedFrames: Int { outboxes.frames }
-    package var queuedBytes: Int { outboxes.bytes }
+    package var queuedFrames: Int { sessions.queuedFrames }
+    package var queuedBytes: Int { sessions.queuedBytes }
     var nextMessageNumber: Int64 = 1
     var isShuttingDown = false
     /// Push devices by user, and how calls are pushed and withdrawn.
@@ -59,7 +46,10 @@ package struct HubState: Sendable {
             case .node(let node): Array("m-\(node)-".utf8)
             }
         self.limits = limits
-        outboxes = OutboxAccounting(maxFrames: limits.maxOutboxFrames, maxBytes: limits.maxOutboxBytes)
+        sessions = Sessions(
+            rateLimit: RateLimit(
+                ratePerSecond: limits.ratePerSecond, burst: limits.burst, maxRefusalsInARow: limits.maxRefusalsInARow),
+            maxOutboxFrames: limits.maxOutboxFrames, maxOutboxBytes: limits.maxOutboxBytes)
         self.pushPolicy = pushPolicy
         self.devices = devices
         self.reportsRelays = reportsRelays
@@ -104,11 +94,11 @@ package struct HubState: Sendable {
     /// session found too slow is closed once the event's other steps are done, as its last actions.
     package mutating func handle(_ event: HubEvent, now: Int64, into actions: inout [HubAction]) {
         if case .written(let id, let frames) = event {
-            if let index = sessions.index(forKey: id) { outboxes.written(frames, from: &sessions[at: index].outbox) }
+            sessions.written(frames, by: id)
             return
         }
         apply(event, now: now, into: &actions)
-        while let id = outboxes.nextSlowConsumer() { dropSlowConsumer(id, now: now, into: &actions) }
+        while let id = sessions.nextSlowConsumer() { dropSlowConsumer(id, now: now, into: &actions) }
     }
 
     mutating func apply(_ event: HubEvent, now: Int64, into actions: inout [HubAction]) {
@@ -149,7 +139,7 @@ package struct HubState: Sendable {
             tick(now: now, into: &actions)
         case .shutdown:
             isShuttingDown = true
-            for id in sessionOrder {
+            for id in sessions.order {
                 close(
                     id, .serverShutdown, "the server is shutting down; reconnect in a moment", now: now, into: &actions)
             }
@@ -168,10 +158,7 @@ package struct HubState: Sendable {
 
     mutating func connect(_ id: SessionID, now: Int64, into actions: inout [HubAction]) {
         let waiting = sessions.count - presence.loggedInSessionCount
-        let session = Session(connectedAt: now, lastSeen: now, bucket: TokenBucket(burst: limits.burst, now: now))
-        if sessions.updateValue(session, forKey: id) == nil {
-            sessionOrder.insert(id)
-        }
+        guard sessions.open(id, phase: .awaitingLogin, now: now) else { return }
         scheduleTick(for: id)
         if isShuttingDown {
             close(id, .serverShutdown, "the server is shutting down; reconnect in a moment", now: now, into: &actions)
@@ -187,26 +174,18 @@ package struct HubState: Sendable {
     mutating func admit(
         _ id: SessionID, now: Int64, requestId: Int?, isSend: Bool, into actions: inout [HubAction]
     ) -> Bool {
-        // Changed where it is stored: a copy written back costs a retain and release of everything it holds.
-        guard let index = sessions.index(forKey: id) else { return false }
-        let refusedInARow = sessions[at: index].admitFrame(
-            now: now, ratePerSecond: limits.ratePerSecond, burst: limits.burst)
-        guard refusedInARow == 0 else {
-            // Refusals are coalesced: only the first of a run is answered, so a flood that does not read its
-            // socket cannot fill its own outbox with them; a run past the limit closes the session.
-            if refusedInARow > limits.maxRefusalsInARow {
-                close(
-                    id, .rateLimited, "\(refusedInARow) frames in a row over the rate limit; closing", now: now,
-                    into: &actions)
-            } else if refusedInARow == 1 {
-                refuse(
-                    id, requestId: requestId, isSend: isSend, .rateLimited,
-                    "more than \(limits.burst) frames at once or \(formatRate(limits.ratePerSecond)) per second; "
-                        + "slow down (until you do, frames are refused without an answer)", into: &actions)
-            }
+        switch sessions.admit(id, now: now) {
+        case .admitted:
+            return true
+        case .unknownSession, .dropQuietly:
+            return false
+        case .refuseFirst(let message):
+            refuse(id, requestId: requestId, isSend: isSend, .rateLimited, message, into: &actions)
+            return false
+        case .close(let message):
+            close(id, .rateLimited, message + "; closing", now: now, into: &actions)
             return false
         }
-        return true
     }
 
     /// An `answer` (for sends) or `error` frame.
@@ -239,7 +218,7 @@ package struct HubState: Sendable {
             startLogin(id, session: sessions[at: index], login, into: &actions)
             return
         }
-        guard let login = Self.read(&sessions[at: index], { $0.login }) else {
+        guard let login = sessions.read(at: index, { $0.login }) else {
             let isSend = if case .send = frame { true } else { false }
             refuse(
                 id, requestId: frame.requestId, isSend: isSend, .notLoggedIn,
@@ -268,7 +247,7 @@ package struct HubState: Sendable {
                     into: &actions)
                 return
             }
-            sessions[id]?.phase = .loggedIn(renewing)
+            sessions.setPhase(.loggedIn(renewing), of: id)
             actions.append(.verifyToken(id, requestId: renew.id, token: renew.token, purpose: .renew))
         case .users(let request):
             enqueue(.presence(.init(id: request.id, online: onlineUsers)), to: id, into: &actions)
@@ -333,10 +312,7 @@ package struct HubState: Sendable {
 
     /// Forgets a session; tells subscribers if its user went offline.
     mutating func remove(_ id: SessionID, now: Int64, into actions: inout [HubAction]) {
-        guard let session = sessions.removeValue(forKey: id) else { return }
-        deadlines.remove(id)
-        sessionOrder.remove(id)
-        outboxes.forget(session.outbox)
+        guard let session = sessions.close(id) else { return }
         presence.unsubscribe(id)
         guard let userId = session.login?.userId else { return }
         let wentOffline = presence.loggedOut(id, as: userId)

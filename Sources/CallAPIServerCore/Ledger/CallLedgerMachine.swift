@@ -114,6 +114,9 @@ package struct CallLedgerMachine: Sendable {
         // A call that ended stays ended: its id coming back (a caller that sends a call the server already
         // recorded as not placed, a replayed message) is relayed, but neither recorded nor notified again.
         guard !ended.contains(fields.callId) else { return [] }
+        // In a cluster, a call is recorded by the node its caller called from; the call message arriving at the
+        // callee's node (from a stand-in session) is not a second call.
+        guard !send.fromSession.isRemote || calls[fields.callId] != nil else { return [] }
         if let existing = calls[fields.callId] {
             // A repeat (a retry, or the same caller updating its room): only new sessions are news.
             guard existing.caller == send.from, existing.callee == send.to,

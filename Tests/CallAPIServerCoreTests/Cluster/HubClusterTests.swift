@@ -107,4 +107,31 @@ import Testing
         let offline = hub.handle(.cluster(.remotePresence(RemotePresence())), now: 3)
         #expect(frames(offline, to: alice) == [.presenceChanged(.init(userId: "1002", online: false))])
     }
+
+    @Test mutating func anArrivalIsReportedToTheLedgerAsFromAStandInOfItsSenderButAnOwnDeviceCopyIsNot() {
+        hub = HubState(limits: HubLimits(), reportsRelays: true, topology: .node("a"))
+        _ = login(bob, "1002")
+        let message = ClusterEnvelope(
+            node: "a", userId: "1002", from: "1001", body: MessageBody("x"), sentAt: 2, messageId: "m-b-4")
+        let copy = ClusterEnvelope(
+            node: "a", userId: "1002", from: "1002", body: MessageBody("y"), sentAt: 2, messageId: "m-b-5",
+            copyOf: "1001")
+        let actions = hub.handle(.cluster(.arrived([message, copy])), now: 3)
+        let reported = actions.compactMap { if case .relayed(let send) = $0 { send } else { nil } }
+        #expect(
+            reported == [
+                RelayedSend(
+                    from: "1001", fromSession: .remote(node: "b", user: "1001"), to: "1002",
+                    relayBody: MessageBody("x"), result: .delivered([bob]))
+            ])
+    }
+
+    @Test mutating func aUserLeavingAnotherNodeClosesItsStandInForTheLedger() {
+        hub = HubState(limits: HubLimits(), reportsRelays: true, topology: .node("a"))
+        let both = RemotePresence(rows: [("b", "1002", 1), ("c", "1002", 2), ("c", "1003", 1)])
+        _ = hub.handle(.cluster(.remotePresence(both)), now: 1)
+        let actions = hub.handle(.cluster(.remotePresence(RemotePresence(rows: [("b", "1002", 1)]))), now: 2)
+        let gone = actions.compactMap { if case .remoteSessionsGone(let id) = $0 { id } else { nil } }
+        #expect(gone == [.remote(node: "c", user: "1002"), .remote(node: "c", user: "1003")])
+    }
 }

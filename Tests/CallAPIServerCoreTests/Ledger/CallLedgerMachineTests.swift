@@ -50,6 +50,41 @@ import Testing
         #expect(machine.busyCall(of: "2") == nil)
     }
 
+    @Test func aCallBegunOnAnotherNodeIsNotRecordedHereButTheOtherSidesMessagesAdvanceOneBegunHere() {
+        var machine = CallLedgerMachine()
+        // The callee's node: the call message arrived from the caller's node.
+        let elsewhere = SessionID.remote(node: "n1", user: "1")
+        #expect(relay(&machine, Self.message(0, callId: "c9"), from: "1", elsewhere, to: "2", at: 1000).isEmpty)
+        #expect(machine.liveCallCount == 0)
+
+        // The caller's node: the callee's accept and hangup arrive from the callee's node.
+        let callee = SessionID.remote(node: "n2", user: "2")
+        _ = relay(&machine, Self.message(0), from: "1", a, to: "2", at: 1000)
+        let accepted = relay(
+            &machine, Self.message(2, extra: ",\"deviceId\":\"d-b\""), from: "2", callee, to: "1", at: 2000)
+        #expect(
+            accepted.map { action -> CallEvent.Kind? in if case .notify(let event) = action { event.kind } else { nil }
+            }
+                == [.accepted, .connected])
+        #expect(machine.busyCall(of: "2") == "c1")
+        let record = saved(relay(&machine, Self.message(4), from: "2", callee, to: "1", at: 5000))
+        #expect(record?.outcome == .completed && record?.acceptedAt == 2000 && record?.endedBy == "2")
+        #expect(record?.devices.map(\.userId) == ["1", "2"])
+        #expect(record?.devices.last?.deviceId == "d-b")
+    }
+
+    @Test func aCallWhoseLocalAndRemoteSidesAreAllGoneIsDropped() {
+        var machine = CallLedgerMachine()
+        let callee = SessionID.remote(node: "n2", user: "2")
+        _ = relay(&machine, Self.message(0), from: "1", a, to: "2", at: 1000)
+        _ = relay(&machine, Self.message(2), from: "2", callee, to: "1", at: 2000)
+        _ = machine.handle(.sessionClosed(a), now: 3000)
+        #expect(machine.handle(.tick, now: 3000 + machine.limits.livenessMillis).isEmpty)  // the callee is still there
+        _ = machine.handle(.sessionClosed(callee), now: 4000)
+        let record = saved(machine.handle(.tick, now: 4000 + machine.limits.livenessMillis))
+        #expect(record?.outcome == .dropped)
+    }
+
     @Test func theCallersSettledNoticeAfterAnAcceptDoesNotEndTheCall() {
         var machine = CallLedgerMachine()
         _ = relay(&machine, Self.message(0), from: "1", a, to: "2", .delivered([b, b2]), at: 1000)

@@ -50,6 +50,21 @@ import Testing
         #expect(state.queuedFrames == state.outbox(of: alice)?.frames)
     }
 
+    @Test func aConnectionThatGoesBeforeItsJoinIsCheckedTakesItsQueuedFramesOutOfTheTotals() {
+        var state = makeState()
+        let carol = SessionID(3)
+        let before = state.queuedFrames
+        _ = state.handle(.connected(carol), now: now)
+        _ = state.handle(.frame(carol, .join(.init(channel: "room2", uid: 1003, token: "t"))), now: now)
+        // While the token is checked, another frame is answered with an error, queued for carol's writer.
+        let early = state.handle(.frame(carol, .signal(.init(to: 1001, data: "x"))), now: now)
+        #expect(early.contains { if case .send(carol, .error) = $0 { true } else { false } })
+        #expect(state.queuedFrames == before + 1)
+        _ = state.handle(.disconnected(carol), now: now)
+        #expect(state.queuedFrames == before)
+        #expect(state.connectionCount == 2)
+    }
+
     @Test func aMemberThatReadsIsNeverClosed() {
         var state = makeState()
         _ = state.handle(.written(bob, frames: 1), now: now)  // `joined`

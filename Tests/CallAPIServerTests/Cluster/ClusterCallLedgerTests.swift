@@ -1,0 +1,93 @@
+import CallAPI
+import CallAPIServer
+import CallAPIServerCore
+import CallAPIServerTesting
+import CallAPISignalClient
+import CallAPISignalProtocol
+import CallAPITesting
+import Foundation
+import Testing
+
+/// A call between CallAPI endpoints on two nodes of a cluster, with the ledger and its webhooks on the cluster's
+/// PostgreSQL: the node the call began on keeps its record and hears the other side's messages from the mailbox, so
+/// the call is recorded once, with both sides, and each webhook event is posted once (docs/scale-out.md).
+@Suite(.enabled(if: LedgerBackend.postgresURL != nil, LedgerBackend.postgresMissing))
+struct ClusterCallLedgerTests {
+    let world = SimulatedRTCWorld(clock: SystemCallClock())
+
+    struct Endpoint {
+        let user: UInt
+        let api: CallApiImpl
+        let signal: SignalClient
+        let changes: AsyncStream<CallStateChange>
+
+        func reaches(_ state: CallStateType, within seconds: Double = 10) async throws {
+            _ = try await changes.first(within: seconds, "\(user) to reach \(state)") { $0.state == state }
+        }
+    }
+
+    func endpoint(_ user: UInt, on server: TestServer) async throws -> Endpoint {
+        let signal = SignalClient(configuration: .init(url: server.url), logger: quietLogger)
+        try await signal.login(token: try await server.token("\(user)"))
+        let api = CallApiImpl()
+        api.initialize(
+            config: CallConfig(
+                userId: user, rtcEngine: world.engine(userId: user), signalClient: signal, clock: SystemCallClock()))
+        let changes = api.stateChanges
+        try await api.prepareForCall(
+            prepareConfig: PrepareConfig(
+                roomId: "room-\(user)", callTimeoutMillisecond: 15_000, firstFrameWaittingDisabled: true))
+        return Endpoint(user: user, api: api, signal: signal, changes: changes)
+    }
+
+    @Test func aCallAcrossTwoNodesIsRecordedOnceWithBothSidesAndEachWebhookEventIsPostedOnce() async throws {
+        let url = try await LedgerBackend.freshPostgresURL()
+        let receiver = CallWebhookReceiver()
+        try await receiver.start()
+        var servers: [TestServer] = []
+        for id in ["a", "b"] {
+            servers.append(
+                try await TestServer.start(tickIntervalMillis: 100) { configuration in
+                    var cluster = ClusterSettings(nodeId: id, databaseURL: url)
+                    cluster.heartbeatMillis = 200
+                    cluster.deadAfterMillis = 1_000
+                    cluster.presenceMillis = 200
+                    configuration.cluster = cluster
+                    configuration.ledger.database = .postgres(url: url)
+                    configuration.ledger.webhook = CallWebhookSettings(url: receiver.url, secret: nil)
+                })
+        }
+        let observer = try await servers[0].loggedIn("1099")
+        let caller = try await endpoint(1001, on: servers[0])
+        let callee = try await endpoint(1002, on: servers[1])
+        try await ClusterEndToEndTests.waitOnline("1002", seenBy: observer)
+
+        try await caller.api.call(remoteUserId: callee.user, callType: .video)
+        try await callee.reaches(.calling)
+        try await callee.api.accept(remoteUserId: caller.user)
+        try await caller.reaches(.connected)
+        try await callee.reaches(.connected)
+        try await callee.api.hangup(remoteUserId: caller.user, reason: "bye")
+        try await caller.reaches(.prepared)
+
+        // The caller's node, where the call began, wrote the record before answering; the other reads the same.
+        let fromA = try await servers[0].server.calls(CallQuery(userId: "1001", limit: 10)).calls
+        let call = try #require(fromA.first, "the caller's node did not record the call")
+        #expect(fromA.count == 1)
+        let fromB = try await servers[1].server.calls(CallQuery(userId: "1002", limit: 10)).calls
+        #expect(fromB.map(\.callId) == [call.callId])
+        #expect(call.outcome == .completed)
+        #expect(call.acceptedAt != nil && call.endedBy == "1002")
+        #expect(Set(call.devices.map(\.userId)) == ["1001", "1002"])
+
+        for server in servers { try await CallWebhookEndToEndScenarios.settle(server) }
+        let keys = receiver.posts.compactMap(\.idempotencyKey).filter { $0.hasPrefix(call.callId) }
+        let kinds = ["ringing", "accepted", "connected", "ended"]
+        #expect(keys == kinds.map { "\(call.callId):\($0)" })
+
+        await caller.api.deinitialize()
+        await callee.api.deinitialize()
+        for server in servers { try await server.stop() }
+        await receiver.stop()
+    }
+}
