@@ -44,6 +44,18 @@ import Testing
 
     /// Two edge bytes in one word: a borrow out of the lower one can mark bytes above it, so where the run stops
     /// must come from the lowest mark only.
+    @Test(arguments: 1...20 as ClosedRange<UInt64>)
+    func theRunStopsWhereAByteByByteScanStopsInRandomBytes(seed: UInt64) {
+        var random = SplitMix64(seed: seed)
+        // Mostly plain text with a few edge bytes, so that long runs and every stop both occur.
+        let bytes = (0..<Int.random(in: 0..<300, using: &random)).map { _ -> UInt8 in
+            Int.random(in: 0..<12, using: &random) == 0
+                ? Self.edgeBytes.randomElement(using: &random)! : UInt8.random(in: 0x20...0xFF, using: &random)
+        }
+        let wrong = (0...bytes.count).filter { Self.plainRun(bytes, from: $0) != Self.byteByByte(bytes, from: $0) }
+        #expect(wrong.isEmpty, "seed \(seed): \(bytes.count) bytes, wrong from \(wrong.prefix(5))")
+    }
+
     @Test func theRunStopsAtTheLowerOfTwoEdgeBytesInOneWord() {
         var mismatches: [String] = []
         for first in Self.edgeBytes {
@@ -71,5 +83,20 @@ import Testing
             #expect(FlatJSONObject("{\"k\":\"\\n\(plain)\u{01}\"}") == nil, "after an escape and \(length)")
             #expect(FlatJSONObject("{\"k\":\"\\n\(plain)\"}")?.string("k") == "\n" + plain)
         }
+    }
+}
+
+/// A small seeded generator (SplitMix64), so that a failing seed can be run again.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 }
