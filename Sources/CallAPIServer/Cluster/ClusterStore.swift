@@ -53,6 +53,8 @@ struct ClusterStore: Sendable {
             copy_of text, body text NOT NULL, sent_at bigint NOT NULL, message_id text NOT NULL,
             expires_at timestamptz NOT NULL)
         """,
+        // A message held for a user who was offline, handed over when they logged in to another node.
+        "ALTER TABLE callapi_cluster_mailbox ADD COLUMN IF NOT EXISTS held boolean NOT NULL DEFAULT false",
         "CREATE INDEX IF NOT EXISTS callapi_cluster_mailbox_node ON callapi_cluster_mailbox (target_node, id)",
         """
         CREATE INDEX IF NOT EXISTS callapi_cluster_mailbox_unclaimed ON callapi_cluster_mailbox (target_user, id)
@@ -216,12 +218,13 @@ struct ClusterStore: Sendable {
             """
             WITH ins AS (
                 INSERT INTO callapi_cluster_mailbox
-                    (target_node, target_user, from_user, copy_of, body, sent_at, message_id, expires_at)
-                SELECT t.node, t.usr, t.frm, NULLIF(t.cp, ''), t.body, t.sent, t.mid,
-                    now() + $10::bigint * interval '1 second'
-                FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[])
-                    AS t(node, usr, frm, cp, body, sent, mid)
-                WHERE EXISTS (SELECT 1 FROM callapi_cluster_nodes WHERE node_id = $8 AND epoch = $9)
+                    (target_node, target_user, from_user, copy_of, body, sent_at, message_id, held, expires_at)
+                SELECT t.node, t.usr, t.frm, NULLIF(t.cp, ''), t.body, t.sent, t.mid, t.held = 1,
+                    now() + $11::bigint * interval '1 second'
+                FROM unnest(
+                    $1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[], $8::bigint[])
+                    AS t(node, usr, frm, cp, body, sent, mid, held)
+                WHERE EXISTS (SELECT 1 FROM callapi_cluster_nodes WHERE node_id = $9 AND epoch = $10)
                 RETURNING target_node)
             SELECT count(*)::bigint FROM (
                 SELECT pg_notify('callapi_node_' || node, '') FROM (SELECT DISTINCT target_node AS node FROM ins) AS n
@@ -238,11 +241,12 @@ struct ClusterStore: Sendable {
         try await exec(
             """
             INSERT INTO callapi_cluster_mailbox
-                (target_node, target_user, from_user, copy_of, body, sent_at, message_id, expires_at)
-            SELECT NULLIF(t.node, ''), t.usr, t.frm, NULLIF(t.cp, ''), t.body, t.sent, t.mid,
-                now() + $8::bigint * interval '1 second'
-            FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[])
-                AS t(node, usr, frm, cp, body, sent, mid)
+                (target_node, target_user, from_user, copy_of, body, sent_at, message_id, held, expires_at)
+            SELECT NULLIF(t.node, ''), t.usr, t.frm, NULLIF(t.cp, ''), t.body, t.sent, t.mid, t.held = 1,
+                now() + $9::bigint * interval '1 second'
+            FROM unnest(
+                $1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[], $8::bigint[])
+                AS t(node, usr, frm, cp, body, sent, mid, held)
             """,
             Self.columns(
                 of: envelopes.map {
@@ -265,18 +269,18 @@ struct ClusterStore: Sendable {
                         SELECT user_id FROM callapi_cluster_sessions WHERE node_id = $1 AND epoch = $2)
                     ORDER BY id LIMIT $3 FOR UPDATE SKIP LOCKED))
             AND EXISTS (SELECT 1 FROM callapi_cluster_nodes WHERE node_id = $1 AND epoch = $2)
-            RETURNING id, target_user, from_user, coalesce(copy_of, ''), body, sent_at, message_id
+            RETURNING id, target_user, from_user, coalesce(copy_of, ''), body, sent_at, message_id, held
             """, [.text(nodeId), .integer(epoch), .integer(Int64(limit))])
         var taken: [(id: Int64, envelope: ClusterEnvelope)] = []
-        for try await (id, user, from, copyOf, body, sentAt, messageId) in rows.decode(
-            (Int64, String, String, String, String, Int64, String).self)
+        for try await (id, user, from, copyOf, body, sentAt, messageId, held) in rows.decode(
+            (Int64, String, String, String, String, Int64, String, Bool).self)
         {
             taken.append(
                 (
                     id,
                     ClusterEnvelope(
                         node: nodeId, userId: user, from: from, body: MessageBody(body), sentAt: sentAt,
-                        messageId: messageId, copyOf: copyOf.isEmpty ? nil : copyOf)
+                        messageId: messageId, copyOf: copyOf.isEmpty ? nil : copyOf, held: held)
                 ))
         }
         return taken.sorted { $0.id < $1.id }.map(\.envelope)
@@ -289,6 +293,7 @@ struct ClusterStore: Sendable {
             .texts(envelopes.map(\.node)), .texts(envelopes.map(\.userId)), .texts(envelopes.map(\.from)),
             .texts(envelopes.map { $0.copyOf ?? "" }), .texts(envelopes.map(\.body.text)),
             .integers(envelopes.map(\.sentAt)), .texts(envelopes.map(\.messageId)),
+            .integers(envelopes.map { $0.held ? 1 : 0 }),
         ]
     }
 

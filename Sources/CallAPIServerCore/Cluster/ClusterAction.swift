@@ -14,9 +14,19 @@ package enum ClusterAction: Sendable, Equatable {
     case unclaimed([ClusterEnvelope])
 }
 
+/// What waits for a forward to be written, to be told how it went.
+package enum ForwardReceipt: Sendable, Equatable {
+    /// A `send`'s answer.
+    case answer(SendReceipt)
+    /// Messages this node held for `userId` (offline when they were sent), handed to the nodes the user has since
+    /// logged in to: their senders hear `held_result` `delivered` once they are written; if they are not, they are
+    /// held here again, and handed over at the next presence read.
+    case handover(userId: String, [HeldMessages.Message])
+}
+
 /// A `send` whose answer waits until its message is in the other nodes' mailboxes: "delivered" is said only of a
 /// message that a node's death can no longer lose.
-package struct ForwardReceipt: Sendable, Equatable {
+package struct SendReceipt: Sendable, Equatable {
     /// The sender's session and its request.
     package var session: SessionID
     package var requestId: Int

@@ -13,11 +13,14 @@ package struct ClusterEnvelope: Sendable, Equatable {
     package var messageId: String
     /// When this is a copy of a message to the sender's own other sessions: whom the message itself went to.
     package var copyOf: String?
+    /// Whether it was held for its receiver while they were offline (the frame says so, as a held message's does).
+    package var held: Bool
 
     package init(
         node: String, userId: String, from: String, body: MessageBody, sentAt: Int64, messageId: String,
-        copyOf: String? = nil
+        copyOf: String? = nil, held: Bool = false
     ) {
+        self.held = held
         self.node = node
         self.userId = userId
         self.from = from
@@ -29,6 +32,8 @@ package struct ClusterEnvelope: Sendable, Equatable {
 
     /// The frame its receiver's sessions get.
     package var frame: ServerFrame {
-        .message(.init(from: from, relayBody: body, sentAt: sentAt, messageId: messageId, to: copyOf))
+        .message(
+            .init(
+                from: from, relayBody: body, sentAt: sentAt, messageId: messageId, held: held ? true : nil, to: copyOf))
     }
 }

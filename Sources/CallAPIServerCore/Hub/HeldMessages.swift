@@ -11,7 +11,7 @@ import HeapModule
 /// the live ones.
 package struct HeldMessages: Sendable {
     /// A message kept for an offline user.
-    struct Message: Sendable, Equatable {
+    package struct Message: Sendable, Equatable {
         var messageId: String
         var from: String
         var body: MessageBody
@@ -40,6 +40,9 @@ package struct HeldMessages: Sendable {
 
     /// Deadlines in the heap, live or left early (bounded: see ``compactIfSparse()``).
     var scheduledDeadlines: Int { deadlines.count }
+
+    /// The users with messages held, in no particular order.
+    var users: Dictionary<String, [Message]>.Keys { byUser.keys }
 
     /// The messages held for `userId`, oldest first.
     func queue(of userId: String) -> [Message] { byUser[userId] ?? [] }

@@ -14,10 +14,10 @@ extension HubState {
                 node: $0.node, userId: send.to, from: user, body: send.relayBody, sentAt: now, messageId: messageId,
                 copyOf: copyOf)
         }
-        let receipt = ForwardReceipt(
+        let receipt = SendReceipt(
             session: id, requestId: send.id, messageId: messageId, receiver: send.to, localSessions: local,
             remoteSessions: remote.reduce(0) { $0 + $1.sessions })
-        actions.append(.cluster(.forward(envelopes, receipt: receipt)))
+        actions.append(.cluster(.forward(envelopes, receipt: .answer(receipt))))
     }
 
     mutating func clusterReported(_ event: ClusterEvent, now: Int64, into actions: inout [HubAction]) {
@@ -31,7 +31,18 @@ extension HubState {
             for change in presence.replaceRemote(with: view) {
                 presenceChanged(change.userId, online: change.online, into: &actions)
             }
-        case .forwarded(let receipt):
+            handOverHeld(now: now, into: &actions)
+        case .forwarded(.handover(let userId, let messages)):
+            for message in messages {
+                if let callId = message.pushedCall { actions.append(.push(.cancel(callId: callId, userId: userId))) }
+                toUser(
+                    message.from, .heldResult(.init(messageId: message.messageId, to: userId, result: .delivered)),
+                    into: &actions)
+            }
+        case .forwardFailed(.handover(let userId, let messages), _):
+            // Held again, as they were; the next presence read tries again, until they expire.
+            for message in messages { held.hold(message, for: userId) }
+        case .forwarded(.answer(let receipt)):
             guard sessions[receipt.session] != nil else { return }
             enqueue(
                 .answer(
@@ -39,7 +50,7 @@ extension HubState {
                         id: receipt.requestId, result: .delivered, messageId: receipt.messageId,
                         sessions: receipt.localSessions + receipt.remoteSessions)), to: receipt.session,
                 into: &actions)
-        case .forwardFailed(let receipt, let reason):
+        case .forwardFailed(.answer(let receipt), let reason):
             guard sessions[receipt.session] != nil else { return }
             // The sessions on this node have it: the answer counts them alone.
             let answer: ServerFrame.Answer =
@@ -65,6 +76,32 @@ extension HubState {
                 reportArrival(envelope, deliveredTo: targets, into: &actions)
             }
             if !unclaimed.isEmpty { actions.append(.cluster(.unclaimed(unclaimed))) }
+        }
+    }
+
+    /// Hands the messages held here for users who have since logged in to other nodes (and have no session here) to
+    /// those nodes' mailboxes: a user woken by a push may log in anywhere. Expired ones end as at a login here.
+    mutating func handOverHeld(now: Int64, into actions: inout [HubAction]) {
+        guard held.count > 0 else { return }
+        let users = held.users.filter { presence.remote.isOnline($0) && presence.sessions(of: $0).isEmpty }
+        for userId in users.sorted() {
+            var live: [HeldMessages.Message] = []
+            for message in held.takeAll(for: userId) {
+                if message.expiresAt > now {
+                    live.append(message)
+                } else {
+                    endExpired(message, of: userId, now: now, into: &actions)
+                }
+            }
+            guard !live.isEmpty else { continue }
+            let envelopes = presence.remote.nodes(of: userId).flatMap { node in
+                live.map {
+                    ClusterEnvelope(
+                        node: node.node, userId: userId, from: $0.from, body: $0.body, sentAt: $0.sentAt,
+                        messageId: $0.messageId, held: true)
+                }
+            }
+            actions.append(.cluster(.forward(envelopes, receipt: .handover(userId: userId, live))))
         }
     }
 

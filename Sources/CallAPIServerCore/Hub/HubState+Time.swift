@@ -44,18 +44,24 @@ extension HubState {
             scheduleTick(for: id)
         }
         for (userId, expired) in held.takeExpired(now: now) {
-            for message in expired {
-                if let callId = message.pushedCall {
-                    addTombstone(callId, .expired, for: userId, now: now)
-                    actions.append(.push(.cancel(callId: callId, userId: userId)))
-                }
-                toUser(
-                    message.from, .heldResult(.init(messageId: message.messageId, to: userId, result: .expired)),
-                    into: &actions)
-            }
+            for message in expired { endExpired(message, of: userId, now: now, into: &actions) }
         }
         runInvitations(.tick, now: now, into: &actions)
         runMatch(.tick, now: now, into: &actions)
         held.expireTombstones(now: now)
+    }
+
+    /// A held message whose time ran out: a pushed call's pushes are cancelled and a tombstone kept, and its sender
+    /// hears `held_result` `expired`.
+    mutating func endExpired(
+        _ message: HeldMessages.Message, of userId: String, now: Int64, into actions: inout [HubAction]
+    ) {
+        if let callId = message.pushedCall {
+            addTombstone(callId, .expired, for: userId, now: now)
+            actions.append(.push(.cancel(callId: callId, userId: userId)))
+        }
+        toUser(
+            message.from, .heldResult(.init(messageId: message.messageId, to: userId, result: .expired)),
+            into: &actions)
     }
 }

@@ -48,8 +48,10 @@ import Testing
         _ = hub.handle(.cluster(.remotePresence(RemotePresence(rows: [("b", "1002", 2)]))), now: 1)
         let actions = hub.handle(.frame(alice, .send(.init(id: 3, to: "1002", body: "x"))), now: 2)
         #expect(frames(actions, to: alice).isEmpty)
-        let receipt = ForwardReceipt(
-            session: alice, requestId: 3, messageId: "m-a-1", receiver: "1002", localSessions: 0, remoteSessions: 2)
+        let receipt = ForwardReceipt.answer(
+            SendReceipt(
+                session: alice, requestId: 3, messageId: "m-a-1", receiver: "1002", localSessions: 0,
+                remoteSessions: 2))
         #expect(
             clusterActions(actions) == [
                 .forward(
@@ -68,9 +70,9 @@ import Testing
 
     @Test mutating func aForwardThatFailedIsAnsweredWithTheReasonUnlessSessionsHereHadIt() {
         _ = login(alice, "1001")
-        let receipt = ForwardReceipt(
+        let receipt = SendReceipt(
             session: alice, requestId: 3, messageId: "m-a-1", receiver: "1002", localSessions: 0, remoteSessions: 1)
-        let failed = frames(hub.handle(.cluster(.forwardFailed(receipt, reason: "down")), now: 3), to: alice)
+        let failed = frames(hub.handle(.cluster(.forwardFailed(.answer(receipt), reason: "down")), now: 3), to: alice)
         guard case .answer(let answer) = failed.first else {
             Issue.record("no answer in \(failed)")
             return
@@ -79,7 +81,7 @@ import Testing
         var partly = receipt
         partly.localSessions = 1
         #expect(
-            frames(hub.handle(.cluster(.forwardFailed(partly, reason: "down")), now: 4), to: alice) == [
+            frames(hub.handle(.cluster(.forwardFailed(.answer(partly), reason: "down")), now: 4), to: alice) == [
                 .answer(.init(id: 3, result: .delivered, messageId: "m-a-1", sessions: 1))
             ])
     }
@@ -133,5 +135,45 @@ import Testing
         let actions = hub.handle(.cluster(.remotePresence(RemotePresence(rows: [("b", "1002", 1)]))), now: 2)
         let gone = actions.compactMap { if case .remoteSessionsGone(let id) = $0 { id } else { nil } }
         #expect(gone == [.remote(node: "c", user: "1002"), .remote(node: "c", user: "1003")])
+    }
+
+    @Test mutating func messagesHeldHereFollowTheirReceiverToTheNodeTheyLogInToAndTheSenderHearsOnceWritten() {
+        _ = login(alice, "1001")
+        let queued = hub.handle(.frame(alice, .send(.init(id: 3, to: "1002", body: "x", ttl: 60))), now: 10)
+        #expect(
+            frames(queued, to: alice) == [.answer(.init(id: 3, result: .queued, messageId: "m-a-1", ttl: 60))])
+        #expect(hub.heldCount == 1)
+
+        // 1002 logs in to node b: the next presence read hands the message to b's mailbox, flagged as held.
+        let read = hub.handle(.cluster(.remotePresence(RemotePresence(rows: [("b", "1002", 1)]))), now: 500)
+        let envelope = ClusterEnvelope(
+            node: "b", userId: "1002", from: "1001", body: MessageBody("x"), sentAt: 10, messageId: "m-a-1",
+            held: true)
+        guard case .forward(let envelopes, .handover(let userId, let messages))? = clusterActions(read).first else {
+            Issue.record("no handover in \(read)")
+            return
+        }
+        #expect(envelopes == [envelope] && userId == "1002" && messages.map(\.messageId) == ["m-a-1"])
+        #expect(envelope.frame == .message(.init(from: "1001", body: "x", sentAt: 10, messageId: "m-a-1", held: true)))
+        #expect(hub.heldCount == 0)
+
+        // Not written (the database is away): held here again, and handed over at the next read.
+        _ = hub.handle(.cluster(.forwardFailed(.handover(userId: userId, messages), reason: "down")), now: 600)
+        #expect(hub.heldCount == 1)
+        let again = hub.handle(.cluster(.remotePresence(RemotePresence(rows: [("b", "1002", 1)]))), now: 700)
+        #expect(clusterActions(again) == [.forward([envelope], receipt: .handover(userId: "1002", messages))])
+
+        let written = hub.handle(.cluster(.forwarded(.handover(userId: "1002", messages))), now: 800)
+        #expect(
+            frames(written, to: alice) == [.heldResult(.init(messageId: "m-a-1", to: "1002", result: .delivered))])
+    }
+
+    @Test mutating func aHeldMessageThatExpiredBeforeItsReceiverLoggedInElsewhereIsNotHandedOver() {
+        _ = login(alice, "1001")
+        _ = hub.handle(.frame(alice, .send(.init(id: 3, to: "1002", body: "x", ttl: 1))), now: 10)
+        let read = hub.handle(.cluster(.remotePresence(RemotePresence(rows: [("b", "1002", 1)]))), now: 1_010)
+        #expect(clusterActions(read).isEmpty)
+        #expect(frames(read, to: alice) == [.heldResult(.init(messageId: "m-a-1", to: "1002", result: .expired))])
+        #expect(hub.heldCount == 0)
     }
 }

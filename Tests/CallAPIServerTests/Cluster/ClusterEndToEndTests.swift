@@ -137,4 +137,30 @@ struct ClusterEndToEndTests {
         #expect(copied.to == "3001" && copied.from == "3002")
         for server in servers { try await server.stop() }
     }
+
+    /// The push flow behind a load balancer: a message held for an offline user on the node that took it reaches
+    /// the user when they log in to another node, flagged as held, and its sender hears it was delivered.
+    @Test func aMessageHeldForAnOfflineUserReachesThemOnTheNodeTheyLogInTo() async throws {
+        let (_, servers) = try await Self.nodes(["a", "b"])
+        let alice = try await servers[0].loggedIn("4001")
+        alice.send(.send(.init(id: 1, to: "4002", body: "{\"call\":1}", ttl: 60)))
+        let queued = try await Self.frame(on: alice, "the answer") {
+            if case .answer(let answer) = $0, answer.id == 1 { true } else { false }
+        }
+        guard case .answer(let answer) = queued else { throw UnexpectedFrame(frame: queued) }
+        #expect(answer.result == .queued)
+
+        let bob = try await servers[1].loggedIn("4002")
+        let arrived = try await Self.frame(on: bob, "the held message") {
+            if case .message = $0 { true } else { false }
+        }
+        guard case .message(let message) = arrived else { throw UnexpectedFrame(frame: arrived) }
+        #expect(message.held == true && message.from == "4001" && message.body == "{\"call\":1}")
+        #expect(message.messageId == answer.messageId)
+        let result = try await Self.frame(on: alice, "the held result") {
+            if case .heldResult = $0 { true } else { false }
+        }
+        #expect(result == .heldResult(.init(messageId: message.messageId, to: "4002", result: .delivered)))
+        for server in servers { try await server.stop() }
+    }
 }
