@@ -1,0 +1,95 @@
+import CallAPI
+import CallAPIServer
+import CallAPIServerTesting
+import CallAPISignalClient
+import CallAPISignalProtocol
+import CallAPITesting
+import Foundation
+import Testing
+
+/// A call connected between CallAPI endpoints on two of three `callapi serve` processes, the callee's killed with
+/// SIGKILL mid-call: the callee's client logs in to the third by itself, the call stays connected, and when it ends
+/// (a hangup that crosses nodes) both sides end it the same way (issue 44, node death).
+@Suite(
+    .enabled(if: LedgerBackend.postgresURL != nil, LedgerBackend.postgresMissing),
+    .enabled(if: CLIProcess.executable != nil, "the callapi executable is not built"))
+struct ClusterCallNodeDeathTests {
+    let world = SimulatedRTCWorld(clock: SystemCallClock())
+
+    struct Endpoint {
+        let user: UInt
+        let api: CallApiImpl
+        let signal: SignalClient
+        let changes: AsyncStream<CallStateChange>
+
+        /// The next state change, whatever it is.
+        func nextChange(within seconds: Double = 10) async throws -> CallStateChange {
+            try await changes.first(within: seconds, "\(user)'s next state change") { _ in true }
+        }
+
+        func reaches(_ state: CallStateType, within seconds: Double = 10) async throws {
+            _ = try await changes.first(within: seconds, "\(user) to reach \(state)") { $0.state == state }
+        }
+    }
+
+    /// An endpoint whose signaling client knows both nodes, `first` first.
+    func endpoint(_ user: UInt, nodes ports: [Int]) async throws -> Endpoint {
+        var configuration = SignalClientConfiguration(urls: ports.map { "ws://127.0.0.1:\($0)" })
+        configuration.backoffBaseMillis = 100
+        let signal = SignalClient(configuration: configuration, logger: quietLogger)
+        try await signal.login(token: try await ClusterNodeDeathTests.token("\(user)"))
+        let api = CallApiImpl()
+        api.initialize(
+            config: CallConfig(
+                userId: user, rtcEngine: world.engine(userId: user), signalClient: signal, clock: SystemCallClock()))
+        let changes = api.stateChanges
+        try await api.prepareForCall(
+            prepareConfig: PrepareConfig(
+                roomId: "room-\(user)", callTimeoutMillisecond: 15_000, firstFrameWaittingDisabled: true))
+        return Endpoint(user: user, api: api, signal: signal, changes: changes)
+    }
+
+    @Test func aCallConnectedAcrossANodeThatIsKilledStaysConnectedAndEndsTheSameWayOnBothSides() async throws {
+        let database = try await LedgerBackend.freshPostgresURL()
+        let (n1, port1) = try await ClusterNodeDeathTests.node("n1", database: database)
+        let (n2, port2) = try await ClusterNodeDeathTests.node("n2", database: database)
+        let (n3, port3) = try await ClusterNodeDeathTests.node("n3", database: database)
+        let caller = try await endpoint(6001, nodes: [port1])
+        let callee = try await endpoint(6002, nodes: [port2, port3])
+        let states = callee.signal.stateUpdates()
+        let observer = try await ClusterNodeDeathTests.loggedIn("6099", port: port1)
+        try await ClusterEndToEndTests.waitOnline("6002", seenBy: observer)
+
+        try await caller.api.call(remoteUserId: callee.user, callType: .video)
+        try await callee.reaches(.calling)
+        try await callee.api.accept(remoteUserId: caller.user)
+        try await caller.reaches(.connected)
+        try await callee.reaches(.connected)
+
+        n2.kill()
+        let back = try await withTimeout(10, "the callee's client logged in to n3") {
+            var lost = false
+            for await state in states {
+                if case .reconnecting = state { lost = true }
+                if lost, case .connected = state { return true }
+            }
+            return false
+        }
+        #expect(back)
+
+        // The callee hangs up through n3, across to the caller's n1; nothing else changed either side's state
+        // meanwhile.
+        try await callee.api.hangup(remoteUserId: caller.user, reason: "after the crash")
+        let calleeEnd = try await callee.nextChange()
+        let callerEnd = try await caller.nextChange()
+        #expect(calleeEnd.state == .prepared && calleeEnd.reason == .localHangup)
+        #expect(callerEnd.state == .prepared && callerEnd.reason == .remoteHangup)
+
+        await caller.api.deinitialize()
+        await callee.api.deinitialize()
+        for node in [n1, n3] {
+            node.interrupt()
+            #expect(try await node.finish() == 0)
+        }
+    }
+}
