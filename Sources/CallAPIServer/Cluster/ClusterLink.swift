@@ -42,6 +42,8 @@ final class ClusterLink: Sendable {
         var othersChanged = false
         /// How many times the listener has listened (once, plus once per reconnect).
         var listens = 0
+        /// The last change of the cluster's device rows read (0: none yet, so the first read takes them all).
+        var devicesRead: Int64 = 0
         /// The hub the link reports to (set once it exists; let go when the link stops).
         var hub: SignalHub?
     }
@@ -261,6 +263,7 @@ final class ClusterLink: Sendable {
             } catch {
                 logger.warning("could not read the other nodes' sessions", metadata: ["error": "\(describe(error))"])
             }
+            await readDevices()
         case .poll:
             // Read by the reader's own loop: a read never waits behind a heartbeat, nor the control loop behind it.
             readerWake.yield()
@@ -268,6 +271,27 @@ final class ClusterLink: Sendable {
             break  // done by `run` as it stops
         }
         return nil
+    }
+
+    /// Reads the device lists written since the last read (all of them at the first) and hands them to the hub.
+    private func readDevices() async {
+        do {
+            var lists: [UserDevices] = []
+            while true {
+                let after = state.withLockedValue { $0.devicesRead }
+                let read = try await bounded { try await self.store.devices(after: after, limit: Self.readLimit) }
+                for user in read.undecodable {
+                    logger.error(
+                        "a user's push devices in the cluster database do not decode", metadata: ["user": "\(user)"])
+                }
+                lists += read.lists
+                state.withLockedValue { $0.devicesRead = read.last }
+                if read.lists.count + read.undecodable.count < Self.readLimit { break }
+            }
+            if !lists.isEmpty { report(.devices(lists)) }
+        } catch {
+            logger.warning("could not read the cluster's push devices", metadata: ["error": "\(describe(error))"])
+        }
     }
 
     // MARK: - Reader
@@ -294,6 +318,7 @@ final class ClusterLink: Sendable {
     private enum Batch {
         case forward([ClusterEnvelope], [ForwardReceipt])
         case unclaim([ClusterEnvelope])
+        case devices(UserDevices)
         case online(SessionID, String)
         case offline(SessionID)
         case resync(epoch: Int64)
@@ -314,6 +339,7 @@ final class ClusterLink: Sendable {
             case .hub(.online(let session, let userId)): return .online(session, userId)
             case .hub(.offline(let session, _)): return .offline(session)
             case .hub(.unclaimed(let envelopes)): return .unclaim(envelopes)
+            case .hub(.devices(let list)): return .devices(list)
             case .hub(.forward(var envelopes, let receipt)):
                 var receipts = receipt.map { [$0] } ?? []
                 while case .hub(.forward(let more, let receipt)) = state.work.first,
@@ -363,6 +389,20 @@ final class ClusterLink: Sendable {
                 logger.error(
                     "messages whose receiver left this node could not be put back in the mailbox: lost",
                     metadata: ["count": "\(envelopes.count)", "error": "\(describe(error))"])
+            }
+        case .devices(let list):
+            do {
+                try await bounded { try await self.store.saveDevices(list) }
+            } catch {
+                // Written again after a pause: the other nodes must not keep a device list that changed here.
+                logger.warning(
+                    "could not write a user's push devices for the other nodes; retrying",
+                    metadata: ["user": "\(list.userId)", "error": "\(describe(error))"])
+                Task {
+                    try? await Task.sleep(for: .milliseconds(settings.heartbeatMillis))
+                    state.withLockedValue { $0.work.append(.hub(.devices(list))) }
+                    writerWake.yield()
+                }
             }
         case .online(let session, let userId):
             // Not a member: the sessions are written when it has joined again.

@@ -1,5 +1,6 @@
 @_spi(ServerShell) import CallAPIServerCore
 import CallAPISignalProtocol
+import Foundation
 import Logging
 import PostgresNIO
 
@@ -56,6 +57,13 @@ struct ClusterStore: Sendable {
         // A message held for a user who was offline, handed over when they logged in to another node.
         "ALTER TABLE callapi_cluster_mailbox ADD COLUMN IF NOT EXISTS held boolean NOT NULL DEFAULT false",
         "CREATE INDEX IF NOT EXISTS callapi_cluster_mailbox_node ON callapi_cluster_mailbox (target_node, id)",
+        // Push devices: one row per user with its whole list (JSON), numbered by change (docs/scale-out.md).
+        "CREATE SEQUENCE IF NOT EXISTS callapi_cluster_device_changes",
+        """
+        CREATE TABLE IF NOT EXISTS callapi_cluster_devices (
+            user_id text PRIMARY KEY, entries text NOT NULL, change bigint NOT NULL)
+        """,
+        "CREATE INDEX IF NOT EXISTS callapi_cluster_devices_change ON callapi_cluster_devices (change)",
         """
         CREATE INDEX IF NOT EXISTS callapi_cluster_mailbox_unclaimed ON callapi_cluster_mailbox (target_user, id)
             WHERE target_node IS NULL
@@ -284,6 +292,53 @@ struct ClusterStore: Sendable {
                 ))
         }
         return taken.sorted { $0.id < $1.id }.map(\.envelope)
+    }
+
+    // MARK: - Push devices
+
+    /// The advisory lock that puts device writes in one order ("calldevs" in ASCII): a change number is handed out
+    /// under it and the lock is held to the commit, so numbers become visible in order and a reader that has seen
+    /// number n has seen every smaller one.
+    static let devicesLock: Int64 = 0x6361_6C6C_6465_7673
+
+    /// Writes `list` as its user's devices (an empty list too: the others must hear the last one went), and tells
+    /// the other nodes.
+    func saveDevices(_ list: UserDevices) async throws {
+        let entries = try String(decoding: JSONEncoder().encode(list.entries), as: UTF8.self)
+        let logger = logger
+        try await client.withTransaction(logger: logger) { connection in
+            try await connection.query("SELECT pg_advisory_xact_lock(\(Self.devicesLock))", logger: logger)
+            try await connection.query(
+                """
+                INSERT INTO callapi_cluster_devices (user_id, entries, change)
+                VALUES (\(list.userId), \(entries), nextval('callapi_cluster_device_changes'))
+                ON CONFLICT (user_id) DO UPDATE SET entries = EXCLUDED.entries, change = EXCLUDED.change
+                """, logger: logger)
+            try await connection.query("SELECT pg_notify(\(Self.presenceChannel), '')", logger: logger)
+        }
+    }
+
+    /// The device lists written after change `after`, oldest first (at most `limit`), and the last change read.
+    /// A row that does not decode is left out and named in `undecodable`.
+    func devices(after: Int64, limit: Int) async throws -> (
+        lists: [UserDevices], last: Int64, undecodable: [String]
+    ) {
+        let rows = try await run(
+            "SELECT user_id, entries, change FROM callapi_cluster_devices WHERE change > $1 ORDER BY change LIMIT $2",
+            [.integer(after), .integer(Int64(limit))])
+        var lists: [UserDevices] = []
+        var undecodable: [String] = []
+        var last = after
+        let decoder = JSONDecoder()
+        for try await (user, entries, change) in rows.decode((String, String, Int64).self) {
+            last = change
+            if let decoded = try? decoder.decode([DeviceRegistry.Entry].self, from: Data(entries.utf8)) {
+                lists.append(UserDevices(userId: user, entries: decoded))
+            } else {
+                undecodable.append(user)
+            }
+        }
+        return (lists, last, undecodable)
     }
 
     // MARK: - Statements

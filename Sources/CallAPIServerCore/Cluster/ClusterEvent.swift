@@ -8,4 +8,6 @@ package enum ClusterEvent: Sendable {
     case forwardFailed(ForwardReceipt, reason: String)
     /// Messages from other nodes for this node's sessions, in mailbox order.
     case arrived([ClusterEnvelope])
+    /// Device lists written since the link last read them, oldest first (this node's own among them).
+    case devices([UserDevices])
 }

@@ -63,6 +63,8 @@ extension HubState {
                     message: "user \(receipt.receiver) is connected to another node, which cannot be reached now "
                         + "(\(reason)); retry")
             enqueue(.answer(answer), to: receipt.session, into: &actions)
+        case .devices(let lists):
+            devicesReported(lists, into: &actions)
         case .arrived(let envelopes):
             var unclaimed: [ClusterEnvelope] = []
             for envelope in envelopes {

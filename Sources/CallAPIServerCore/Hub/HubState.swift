@@ -145,10 +145,10 @@ package struct HubState: Sendable {
             }
         case .pushRejected(let userId, let deviceId, let token):
             if devices.removeRejected(deviceId: deviceId, of: userId, token: token) {
-                actions.append(.push(.saveDevices(devices)))
+                devicesChanged(of: [userId], into: &actions)
             }
         case .removeDevice(let userId, let deviceId):
-            if devices.remove(deviceId: deviceId, of: userId) { actions.append(.push(.saveDevices(devices))) }
+            if devices.remove(deviceId: deviceId, of: userId) { devicesChanged(of: [userId], into: &actions) }
         case .placeCall(let order, let callId):
             placeCall(order, callId: callId, now: now, into: &actions)
         case .cluster(let event):
@@ -270,18 +270,19 @@ package struct HubState: Sendable {
             }
             actions.append(.queryCalls(id, userId: login.userId, request))
         case .registerDevice(let request):
+            let before = devices
             if let problem = devices.register(request.device, for: login.userId, now: now) {
                 refuse(id, requestId: request.id, isSend: false, .invalidFrame, problem, into: &actions)
                 return
             }
             enqueue(devicesFrame(of: login.userId, requestId: request.id), to: id, into: &actions)
-            actions.append(.push(.saveDevices(devices)))
+            devicesChanged(of: usersWithChangedDevices(since: before), into: &actions)
         case .devices(let request):
             enqueue(devicesFrame(of: login.userId, requestId: request.id), to: id, into: &actions)
         case .removeDevice(let request):
             let removed = devices.remove(deviceId: request.deviceId, of: login.userId)
             enqueue(devicesFrame(of: login.userId, requestId: request.id), to: id, into: &actions)
-            if removed { actions.append(.push(.saveDevices(devices))) }
+            if removed { devicesChanged(of: [login.userId], into: &actions) }
         case .invite(let invite):
             let input = InvitationInput.invite(
                 id, caller: login.userId, invite, calleeSessions: presence.sessions(of: invite.to))

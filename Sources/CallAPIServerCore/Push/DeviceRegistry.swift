@@ -55,6 +55,12 @@ public struct DeviceRegistry: Sendable, Equatable, Codable {
         return nil
     }
 
+    /// Makes `entries` the devices of `userId` (none: the user has no device), as another node of a cluster saved
+    /// them.
+    package mutating func setDevices(_ entries: [Entry], of userId: String) {
+        users[userId] = entries.isEmpty ? nil : entries
+    }
+
     /// Removes `deviceId` of `userId`; returns whether it was there.
     @discardableResult
     public mutating func remove(deviceId: String, of userId: String) -> Bool {

@@ -163,4 +163,27 @@ struct ClusterEndToEndTests {
         #expect(result == .heldResult(.init(messageId: message.messageId, to: "4002", result: .delivered)))
         for server in servers { try await server.stop() }
     }
+
+    /// A device registered through one node is known to the others: a call held on any node pushes to it.
+    @Test func aDeviceRegisteredOnOneNodeIsListedOnAnother() async throws {
+        let (_, servers) = try await Self.nodes(["a", "b"])
+        let phone = try await servers[0].loggedIn("4101")
+        let device = PushDevice(deviceId: "pixel", platform: .fcm, kind: .voip, token: "fcm-token-cluster")
+        phone.send(.registerDevice(.init(id: 2, device: device)))
+        _ = try await Self.frame(on: phone, "the device list") {
+            if case .devices(let list) = $0, list.id == 2 { true } else { false }
+        }
+        let tablet = try await servers[1].loggedIn("4101")
+        var listed: [String] = []
+        for attempt in 1...50 where listed.isEmpty {
+            tablet.send(.devices(.init(id: 100 + attempt)))
+            let answer = try await Self.frame(on: tablet, "the device list on b") {
+                if case .devices(let list) = $0, list.id == 100 + attempt { true } else { false }
+            }
+            if case .devices(let list) = answer { listed = list.devices.map(\.deviceId) }
+            if listed.isEmpty { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        #expect(listed == ["pixel"])
+        for server in servers { try await server.stop() }
+    }
 }
