@@ -85,7 +85,7 @@ final class SignalHub: SessionEndpoint {
                 // Not `answeredBusy(…) ?? event`: its autoclosure copied the event.
                 if let busy = answeredBusy(event, state: core.state, now: now) { return busy }
                 return event
-            }, answer: { $0.state.sessions.index(forKey: id) != nil })
+            }, answer: { $0.state.isOpen(id) })
     }
 
     /// A received text, read and checked against the frame limit.

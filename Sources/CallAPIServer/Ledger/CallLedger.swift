@@ -86,7 +86,7 @@ final class CallLedger: Sendable {
     func handle(_ input: LedgerInput, now: Int64) {
         let actions = machine.withLockedValue { $0.handle(input, now: now) }
         if !actions.isEmpty { queue(actions, now: now) }
-        if input == .tick { webhooks?.tick(now: now) }
+        if case .tick = input { webhooks?.tick(now: now) }
     }
 
     private func queue(_ actions: [LedgerAction], now: Int64) {

@@ -65,16 +65,18 @@ package struct HubState: Sendable {
     package var onlineUserCount: Int { presence.onlineUserCount }
     /// Open connections, logged in or not.
     package var sessionCount: Int { sessions.count }
+    /// Whether session `id` is open. (For the shell: a call from another module into the generic ``Sessions``
+    /// itself is not specialized, and looked up its generic metadata on every frame, ~1,000 instructions a relayed
+    /// message; scripts/callgrind_relay.sh.)
+    package func isOpen(_ id: SessionID) -> Bool { sessions.index(forKey: id) != nil }
     /// Frames and estimated bytes queued for a session's writer and not yet written.
     package func outbox(of session: SessionID) -> (frames: Int, bytes: Int)? {
         sessions[session].map { ($0.outbox.frames, $0.outbox.bytes) }
     }
     /// The user a session is logged in as.
     package func userId(of session: SessionID) -> String? {
-        // One look-up on the path of every relayed message. (Reading the phase through `sessions[at:]` still copies
-        // the session; docs/benchmarks.md, "Frames read in place".)
-        guard let index = sessions.index(forKey: session),
-            case .loggedIn(let login) = sessions[at: index].phase
+        // One look-up on the path of every relayed message; the phase is read without copying the session.
+        guard let index = sessions.index(forKey: session), case .loggedIn(let login) = sessions.phase(at: index)
         else { return nil }
         return login.userId
     }

@@ -47,6 +47,9 @@ package struct Sessions<Phase: Sendable & Equatable, Relayed: Sendable & Equatab
     /// `id`'s session (a copy: on a hot path, ``read(at:_:)``).
     package subscript(id: SessionID) -> Session? { table[id] }
 
+    /// The phase of the session at `index`, read without copying the rest of the session.
+    @inline(__always) package func phase(at index: Int) -> Phase { table.entries[index].value.unsafelyUnwrapped.phase }
+
     /// The session at `index` (a copy, as above).
     @inline(__always) package subscript(at index: Int) -> Session { table[at: index] }
 
