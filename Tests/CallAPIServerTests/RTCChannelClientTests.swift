@@ -127,6 +127,11 @@ import Testing
         #expect(RTCChannelClient.webSocketURL(from: "https://h/") == "wss://h/v1/rtc")
         #expect(RTCChannelClient.webSocketURL(from: "ws://h:1/custom") == "ws://h:1/custom")
     }
+
+    @Test func theChannelRidesInTheQuerySoThatAProxyCanSendAChannelsMembersToOneNode() {
+        #expect(RTCChannelClient.joinURL(from: "ws://h:1", channel: "call-7") == "ws://h:1/v1/rtc?channel=call-7")
+        #expect(RTCChannelClient.joinURL(from: "wss://h/rtc?x=1", channel: "a.b") == "wss://h/rtc?x=1&channel=a.b")
+    }
 }
 
 /// The typed views of an event's numbers: the enums where this library knows the number, nil where it does not

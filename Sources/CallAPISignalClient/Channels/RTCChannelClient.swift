@@ -30,7 +30,16 @@ public enum RTCChannelClient {
         events: @escaping @Sendable (RTCChannelClientEvent) -> Void
     ) -> RTCChannelConnection {
         RTCChannelConnection(
-            url: webSocketURL(from: url), channel: channel, uid: uid, token: token, logger: logger, events: events)
+            url: joinURL(from: url, channel: channel), channel: channel, uid: uid, token: token, logger: logger,
+            events: events)
+    }
+
+    /// The URL a member of `channel` connects to: ``webSocketURL(from:)`` with the channel in its query, which the
+    /// server ignores and a proxy in front of a cluster hashes, so that every member of a channel reaches the same
+    /// node (docs/scale-out.md).
+    public static func joinURL(from url: String, channel: String) -> String {
+        let base = webSocketURL(from: url)
+        return base + (base.contains("?") ? "&" : "?") + "channel=" + channel
     }
 
     /// `url` with the channel path added when it has none, and `http(s)` turned into `ws(s)`.

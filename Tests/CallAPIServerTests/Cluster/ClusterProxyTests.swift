@@ -7,6 +7,7 @@ import PostgresNIO
 import Testing
 
 @testable import CallAPIServer
+@testable import CallAPISignalClient
 
 /// Debian's HAProxy, which `.ci/run` installs and names in `CALLAPI_TEST_HAPROXY`.
 let testHAProxy: String? = {
@@ -48,7 +49,9 @@ struct ClusterProxyTests {
         throw TimedOut(what: "a session row of \(user)")
     }
 
-    @Test func clientsThroughTheProxyReachEachOtherAcrossNodesAndMoveToALiveNodeWhenTheirsIsKilled() async throws {
+    /// Three nodes on a new database behind HAProxy with `deploy/haproxy.cfg`; the proxy's port.
+    static func cluster() async throws -> (database: String, nodes: [String: CLIProcess], proxy: CLIProcess, port: Int)
+    {
         let database = try await LedgerBackend.freshPostgresURL()
         var nodes: [String: CLIProcess] = [:]
         var environment: [String] = []
@@ -60,7 +63,7 @@ struct ClusterProxyTests {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("callapi-proxy-\(UUID())")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        let pem = folder.appendingPathComponent("proxy.pem").path
+        let pem = FileManager.default.temporaryDirectory.appendingPathComponent("callapi-proxy-\(UUID()).pem").path
         let certificate = try await runToEnd(
             "/usr/bin/openssl",
             [
@@ -77,7 +80,11 @@ struct ClusterProxyTests {
             shell: "env " + environment.joined(separator: " ")
                 + " CALLAPI_PROXY_BIND=127.0.0.1:\(proxyPort) CALLAPI_PROXY_CERT=\(pem) "
                 + "\(testHAProxy!) -db -f deploy/haproxy.cfg")
+        return (database, nodes, proxy, proxyPort)
+    }
 
+    @Test func clientsThroughTheProxyReachEachOtherAcrossNodesAndMoveToALiveNodeWhenTheirsIsKilled() async throws {
+        let (database, nodes, proxy, proxyPort) = try await Self.cluster()
         // Whatever happens, no process outlives the test.
         defer {
             proxy.kill()
@@ -110,6 +117,47 @@ struct ClusterProxyTests {
         #expect(try await Self.node(of: "6002", database: database) != bobNode)
 
         for (id, process) in nodes where id != bobNode {
+            process.interrupt()
+            #expect(try await process.finish() == 0)
+        }
+    }
+
+    /// A member of `channel` through the proxy, as `RTCChannelClient` connects (the channel in the query); the members
+    /// its `joined` lists.
+    static func join(_ channel: String, uid: UInt, proxyPort: Int) async throws -> (RawSocket, [UInt]) {
+        var configuration = TLSConfiguration.makeClientConfiguration()
+        configuration.certificateVerification = .none
+        let authority = try await TokenAuthority.make(
+            key: .hs256(secret: ClusterNodeDeathTests.secret), clock: SystemServerClock())
+        let token = try await authority.issue(userId: "\(uid)", ttlSeconds: 3600, channel: channel).token
+        let url = RTCChannelClient.joinURL(from: "wss://localhost:\(proxyPort)", channel: channel)
+        let socket = RawSocket(url: url, tls: configuration)
+        socket.sendText(#"{"type":"join","channel":"\#(channel)","uid":\#(uid),"token":"\#(token)"}"#)
+        guard case .text(let text) = try await socket.next(timeout: 10),
+            let object = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any],
+            object["type"] as? String == "joined"
+        else { throw TimedOut(what: "joined for \(uid) in \(channel)") }
+        return (socket, (object["members"] as? [Int] ?? []).map { UInt($0) })
+    }
+
+    /// Our own media's signaling through the proxy: the two members of each channel meet on one node, whichever
+    /// node the hash picks, while signaling clients spread over all three.
+    @Test func theMembersOfAChannelMeetOnOneNodeThroughTheProxy() async throws {
+        let (_, nodes, proxy, proxyPort) = try await Self.cluster()
+        defer {
+            proxy.kill()
+            for process in nodes.values { process.kill() }
+        }
+        _ = try await Self.loggedIn("7000", proxyPort: proxyPort)  // the proxy is up
+        var sockets: [RawSocket] = []
+        for index in 1...6 {
+            let channel = "call-\(index)"
+            let (first, alone) = try await Self.join(channel, uid: 1001, proxyPort: proxyPort)
+            let (second, met) = try await Self.join(channel, uid: 1002, proxyPort: proxyPort)
+            #expect(alone == [] && met == [1001], "\(channel)")
+            sockets += [first, second]
+        }
+        for process in nodes.values {
             process.interrupt()
             #expect(try await process.finish() == 0)
         }
