@@ -42,6 +42,8 @@ final class ClusterLink: Sendable {
         var othersChanged = false
         /// How many times the listener has listened (once, plus once per reconnect).
         var listens = 0
+        /// When the placed calls handed to this node were last read (ms since 1970).
+        var placementsReadAt: Int64 = 0
         /// The last change of the cluster's device rows read (0: none yet, so the first read takes them all).
         var devicesRead: Int64 = 0
         /// The hub the link reports to (set once it exists; let go when the link stops).
@@ -267,10 +269,32 @@ final class ClusterLink: Sendable {
         case .poll:
             // Read by the reader's own loop: a read never waits behind a heartbeat, nor the control loop behind it.
             readerWake.yield()
+            // Placed calls handed over are read here, at most once per poll interval (a quarter second): not on
+            // every mailbox wake, which would add a statement per message between nodes.
+            await readPlacements()
         case .leave:
             break  // done by `run` as it stops
         }
         return nil
+    }
+
+    /// Takes the placed calls other nodes handed to this one and gives them to the hub.
+    private func readPlacements() async {
+        let now = clock.nowMillis()
+        let due = state.withLockedValue { state in
+            guard now - state.placementsReadAt >= settings.timings.pollMillis else { return false }
+            state.placementsReadAt = now
+            return true
+        }
+        guard due, let epoch else { return }
+        do {
+            let placements = try await bounded {
+                try await self.store.takePlacements(epoch: epoch, limit: Self.readLimit)
+            }
+            if !placements.isEmpty { report(.placements(placements)) }
+        } catch {
+            logger.warning("could not read the placed calls for this node", metadata: ["error": "\(describe(error))"])
+        }
     }
 
     /// Reads the device lists written since the last read (all of them at the first) and hands them to the hub.
@@ -319,6 +343,7 @@ final class ClusterLink: Sendable {
         case forward([ClusterEnvelope], [ForwardReceipt])
         case unclaim([ClusterEnvelope])
         case devices(UserDevices)
+        case placeCall(ForwardedPlacement)
         case online(SessionID, String)
         case offline(SessionID)
         case resync(epoch: Int64)
@@ -340,6 +365,7 @@ final class ClusterLink: Sendable {
             case .hub(.offline(let session, _)): return .offline(session)
             case .hub(.unclaimed(let envelopes)): return .unclaim(envelopes)
             case .hub(.devices(let list)): return .devices(list)
+            case .hub(.placeCall(let placement)): return .placeCall(placement)
             case .hub(.forward(var envelopes, let receipt)):
                 var receipts = receipt.map { [$0] } ?? []
                 while case .hub(.forward(let more, let receipt)) = state.work.first,
@@ -389,6 +415,27 @@ final class ClusterLink: Sendable {
                 logger.error(
                     "messages whose receiver left this node could not be put back in the mailbox: lost",
                     metadata: ["count": "\(envelopes.count)", "error": "\(describe(error))"])
+            }
+        case .placeCall(let placement):
+            // The business server was told the call is placed: one that cannot be handed over is logged (the
+            // caller's node never hears of it, and no record is made).
+            var failure: String?
+            if let epoch {
+                do {
+                    let written = try await bounded {
+                        try await self.store.place(placement, epoch: epoch, keepSeconds: self.settings.mailboxSeconds)
+                    }
+                    if !written { failure = "this node is joining the cluster again" }
+                } catch {
+                    failure = "the cluster database did not take it: \(describe(error))"
+                }
+            } else {
+                failure = "this node is joining the cluster"
+            }
+            if let failure {
+                logger.error(
+                    "a server-placed call could not be handed to its caller's node",
+                    metadata: ["callId": "\(placement.callId)", "node": "\(placement.node)", "reason": "\(failure)"])
             }
         case .devices(let list):
             do {

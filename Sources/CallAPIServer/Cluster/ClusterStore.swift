@@ -57,6 +57,13 @@ struct ClusterStore: Sendable {
         // A message held for a user who was offline, handed over when they logged in to another node.
         "ALTER TABLE callapi_cluster_mailbox ADD COLUMN IF NOT EXISTS held boolean NOT NULL DEFAULT false",
         "CREATE INDEX IF NOT EXISTS callapi_cluster_mailbox_node ON callapi_cluster_mailbox (target_node, id)",
+        // Server-placed calls handed to the caller's node.
+        """
+        CREATE TABLE IF NOT EXISTS callapi_cluster_placements (
+            id bigserial PRIMARY KEY, target_node text NOT NULL, caller text NOT NULL, callee text NOT NULL,
+            media text NOT NULL, call_id text NOT NULL, expires_at timestamptz NOT NULL)
+        """,
+        "CREATE INDEX IF NOT EXISTS callapi_cluster_placements_node ON callapi_cluster_placements (target_node, id)",
         // Push devices: one row per user with its whole list (JSON), numbered by change (docs/scale-out.md).
         "CREATE SEQUENCE IF NOT EXISTS callapi_cluster_device_changes",
         """
@@ -292,6 +299,50 @@ struct ClusterStore: Sendable {
                 ))
         }
         return taken.sorted { $0.id < $1.id }.map(\.envelope)
+    }
+
+    // MARK: - Placed calls
+
+    /// Hands `placement` to its caller's node and wakes it, only while this node has `epoch`. Returns whether it
+    /// was written.
+    func place(_ placement: ForwardedPlacement, epoch: Int64, keepSeconds: Int) async throws -> Bool {
+        let rows = try await run(
+            """
+            WITH ins AS (
+                INSERT INTO callapi_cluster_placements (target_node, caller, callee, media, call_id, expires_at)
+                SELECT $1, $2, $3, $4, $5, now() + $8::bigint * interval '1 second'
+                WHERE EXISTS (SELECT 1 FROM callapi_cluster_nodes WHERE node_id = $6 AND epoch = $7)
+                RETURNING target_node)
+            SELECT count(*)::bigint FROM (SELECT pg_notify('callapi_node_' || target_node, '') FROM ins) AS woken
+            """,
+            [
+                .text(placement.node), .text(placement.order.caller), .text(placement.order.callee),
+                .text(placement.order.media.rawValue), .text(placement.callId), .text(nodeId), .integer(epoch),
+                .integer(Int64(keepSeconds)),
+            ])
+        for try await woken in rows.decode(Int64.self) { return woken > 0 }
+        return false
+    }
+
+    /// Takes the placed calls handed to this node (at most `limit`), oldest first, while it has `epoch`; expired
+    /// ones are deleted and left out.
+    func takePlacements(epoch: Int64, limit: Int) async throws -> [ForwardedPlacement] {
+        let rows = try await run(
+            """
+            DELETE FROM callapi_cluster_placements WHERE id IN (
+                SELECT id FROM callapi_cluster_placements WHERE target_node = $1 ORDER BY id LIMIT $3
+                FOR UPDATE SKIP LOCKED)
+                AND EXISTS (SELECT 1 FROM callapi_cluster_nodes WHERE node_id = $1 AND epoch = $2)
+            RETURNING id, caller, callee, media, call_id, expires_at > now()
+            """, [.text(nodeId), .integer(epoch), .integer(Int64(limit))])
+        var taken: [(Int64, ForwardedPlacement)] = []
+        for try await (id, caller, callee, media, callId, live) in rows.decode(
+            (Int64, String, String, String, String, Bool).self)
+        where live {
+            let order = PlaceCallOrder(caller: caller, callee: callee, media: CallMedia(rawValue: media) ?? .video)
+            taken.append((id, ForwardedPlacement(node: nodeId, order: order, callId: callId)))
+        }
+        return taken.sorted { $0.0 < $1.0 }.map(\.1)
     }
 
     // MARK: - Push devices

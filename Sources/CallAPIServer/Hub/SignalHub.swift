@@ -172,7 +172,7 @@ final class SignalHub: SessionEndpoint {
         let refusal = shell.handle(
             now: now, { _ in .placeCall(order, callId: callId) },
             answer: { core in
-                core.state.awaitsPlacement(of: callId)
+                core.state.awaitsPlacement(of: callId) || core.state.placesElsewhere(order)
                     ? nil : core.state.placementProblem(order) ?? .offline(user: order.caller)
             })
         if let refusal { return .failure(refusal) }

@@ -9,6 +9,8 @@ package enum ClusterAction: Sendable, Equatable {
     /// ``ClusterEvent/forwarded(_:)`` or ``ClusterEvent/forwardFailed(_:)`` with `receipt` (when the sender waits
     /// for its answer).
     case forward([ClusterEnvelope], receipt: ForwardReceipt?)
+    /// A call placed by the server for a caller on another node: hand it to that node.
+    case placeCall(ForwardedPlacement)
     /// A user's devices changed here: write their list for the other nodes.
     case devices(UserDevices)
     /// Messages this node was to deliver whose receiver has no session here any more: put them back in the mailbox

@@ -8,6 +8,8 @@ package enum ClusterEvent: Sendable {
     case forwardFailed(ForwardReceipt, reason: String)
     /// Messages from other nodes for this node's sessions, in mailbox order.
     case arrived([ClusterEnvelope])
+    /// Calls placed by the server through other nodes for callers on this one, oldest first.
+    case placements([ForwardedPlacement])
     /// Device lists written since the link last read them, oldest first (this node's own among them).
     case devices([UserDevices])
 }

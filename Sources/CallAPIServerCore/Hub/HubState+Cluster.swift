@@ -63,6 +63,21 @@ extension HubState {
                     message: "user \(receipt.receiver) is connected to another node, which cannot be reached now "
                         + "(\(reason)); retry")
             enqueue(.answer(answer), to: receipt.session, into: &actions)
+        case .placements(let placements):
+            for placement in placements {
+                // The node that took the order has answered it: one that cannot be placed any more (its caller or
+                // callee went offline meanwhile) is recorded as not placed, as one whose caller's session closed.
+                guard placementProblem(placement.order) == nil else {
+                    let order = placement.order
+                    actions.append(
+                        .callNotPlaced(
+                            NotPlacedCall(
+                                callId: placement.callId, caller: order.caller, callee: order.callee,
+                                media: order.media, matchId: nil, reason: "callerGone")))
+                    continue
+                }
+                placeCall(placement.order, callId: placement.callId, now: now, into: &actions)
+            }
         case .devices(let lists):
             devicesReported(lists, into: &actions)
         case .arrived(let envelopes):

@@ -6,11 +6,16 @@ package extension HubState {
     /// Why the server cannot place `order` now, or `nil` when it can. (Busy is the call ledger's to say.)
     func placementProblem(_ order: PlaceCallOrder) -> PlaceCallRefusal? {
         if order.caller == order.callee { return .sameUser }
-        // The caller's session is told to place the call, so it must be on this node (a cluster does not route the
-        // order to another node yet: docs/scale-out.md); the callee may be on any.
-        if presence.sessions(of: order.caller).isEmpty { return .offline(user: order.caller) }
+        // The caller's session is told to place the call: on this node, or on another of a cluster, which is
+        // handed the order (docs/scale-out.md). The callee may be on any.
+        if !presence.isOnline(order.caller) { return .offline(user: order.caller) }
         if !presence.isOnline(order.callee) { return .offline(user: order.callee) }
         return nil
+    }
+
+    /// Whether the placed call `callId` was handed to the caller's node (its caller has no session here).
+    func placesElsewhere(_ order: PlaceCallOrder) -> Bool {
+        placementProblem(order) == nil && presence.sessions(of: order.caller).isEmpty
     }
 
     /// Whether the placed call `callId` still waits for its caller's call message.
@@ -19,9 +24,15 @@ package extension HubState {
     /// Users waiting in the match queue.
     var matchWaitingCount: Int { match.waitingCount }
 
-    /// Tells the caller's newest session to place the call (nothing when the order cannot be placed now).
+    /// Tells the caller's newest session to place the call, or hands the order to the node of a caller who has no
+    /// session here (nothing when the order cannot be placed now).
     mutating func placeCall(_ order: PlaceCallOrder, callId: String, now: Int64, into actions: inout [HubAction]) {
-        guard placementProblem(order) == nil, let session = presence.sessions(of: order.caller).last else { return }
+        guard placementProblem(order) == nil else { return }
+        guard let session = presence.sessions(of: order.caller).last else {
+            guard let node = presence.remote.nodes(of: order.caller).first?.node else { return }
+            actions.append(.cluster(.placeCall(ForwardedPlacement(node: node, order: order, callId: callId))))
+            return
+        }
         runMatch(.place(order, callId: callId, callerSession: session), now: now, into: &actions)
     }
 

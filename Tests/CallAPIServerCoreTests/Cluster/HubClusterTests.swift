@@ -176,4 +176,38 @@ import Testing
         #expect(frames(read, to: alice) == [.heldResult(.init(messageId: "m-a-1", to: "1002", result: .expired))])
         #expect(hub.heldCount == 0)
     }
+
+    @Test mutating func aCallPlacedForACallerOnAnotherNodeIsHandedToThatNodeWhichPlacesIt() {
+        _ = login(bob, "1002")
+        _ = hub.handle(.cluster(.remotePresence(RemotePresence(rows: [("b", "1001", 1)]))), now: 1)
+        let order = PlaceCallOrder(caller: "1001", callee: "1002", media: .video)
+        #expect(hub.placementProblem(order) == nil && hub.placesElsewhere(order))
+        let handed = hub.handle(.placeCall(order, callId: "c-1"), now: 2)
+        #expect(clusterActions(handed) == [.placeCall(ForwardedPlacement(node: "b", order: order, callId: "c-1"))])
+        #expect(!hub.awaitsPlacement(of: "c-1"))
+
+        // Node b's side: its caller's newest session is told to place the call.
+        var nodeB = HubClusterTests()
+        nodeB.hub = HubState(limits: HubLimits(), topology: .node("b"))
+        _ = nodeB.login(alice, "1001")
+        _ = nodeB.hub.handle(.cluster(.remotePresence(RemotePresence(rows: [("a", "1002", 1)]))), now: 1)
+        let placed = nodeB.hub.handle(
+            .cluster(.placements([ForwardedPlacement(node: "b", order: order, callId: "c-1")])), now: 3)
+        #expect(frames(placed, to: alice) == [.placeCall(.init(callId: "c-1", callee: "1002", video: true))])
+        #expect(nodeB.hub.awaitsPlacement(of: "c-1"))
+    }
+
+    @Test mutating func aCallHandedOverAfterItsCallerLeftIsRecordedNotPlaced() {
+        _ = hub.handle(.cluster(.remotePresence(RemotePresence(rows: [("c", "1002", 1)]))), now: 1)
+        let order = PlaceCallOrder(caller: "1001", callee: "1002", media: .audio)
+        let actions = hub.handle(
+            .cluster(.placements([ForwardedPlacement(node: "a", order: order, callId: "c-2")])), now: 2)
+        #expect(
+            actions == [
+                .callNotPlaced(
+                    NotPlacedCall(
+                        callId: "c-2", caller: "1001", callee: "1002", media: .audio, matchId: nil,
+                        reason: "callerGone"))
+            ])
+    }
 }

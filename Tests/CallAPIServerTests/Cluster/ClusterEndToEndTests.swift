@@ -186,4 +186,20 @@ struct ClusterEndToEndTests {
         #expect(listed == ["pixel"])
         for server in servers { try await server.stop() }
     }
+
+    /// `POST /v1/calls` behind a load balancer: the order reaches a node the caller is not on, which hands it to the
+    /// caller's node; the caller's session is told to place the call with the id the business server was given.
+    @Test func aCallPlacedThroughANodeTheCallerIsNotOnReachesTheCaller() async throws {
+        let (_, servers) = try await Self.nodes(["a", "b"])
+        let caller = try await servers[0].loggedIn("4201")
+        let callee = try await servers[1].loggedIn("4202")
+        try await Self.waitOnline("4201", seenBy: callee)
+        let callId = try servers[1].server.placeCall(PlaceCallOrder(caller: "4201", callee: "4202", media: .audio))
+            .get()
+        let frame = try await Self.frame(on: caller, "the order to place the call") {
+            if case .placeCall = $0 { true } else { false }
+        }
+        #expect(frame == .placeCall(.init(callId: callId, callee: "4202", video: false)))
+        for server in servers { try await server.stop() }
+    }
 }
