@@ -140,8 +140,17 @@ struct ClusterProxyTests {
         return (socket, (object["members"] as? [Int] ?? []).map { UInt($0) })
     }
 
+    /// The operator's channel API through the proxy (`curl`: the proxy's certificate is the test's own).
+    static func channelAPI(_ path: String, body: String? = nil, proxyPort: Int) async throws -> String {
+        var arguments = ["-sk", "-H", "Authorization: Bearer \(ClusterNodeDeathTests.adminKey)"]
+        if let body { arguments += ["-H", "Content-Type: application/json", "-d", body] }
+        let result = try await runToEnd("/usr/bin/curl", arguments + ["https://localhost:\(proxyPort)\(path)"])
+        return result.output
+    }
+
     /// Our own media's signaling through the proxy: the two members of each channel meet on one node, whichever
-    /// node the hash picks, while signaling clients spread over all three.
+    /// node the hash picks, while signaling clients spread over all three; the operator's channel API reaches the
+    /// channel's node too.
     @Test func theMembersOfAChannelMeetOnOneNodeThroughTheProxy() async throws {
         let (_, nodes, proxy, proxyPort) = try await Self.cluster()
         defer {
@@ -155,8 +164,12 @@ struct ClusterProxyTests {
             let (first, alone) = try await Self.join(channel, uid: 1001, proxyPort: proxyPort)
             let (second, met) = try await Self.join(channel, uid: 1002, proxyPort: proxyPort)
             #expect(alone == [] && met == [1001], "\(channel)")
+            let members = try await Self.channelAPI("/v1/channels/\(channel)", proxyPort: proxyPort)
+            #expect(members.contains("[1001,1002]"), "\(channel): \(members)")
             sockets += [first, second]
         }
+        let kicked = try await Self.channelAPI("/v1/channels/call-3/kick", body: #"{"uid":1002}"#, proxyPort: proxyPort)
+        #expect(kicked.contains("\"kicked\":true"), "\(kicked)")
         for process in nodes.values {
             process.interrupt()
             #expect(try await process.finish() == 0)
