@@ -344,6 +344,8 @@ final class ClusterLink: Sendable {
         case unclaim([ClusterEnvelope])
         case devices(UserDevices)
         case placeCall(ForwardedPlacement)
+        case park(ClusterEnvelope, expiresAt: Int64, receipt: ForwardReceipt)
+        case unpark([String])
         case online(SessionID, String)
         case offline(SessionID)
         case resync(epoch: Int64)
@@ -366,6 +368,9 @@ final class ClusterLink: Sendable {
             case .hub(.unclaimed(let envelopes)): return .unclaim(envelopes)
             case .hub(.devices(let list)): return .devices(list)
             case .hub(.placeCall(let placement)): return .placeCall(placement)
+            case .hub(.park(let envelope, let expiresAt, let receipt)):
+                return .park(envelope, expiresAt: expiresAt, receipt: receipt)
+            case .hub(.unpark(let messageIds)): return .unpark(messageIds)
             case .hub(.forward(var envelopes, let receipt)):
                 var receipts = receipt.map { [$0] } ?? []
                 while case .hub(.forward(let more, let receipt)) = state.work.first,
@@ -415,6 +420,34 @@ final class ClusterLink: Sendable {
                 logger.error(
                     "messages whose receiver left this node could not be put back in the mailbox: lost",
                     metadata: ["count": "\(envelopes.count)", "error": "\(describe(error))"])
+            }
+        case .park(let envelope, let expiresAt, let receipt):
+            // Not written (not a member, or the database failed): the message stays held in memory, as on a single
+            // node, without its parked copy.
+            var failure: String?
+            if let epoch {
+                do {
+                    try await bounded { try await self.store.park(envelope, expiresAt: expiresAt, epoch: epoch) }
+                } catch {
+                    failure = describe(error)
+                }
+            } else {
+                failure = "this node is joining the cluster"
+            }
+            if let failure {
+                logger.warning(
+                    "a held message could not be parked in the cluster database: it lives only in this node's memory",
+                    metadata: ["messageId": "\(envelope.messageId)", "reason": "\(failure)"])
+            }
+            report(failure.map { .forwardFailed(receipt, reason: $0) } ?? .forwarded(receipt))
+        case .unpark(let messageIds):
+            do {
+                try await bounded { try await self.store.unpark(messageIds) }
+            } catch {
+                // Left parked: if this node dies before they expire, their receiver may get them a second time.
+                logger.warning(
+                    "parked messages could not be taken out of the cluster database",
+                    metadata: ["count": "\(messageIds.count)", "error": "\(describe(error))"])
             }
         case .placeCall(let placement):
             // The business server was told the call is placed: one that cannot be handed over is logged (the

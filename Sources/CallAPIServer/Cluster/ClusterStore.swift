@@ -56,6 +56,9 @@ struct ClusterStore: Sendable {
         """,
         // A message held for a user who was offline, handed over when they logged in to another node.
         "ALTER TABLE callapi_cluster_mailbox ADD COLUMN IF NOT EXISTS held boolean NOT NULL DEFAULT false",
+        // A copy of a message held in its node's memory: not for that node to read, and left for whichever node its
+        // receiver logs in to when that node dies or leaves.
+        "ALTER TABLE callapi_cluster_mailbox ADD COLUMN IF NOT EXISTS parked boolean NOT NULL DEFAULT false",
         "CREATE INDEX IF NOT EXISTS callapi_cluster_mailbox_node ON callapi_cluster_mailbox (target_node, id)",
         // Server-placed calls handed to the caller's node.
         """
@@ -90,7 +93,7 @@ struct ClusterStore: Sendable {
                 ON CONFLICT (node_id) DO UPDATE SET epoch = EXCLUDED.epoch, heartbeat_at = now()
                 RETURNING epoch),
             s AS (DELETE FROM callapi_cluster_sessions WHERE node_id = $1),
-            m AS (UPDATE callapi_cluster_mailbox SET target_node = NULL WHERE target_node = $1)
+            m AS (UPDATE callapi_cluster_mailbox SET target_node = NULL, parked = false WHERE target_node = $1)
             SELECT epoch FROM n
             """, [.text(nodeId)])
         for try await epoch in rows.decode(Int64.self) { return epoch }
@@ -119,7 +122,9 @@ struct ClusterStore: Sendable {
                 DELETE FROM callapi_cluster_sessions s WHERE s.node_id IN (SELECT node_id FROM dead)
                 OR NOT EXISTS (
                     SELECT 1 FROM callapi_cluster_nodes n WHERE n.node_id = s.node_id AND n.epoch = s.epoch)),
-            m AS (UPDATE callapi_cluster_mailbox SET target_node = NULL WHERE target_node IN (SELECT node_id FROM dead)),
+            m AS (
+                UPDATE callapi_cluster_mailbox SET target_node = NULL, parked = false
+                WHERE target_node IN (SELECT node_id FROM dead)),
             e AS (DELETE FROM callapi_cluster_mailbox WHERE expires_at < now())
             SELECT node_id FROM dead
             """, [.integer(deadAfterMillis)])
@@ -135,7 +140,7 @@ struct ClusterStore: Sendable {
             """
             WITH n AS (DELETE FROM callapi_cluster_nodes WHERE node_id = $1 AND epoch = $2),
             s AS (DELETE FROM callapi_cluster_sessions WHERE node_id = $1),
-            m AS (UPDATE callapi_cluster_mailbox SET target_node = NULL WHERE target_node = $1)
+            m AS (UPDATE callapi_cluster_mailbox SET target_node = NULL, parked = false WHERE target_node = $1)
             SELECT pg_notify('\(Self.presenceChannel)', $1)
             """, [.text(nodeId), .integer(epoch)])
     }
@@ -277,7 +282,7 @@ struct ClusterStore: Sendable {
             """
             DELETE FROM callapi_cluster_mailbox WHERE (
                 id IN (
-                    SELECT id FROM callapi_cluster_mailbox WHERE target_node = $1 ORDER BY id LIMIT $3
+                    SELECT id FROM callapi_cluster_mailbox WHERE target_node = $1 AND NOT parked ORDER BY id LIMIT $3
                     FOR UPDATE SKIP LOCKED)
                 OR id IN (
                     SELECT id FROM callapi_cluster_mailbox WHERE target_node IS NULL AND target_user IN (
@@ -299,6 +304,34 @@ struct ClusterStore: Sendable {
                 ))
         }
         return taken.sorted { $0.id < $1.id }.map(\.envelope)
+    }
+
+    // MARK: - Parked messages
+
+    /// Parks `envelope` (a message held in this node's memory) until `expiresAt` (ms since 1970), replacing an
+    /// earlier copy with its message id, only while this node has `epoch`.
+    func park(_ envelope: ClusterEnvelope, expiresAt: Int64, epoch: Int64) async throws {
+        try await exec(
+            """
+            WITH old AS (
+                DELETE FROM callapi_cluster_mailbox WHERE target_node = $1 AND parked AND message_id = $6)
+            INSERT INTO callapi_cluster_mailbox
+                (target_node, target_user, from_user, body, sent_at, message_id, held, parked, expires_at)
+            SELECT $1, $3, $4, $5, $7, $6, true, true, to_timestamp($8::bigint / 1000.0)
+            WHERE EXISTS (SELECT 1 FROM callapi_cluster_nodes WHERE node_id = $1 AND epoch = $2)
+            """,
+            [
+                .text(nodeId), .integer(epoch), .text(envelope.userId), .text(envelope.from), .text(envelope.body.text),
+                .text(envelope.messageId), .integer(envelope.sentAt), .integer(expiresAt),
+            ])
+    }
+
+    /// Deletes this node's parked copies of `messageIds`.
+    func unpark(_ messageIds: [String]) async throws {
+        guard !messageIds.isEmpty else { return }
+        try await exec(
+            "DELETE FROM callapi_cluster_mailbox WHERE target_node = $1 AND parked AND message_id = ANY($2::text[])",
+            [.text(nodeId), .texts(messageIds)])
     }
 
     // MARK: - Placed calls

@@ -1,3 +1,5 @@
+import CallAPISignalProtocol
+
 /// What the hub asks the cluster link to do (only on a node of a cluster: docs/scale-out.md). The link performs them
 /// in the order given, and reports the forwards' outcome back as ``ClusterEvent``s.
 package enum ClusterAction: Sendable, Equatable {
@@ -9,6 +11,12 @@ package enum ClusterAction: Sendable, Equatable {
     /// ``ClusterEvent/forwarded(_:)`` or ``ClusterEvent/forwardFailed(_:)`` with `receipt` (when the sender waits
     /// for its answer).
     case forward([ClusterEnvelope], receipt: ForwardReceipt?)
+    /// Park a copy of a message held here in the mailbox until `expiresAt` (ms since 1970), replacing an earlier
+    /// copy with its message id: if this node dies, it goes to the node its receiver logs in to. Then report
+    /// `receipt` (the sender's answer waits for it).
+    case park(ClusterEnvelope, expiresAt: Int64, receipt: ForwardReceipt)
+    /// Take these parked messages out of the mailbox: this node delivered, handed over or withdrew them.
+    case unpark(messageIds: [String])
     /// A call placed by the server for a caller on another node: hand it to that node.
     case placeCall(ForwardedPlacement)
     /// A user's devices changed here: write their list for the other nodes.
@@ -26,6 +34,9 @@ package enum ForwardReceipt: Sendable, Equatable {
     /// logged in to: their senders hear `held_result` `delivered` once they are written; if they are not, they are
     /// held here again, and handed over at the next presence read.
     case handover(userId: String, [HeldMessages.Message])
+    /// The `queued` answer to the sender of a message held here, given once its parked copy is written or could not
+    /// be (it is held in this node's memory either way).
+    case parked(SessionID, ServerFrame.Answer)
 }
 
 /// A `send` whose answer waits until its message is in the other nodes' mailboxes: "delivered" is said only of a

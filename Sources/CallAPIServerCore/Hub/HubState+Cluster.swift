@@ -32,7 +32,10 @@ extension HubState {
                 presenceChanged(change.userId, online: change.online, into: &actions)
             }
             handOverHeld(now: now, into: &actions)
+        case .forwarded(.parked(let session, let answer)), .forwardFailed(.parked(let session, let answer), _):
+            if sessions[session] != nil { enqueue(.answer(answer), to: session, into: &actions) }
         case .forwarded(.handover(let userId, let messages)):
+            unpark(messages, into: &actions)
             for message in messages {
                 if let callId = message.pushedCall { actions.append(.push(.cancel(callId: callId, userId: userId))) }
                 toUser(

@@ -98,7 +98,7 @@ extension HubState {
             return
         }
         if let mark = send.push, mark.kind == .withdraw,
-            let answer = withdrawHeldCall(mark, to: send.to, requestId: send.id, now: now)
+            let answer = withdrawHeldCall(mark, to: send.to, requestId: send.id, now: now, into: &actions)
         {
             // The ledger hears the withdrawing cancel too, or the call would end there as unanswered.
             report(send, from: id, user: user, .queued, into: &actions)
@@ -148,13 +148,14 @@ extension HubState {
                     ringDeadline: expiresAt)
             }
         }
-        held.hold(
-            HeldMessages.Message(
-                messageId: messageId, from: user, body: send.relayBody, sentAt: now, expiresAt: expiresAt,
-                pushedCall: push?.callId), for: send.to)
+        let message = HeldMessages.Message(
+            messageId: messageId, from: user, body: send.relayBody, sentAt: now, expiresAt: expiresAt,
+            pushedCall: push?.callId)
+        held.hold(message, for: send.to)
         report(send, from: id, user: user, .queued, into: &actions)
-        enqueue(
-            .answer(.init(id: send.id, result: .queued, messageId: messageId, ttl: appliedTTL)), to: id,
+        park(
+            message, for: send.to,
+            answering: (id, .init(id: send.id, result: .queued, messageId: messageId, ttl: appliedTTL)),
             into: &actions)
         guard let push, appliedTTL > 0 else { return }
         for device in devices.devices(of: send.to) {
@@ -186,9 +187,11 @@ extension HubState {
         held.replace(
             at: index, for: userId, body: send.relayBody, sentAt: now, expiresAt: now + Int64(appliedTTL) * 1000)
         report(send, from: id, user: user, .queued, into: &actions)
-        enqueue(
-            .answer(.init(id: send.id, result: .queued, messageId: old.messageId, ttl: appliedTTL)), to: id,
-            into: &actions)
+        let answer = ServerFrame.Answer(id: send.id, result: .queued, messageId: old.messageId, ttl: appliedTTL)
+        guard let replaced = held.queue(of: userId).first(where: { $0.messageId == old.messageId }) else {
+            return enqueue(.answer(answer), to: id, into: &actions)
+        }
+        park(replaced, for: userId, answering: (id, answer), into: &actions)
     }
 
     /// The ledger's view of a `send` the hub handled (nothing unless ``reportsRelays``).
@@ -257,7 +260,9 @@ extension HubState {
     mutating func deliverHeld(
         to userId: String, session id: SessionID, now: Int64, into actions: inout [HubAction]
     ) {
-        for message in held.takeAll(for: userId) {
+        let messages = held.takeAll(for: userId)
+        unpark(messages, into: &actions)
+        for message in messages {
             let outcome: ServerFrame.HeldResult.Outcome = message.expiresAt > now ? .delivered : .expired
             if let callId = message.pushedCall {
                 // Taken over signaling (or over): its pushes not sent yet are pointless.

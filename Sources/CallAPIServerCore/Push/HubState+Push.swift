@@ -26,9 +26,10 @@ package extension HubState {
     /// caller cancels the call's unsent pushes). Nil when no such call is held: the message is then held or refused
     /// like any other.
     mutating func withdrawHeldCall(
-        _ mark: PushMark, to userId: String, requestId: Int, now: Int64
+        _ mark: PushMark, to userId: String, requestId: Int, now: Int64, into actions: inout [HubAction]
     ) -> ServerFrame.Answer? {
-        guard held.remove(for: userId, where: { $0.pushedCall == mark.callId }) != nil else { return nil }
+        guard let withdrawn = held.remove(for: userId, where: { $0.pushedCall == mark.callId }) else { return nil }
+        unpark([withdrawn], into: &actions)
         addTombstone(mark.callId, mark.reason ?? .cancelled, for: userId, now: now)
         return ServerFrame.Answer(
             id: requestId, result: .queued, messageId: makeMessageId(), ttl: pushPolicy.tombstoneSeconds)

@@ -140,8 +140,14 @@ import Testing
     @Test mutating func messagesHeldHereFollowTheirReceiverToTheNodeTheyLogInToAndTheSenderHearsOnceWritten() {
         _ = login(alice, "1001")
         let queued = hub.handle(.frame(alice, .send(.init(id: 3, to: "1002", body: "x", ttl: 60))), now: 10)
+        guard case .park(_, _, let receipt)? = clusterActions(queued).first else {
+            Issue.record("not parked: \(queued)")
+            return
+        }
         #expect(
-            frames(queued, to: alice) == [.answer(.init(id: 3, result: .queued, messageId: "m-a-1", ttl: 60))])
+            frames(hub.handle(.cluster(.forwardFailed(receipt, reason: "down")), now: 11), to: alice) == [
+                .answer(.init(id: 3, result: .queued, messageId: "m-a-1", ttl: 60))
+            ])
         #expect(hub.heldCount == 1)
 
         // 1002 logs in to node b: the next presence read hands the message to b's mailbox, flagged as held.
@@ -209,5 +215,43 @@ import Testing
                         callId: "c-2", caller: "1001", callee: "1002", media: .audio, matchId: nil,
                         reason: "callerGone"))
             ])
+    }
+
+    @Test mutating func aMessageHeldHereIsParkedInTheMailboxAndTakenOutOnceDelivered() {
+        _ = login(alice, "1001")
+        let queued = hub.handle(.frame(alice, .send(.init(id: 3, to: "1002", body: "x", ttl: 60))), now: 10)
+        let parked = ClusterEnvelope(
+            node: "a", userId: "1002", from: "1001", body: MessageBody("x"), sentAt: 10, messageId: "m-a-1",
+            held: true)
+        let answer = ServerFrame.Answer(id: 3, result: .queued, messageId: "m-a-1", ttl: 60)
+        #expect(clusterActions(queued) == [.park(parked, expiresAt: 60_010, receipt: .parked(alice, answer))])
+        // The sender hears `queued` once the parked copy is written.
+        #expect(frames(queued, to: alice).isEmpty)
+        let written = hub.handle(.cluster(.forwarded(.parked(alice, answer))), now: 11)
+        #expect(frames(written, to: alice) == [.answer(answer)])
+
+        let delivered = login(bob, "1002")
+        #expect(clusterActions(delivered) == [.online(bob, userId: "1002"), .unpark(messageIds: ["m-a-1"])])
+        #expect(frames(delivered, to: bob).contains { if case .message(let m) = $0 { m.held == true } else { false } })
+    }
+
+    @Test mutating func aHandedOverMessageIsTakenOutOfTheMailboxOnceWritten() {
+        _ = login(alice, "1001")
+        _ = hub.handle(.frame(alice, .send(.init(id: 3, to: "1002", body: "x", ttl: 60))), now: 10)
+        let read = hub.handle(.cluster(.remotePresence(RemotePresence(rows: [("b", "1002", 1)]))), now: 20)
+        guard case .forward(_, .handover(let userId, let messages))? = clusterActions(read).first else {
+            Issue.record("no handover in \(read)")
+            return
+        }
+        let written = hub.handle(.cluster(.forwarded(.handover(userId: userId, messages))), now: 30)
+        #expect(clusterActions(written) == [.unpark(messageIds: ["m-a-1"])])
+    }
+
+    @Test mutating func aSingleNodeParksNothing() {
+        hub = HubState(limits: HubLimits())
+        _ = login(alice, "1001")
+        let queued = hub.handle(.frame(alice, .send(.init(id: 3, to: "1002", body: "x", ttl: 60))), now: 10)
+        #expect(clusterActions(queued).isEmpty)
+        #expect(clusterActions(login(bob, "1002")).isEmpty)
     }
 }

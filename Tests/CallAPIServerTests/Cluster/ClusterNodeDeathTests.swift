@@ -118,4 +118,34 @@ struct ClusterNodeDeathTests {
         n1.interrupt()
         #expect(try await n1.finish() == 0)
     }
+
+    /// A message held for an offline user on a node that is then killed is not lost with it: its parked copy goes to
+    /// the node the user logs in to, flagged as held.
+    @Test func aMessageHeldOnANodeThatIsKilledReachesItsReceiverOnAnotherNode() async throws {
+        let database = try await LedgerBackend.freshPostgresURL()
+        let (n1, port1) = try await Self.node("n1", database: database)
+        let (n2, port2) = try await Self.node("n2", database: database)
+        let alice = try await Self.loggedIn("4301", port: port1)
+        alice.send(.send(.init(id: 1, to: "4302", body: "while-you-slept", ttl: 60)))
+        let answer = try await ClusterEndToEndTests.frame(on: alice, "the answer") {
+            if case .answer(let answer) = $0, answer.id == 1 { true } else { false }
+        }
+        guard case .answer(let queued) = answer else { throw UnexpectedFrame(frame: answer) }
+        #expect(queued.result == .queued)
+        // The parked copy is written after the answer: a ping's round trip on the same connection orders it.
+        alice.send(.ping(.init(id: 2)))
+        _ = try await ClusterEndToEndTests.frame(on: alice, "the pong") {
+            if case .pong = $0 { true } else { false }
+        }
+
+        n1.kill()
+        let bob = try await Self.loggedIn("4302", port: port2)
+        let arrived = try await ClusterEndToEndTests.frame(on: bob, within: 10, "the held message after the kill") {
+            if case .message = $0 { true } else { false }
+        }
+        guard case .message(let message) = arrived else { throw UnexpectedFrame(frame: arrived) }
+        #expect(message.body == "while-you-slept" && message.held == true && message.messageId == queued.messageId)
+        n2.interrupt()
+        #expect(try await n2.finish() == 0)
+    }
 }
