@@ -67,7 +67,8 @@ public final class SignalServer: Service, Sendable {
         var cluster: ClusterLink?
         if let settings = configuration.cluster {
             do {
-                let link = try ClusterLink(settings: settings, clock: clock, logger: logger)
+                let link = try ClusterLink(
+                    settings: settings, clock: clock, metrics: metrics.cluster(), logger: logger)
                 try await link.migrate()
                 cluster = link
             } catch {

@@ -19,6 +19,7 @@ final class ClusterLink: Sendable {
     private let listenConfiguration: PostgresConnection.Configuration
     private let clock: any SignalServerClock
     private let logger: Logger
+    private let metrics: ClusterMetrics
     private let state: NIOLockedValueBox<LinkState>
     private let controlWake: AsyncStream<Void>.Continuation
     private let controlSignals: AsyncStream<Void>
@@ -55,7 +56,7 @@ final class ClusterLink: Sendable {
         case resync(epoch: Int64)
     }
 
-    init(settings: ClusterSettings, clock: any SignalServerClock, logger: Logger) throws {
+    init(settings: ClusterSettings, clock: any SignalServerClock, metrics: ClusterMetrics, logger: Logger) throws {
         if let problem = ClusterSettings.problem(nodeId: settings.nodeId) { throw ClusterError(problem) }
         let connection = try PostgresLedgerStore.configuration(url: settings.databaseURL)
         var configuration = PostgresClient.Configuration(
@@ -73,6 +74,7 @@ final class ClusterLink: Sendable {
         var logger = logger
         logger[metadataKey: "node"] = "\(settings.nodeId)"
         self.logger = logger
+        self.metrics = metrics
         client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         store = ClusterStore(client: client, nodeId: settings.nodeId, logger: logger)
         self.clock = clock
@@ -122,6 +124,7 @@ final class ClusterLink: Sendable {
             if case .forward(let envelopes, _) = action {
                 guard state.pendingEnvelopes + envelopes.count <= settings.maxPendingEnvelopes else { return true }
                 state.pendingEnvelopes += envelopes.count
+                metrics.pendingEnvelopes.record(state.pendingEnvelopes)
             }
             state.work.append(.hub(action))
             return false
@@ -230,6 +233,7 @@ final class ClusterLink: Sendable {
             do {
                 let epoch = try await bounded { try await self.store.register() }
                 logger.notice("joined the cluster", metadata: ["epoch": "\(epoch)"])
+                metrics.member.record(1)
                 return .registered(epoch: epoch)
             } catch {
                 logger.warning("could not join the cluster; retrying", metadata: ["error": "\(describe(error))"])
@@ -242,6 +246,7 @@ final class ClusterLink: Sendable {
             do {
                 if try await bounded({ try await self.store.beat(epoch: epoch) }) { return .beatSaved }
                 logger.warning("this node was declared dead by the cluster; joining again")
+                metrics.member.record(0)
                 return .beatLost
             } catch {
                 logger.warning("could not save the heartbeat", metadata: ["error": "\(describe(error))"])
@@ -261,6 +266,7 @@ final class ClusterLink: Sendable {
                 let view = try await bounded {
                     try await self.store.remotePresence(deadAfterMillis: self.settings.deadAfterMillis)
                 }
+                metrics.remoteUsers.record(view.users.count)
                 report(.remotePresence(view))
             } catch {
                 logger.warning("could not read the other nodes' sessions", metadata: ["error": "\(describe(error))"])
@@ -404,8 +410,13 @@ final class ClusterLink: Sendable {
             } else {
                 failure = "this node is joining the cluster"
             }
-            state.withLockedValue { $0.pendingEnvelopes -= envelopes.count }
+            let pending = state.withLockedValue { state in
+                state.pendingEnvelopes -= envelopes.count
+                return state.pendingEnvelopes
+            }
+            metrics.pendingEnvelopes.record(pending)
             if let failure {
+                metrics.writeFailures.increment()
                 logger.warning(
                     "messages for other nodes were not written",
                     metadata: ["count": "\(envelopes.count)", "reason": "\(failure)"])
@@ -417,6 +428,7 @@ final class ClusterLink: Sendable {
             do {
                 try await bounded { try await self.store.unclaim(envelopes, keepSeconds: self.settings.mailboxSeconds) }
             } catch {
+                metrics.writeFailures.increment()
                 logger.error(
                     "messages whose receiver left this node could not be put back in the mailbox: lost",
                     metadata: ["count": "\(envelopes.count)", "error": "\(describe(error))"])
@@ -435,6 +447,7 @@ final class ClusterLink: Sendable {
                 failure = "this node is joining the cluster"
             }
             if let failure {
+                metrics.writeFailures.increment()
                 logger.warning(
                     "a held message could not be parked in the cluster database: it lives only in this node's memory",
                     metadata: ["messageId": "\(envelope.messageId)", "reason": "\(failure)"])
@@ -445,6 +458,7 @@ final class ClusterLink: Sendable {
                 try await bounded { try await self.store.unpark(messageIds) }
             } catch {
                 // Left parked: if this node dies before they expire, their receiver may get them a second time.
+                metrics.writeFailures.increment()
                 logger.warning(
                     "parked messages could not be taken out of the cluster database",
                     metadata: ["count": "\(messageIds.count)", "error": "\(describe(error))"])
@@ -466,6 +480,7 @@ final class ClusterLink: Sendable {
                 failure = "this node is joining the cluster"
             }
             if let failure {
+                metrics.writeFailures.increment()
                 logger.error(
                     "a server-placed call could not be handed to its caller's node",
                     metadata: ["callId": "\(placement.callId)", "node": "\(placement.node)", "reason": "\(failure)"])
@@ -475,6 +490,7 @@ final class ClusterLink: Sendable {
                 try await bounded { try await self.store.saveDevices(list) }
             } catch {
                 // Written again after a pause: the other nodes must not keep a device list that changed here.
+                metrics.writeFailures.increment()
                 logger.warning(
                     "could not write a user's push devices for the other nodes; retrying",
                     metadata: ["user": "\(list.userId)", "error": "\(describe(error))"])
@@ -510,6 +526,7 @@ final class ClusterLink: Sendable {
 
     /// A presence write failed: the rows are written whole again after a pause, so none stays wrong.
     private func resyncLater(epoch: Int64, _ error: any Error) {
+        metrics.writeFailures.increment()
         logger.warning("could not write presence; writing it whole again", metadata: ["error": "\(describe(error))"])
         Task {
             try? await Task.sleep(for: .milliseconds(settings.heartbeatMillis))
@@ -550,6 +567,7 @@ final class ClusterLink: Sendable {
         try await connection.listen(on: ClusterStore.mailboxChannel(of: settings.nodeId)) { mailbox in
             try await connection.listen(on: ClusterStore.presenceChannel) { presence in
                 self.state.withLockedValue { $0.listens += 1 }
+                self.metrics.listens.increment()
                 // What was sent while the listener was away is read now.
                 wake(mailbox: true, presence: true)
                 try await withThrowingTaskGroup(of: Void.self) { group in

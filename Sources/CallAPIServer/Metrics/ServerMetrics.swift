@@ -92,6 +92,9 @@ final class ServerMetrics: Sendable {
     }
 
     /// Publishes each configured limit as `callapi_limit{name="…"}`, so dashboards can compare usage to it.
+    /// A cluster node's metrics, in this registry.
+    func cluster() -> ClusterMetrics { ClusterMetrics(factory: factory) }
+
     func publish(limits: [(name: String, value: Double)]) {
         for limit in limits {
             Metrics.Gauge(label: "callapi_limit", dimensions: [("name", limit.name)], factory: factory)

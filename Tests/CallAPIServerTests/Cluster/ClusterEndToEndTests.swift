@@ -202,4 +202,21 @@ struct ClusterEndToEndTests {
         #expect(frame == .placeCall(.init(callId: callId, callee: "4202", video: false)))
         for server in servers { try await server.stop() }
     }
+
+    /// A node's `/metrics` says it is a member, how many users it sees elsewhere and how often it listened.
+    @Test func aNodesMetricsShowItsMembershipAndTheUsersItSeesElsewhere() async throws {
+        let (_, servers) = try await Self.nodes(["a", "b"])
+        let observer = try await servers[0].loggedIn("4401")
+        let other = try await servers[1].loggedIn("4402")
+        try await Self.waitOnline("4402", seenBy: observer)
+        let (status, metrics) = try await httpRequest("\(servers[0].httpBase)/metrics")
+        #expect(status == 200)
+        let lines = Set(metrics.split(separator: "\n").map(String.init))
+        #expect(lines.contains("callapi_cluster_member 1.0"))
+        #expect(lines.contains("callapi_cluster_remote_users 1.0"))
+        #expect(lines.contains("callapi_cluster_listens_total 1"))
+        #expect(lines.contains("callapi_cluster_write_failures_total 0"))
+        other.close()
+        for server in servers { try await server.stop() }
+    }
 }
