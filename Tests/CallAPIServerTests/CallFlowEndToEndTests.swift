@@ -11,43 +11,14 @@ import Testing
 /// Media is the in-process simulated world, with first-frame waiting disabled. Each flow also checks what the
 /// server's call ledger (on by default, in memory) recorded for it: CallAPI's own messages, not hand-written ones.
 @Suite struct CallFlowEndToEndTests {
-    /// One user: CallAPI over a signaling client.
-    struct Endpoint {
-        let user: UInt
-        let api: CallApiImpl
-        let signal: SignalClient
-        let changes: AsyncStream<CallStateChange>
-
-        /// Waits for a state change to `state` (and `reason`, if given).
-        @discardableResult
-        func reaches(_ state: CallStateType, _ reason: CallStateReason? = nil, within seconds: Double = 5) async throws
-            -> CallStateChange
-        {
-            try await changes.first(within: seconds, "\(user) to reach \(state) \(reason.map { "\($0)" } ?? "")") {
-                $0.state == state && (reason == nil || $0.reason == reason)
-            }
-        }
-
-        func close() async {
-            await api.deinitialize()
-            signal.logout()
-        }
-    }
+    typealias Endpoint = CallEndpoint
 
     let world = SimulatedRTCWorld(clock: SystemCallClock())
 
     func endpoint(_ user: UInt, on server: TestServer, ringTimeoutMillis: UInt64 = 15_000) async throws -> Endpoint {
         let signal = SignalClient(configuration: .init(url: server.url), logger: quietLogger)
         try await signal.login(token: try await server.token("\(user)"))
-        let api = CallApiImpl()
-        api.initialize(
-            config: CallConfig(
-                userId: user, rtcEngine: world.engine(userId: user), signalClient: signal, clock: SystemCallClock()))
-        let changes = api.stateChanges
-        try await api.prepareForCall(
-            prepareConfig: PrepareConfig(
-                roomId: "room-\(user)", callTimeoutMillisecond: ringTimeoutMillis, firstFrameWaittingDisabled: true))
-        return Endpoint(user: user, api: api, signal: signal, changes: changes)
+        return try await .prepared(user, signal: signal, world: world, ringTimeoutMillis: ringTimeoutMillis)
     }
 
     /// The ledger's record of the call `callId`, or of the caller's latest call (asked after the server relayed the

@@ -15,29 +15,10 @@ import Testing
 struct ClusterCallLedgerTests {
     let world = SimulatedRTCWorld(clock: SystemCallClock())
 
-    struct Endpoint {
-        let user: UInt
-        let api: CallApiImpl
-        let signal: SignalClient
-        let changes: AsyncStream<CallStateChange>
-
-        func reaches(_ state: CallStateType, within seconds: Double = 10) async throws {
-            _ = try await changes.first(within: seconds, "\(user) to reach \(state)") { $0.state == state }
-        }
-    }
-
-    func endpoint(_ user: UInt, on server: TestServer) async throws -> Endpoint {
+    func endpoint(_ user: UInt, on server: TestServer) async throws -> CallEndpoint {
         let signal = SignalClient(configuration: .init(url: server.url), logger: quietLogger)
         try await signal.login(token: try await server.token("\(user)"))
-        let api = CallApiImpl()
-        api.initialize(
-            config: CallConfig(
-                userId: user, rtcEngine: world.engine(userId: user), signalClient: signal, clock: SystemCallClock()))
-        let changes = api.stateChanges
-        try await api.prepareForCall(
-            prepareConfig: PrepareConfig(
-                roomId: "room-\(user)", callTimeoutMillisecond: 15_000, firstFrameWaittingDisabled: true))
-        return Endpoint(user: user, api: api, signal: signal, changes: changes)
+        return try await .prepared(user, signal: signal, world: world)
     }
 
     @Test func aCallAcrossTwoNodesIsRecordedOnceWithBothSidesAndEachWebhookEventIsPostedOnce() async throws {

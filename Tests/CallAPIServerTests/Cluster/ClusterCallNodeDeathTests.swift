@@ -16,37 +16,13 @@ import Testing
 struct ClusterCallNodeDeathTests {
     let world = SimulatedRTCWorld(clock: SystemCallClock())
 
-    struct Endpoint {
-        let user: UInt
-        let api: CallApiImpl
-        let signal: SignalClient
-        let changes: AsyncStream<CallStateChange>
-
-        /// The next state change, whatever it is.
-        func nextChange(within seconds: Double = 10) async throws -> CallStateChange {
-            try await changes.first(within: seconds, "\(user)'s next state change") { _ in true }
-        }
-
-        func reaches(_ state: CallStateType, within seconds: Double = 10) async throws {
-            _ = try await changes.first(within: seconds, "\(user) to reach \(state)") { $0.state == state }
-        }
-    }
-
-    /// An endpoint whose signaling client knows both nodes, `first` first.
-    func endpoint(_ user: UInt, nodes ports: [Int]) async throws -> Endpoint {
+    /// An endpoint whose signaling client knows `nodes`, the first first.
+    func endpoint(_ user: UInt, nodes ports: [Int]) async throws -> CallEndpoint {
         var configuration = SignalClientConfiguration(urls: ports.map { "ws://127.0.0.1:\($0)" })
         configuration.backoffBaseMillis = 100
         let signal = SignalClient(configuration: configuration, logger: quietLogger)
         try await signal.login(token: try await ClusterNodeDeathTests.token("\(user)"))
-        let api = CallApiImpl()
-        api.initialize(
-            config: CallConfig(
-                userId: user, rtcEngine: world.engine(userId: user), signalClient: signal, clock: SystemCallClock()))
-        let changes = api.stateChanges
-        try await api.prepareForCall(
-            prepareConfig: PrepareConfig(
-                roomId: "room-\(user)", callTimeoutMillisecond: 15_000, firstFrameWaittingDisabled: true))
-        return Endpoint(user: user, api: api, signal: signal, changes: changes)
+        return try await .prepared(user, signal: signal, world: world)
     }
 
     @Test func aCallConnectedAcrossANodeThatIsKilledStaysConnectedAndEndsTheSameWayOnBothSides() async throws {
