@@ -25,18 +25,9 @@ struct ClusterCallLedgerTests {
         let url = try await LedgerBackend.freshPostgresURL()
         let receiver = CallWebhookReceiver()
         try await receiver.start()
-        var servers: [TestServer] = []
-        for id in ["a", "b"] {
-            servers.append(
-                try await TestServer.start(tickIntervalMillis: 100) { configuration in
-                    var cluster = ClusterSettings(nodeId: id, databaseURL: url)
-                    cluster.heartbeatMillis = 200
-                    cluster.deadAfterMillis = 1_000
-                    cluster.presenceMillis = 200
-                    configuration.cluster = cluster
-                    configuration.ledger.database = .postgres(url: url)
-                    configuration.ledger.webhook = CallWebhookSettings(url: receiver.url, secret: nil)
-                })
+        let (_, servers) = try await ClusterEndToEndTests.nodes(["a", "b"], database: url) { url, configuration in
+            configuration.ledger.database = .postgres(url: url)
+            configuration.ledger.webhook = CallWebhookSettings(url: receiver.url, secret: nil)
         }
         let observer = try await servers[0].loggedIn("1099")
         let caller = try await endpoint(1001, on: servers[0])

@@ -8,8 +8,11 @@ import Testing
 /// `.ci/run` starts: each test has a database of its own, so its nodes form a cluster of their own.
 @Suite(.enabled(if: LedgerBackend.postgresURL != nil, LedgerBackend.postgresMissing))
 struct ClusterEndToEndTests {
-    /// Nodes in one process, on a new database, with short timings.
-    static func nodes(_ ids: [String], database: String? = nil) async throws -> (String, [TestServer]) {
+    /// Nodes in one process, on a new database, with short timings; `configure` adds to each node's settings.
+    static func nodes(
+        _ ids: [String], database: String? = nil,
+        configure: (_ url: String, inout SignalServerConfiguration) -> Void = { _, _ in }
+    ) async throws -> (String, [TestServer]) {
         let url: String
         if let database { url = database } else { url = try await LedgerBackend.freshPostgresURL() }
         var servers: [TestServer] = []
@@ -21,6 +24,7 @@ struct ClusterEndToEndTests {
                     cluster.deadAfterMillis = 1_000
                     cluster.presenceMillis = 200
                     configuration.cluster = cluster
+                    configure(url, &configuration)
                 })
         }
         return (url, servers)
