@@ -13,7 +13,7 @@ struct ChannelHubPerformer: EndpointPerformer {
 
     func perform(
         _ action: consuming ChannelAction, in core: inout EndpointCore<ChannelState>, relayStartedAt: NIODeadline?
-    ) -> ChannelNotice? {
+    ) -> EndpointDeferred<ChannelState, ChannelNotice>? {
         switch consume action {
         case .send(let id, let frame):
             observe(frame, connection: id, state: core.state)
@@ -26,10 +26,9 @@ struct ChannelHubPerformer: EndpointPerformer {
             EndpointShell<Self>.end(connection, code: code, reason: nil, slowConsumer: slowConsumer)
         case .report(let notice):
             // After the lock is released (see start).
-            return notice
-        case .verifyToken:
-            // Checked by the shell (`ChannelState.tokenCheck(orderedBy:)`), never handed here.
-            break
+            return .work(notice)
+        case .verifyToken(let id, let token, let purpose):
+            return .tokenCheck(token: token, context: (id, purpose))
         }
         return nil
     }

@@ -7,14 +7,28 @@ public struct ClusterSettings: Sendable, Equatable {
     public var nodeId: String
     /// The cluster's database, `postgres://user[:password]@host[:port]/database`.
     public var databaseURL: String
+    /// How often the node beats, reads and sweeps; declared once, in ``ClusterTimings``, with its defaults.
+    var timings = ClusterTimings()
     /// Between two heartbeats, in milliseconds.
-    public var heartbeatMillis: Int64 = 1_000
+    public var heartbeatMillis: Int64 {
+        get { timings.heartbeatMillis }
+        set { timings.heartbeatMillis = newValue }
+    }
     /// A node whose heartbeat is older than this is dead, in milliseconds.
-    public var deadAfterMillis: Int64 = 3_000
+    public var deadAfterMillis: Int64 {
+        get { timings.deadAfterMillis }
+        set { timings.deadAfterMillis = newValue }
+    }
     /// Between two reads of the mailbox when no notification came, in milliseconds.
-    public var pollMillis: Int64 = 250
+    public var pollMillis: Int64 {
+        get { timings.pollMillis }
+        set { timings.pollMillis = newValue }
+    }
     /// Between two reads of the other nodes' sessions, in milliseconds.
-    public var presenceMillis: Int64 = 1_000
+    public var presenceMillis: Int64 {
+        get { timings.presenceMillis }
+        set { timings.presenceMillis = newValue }
+    }
     /// How long a message waits in the mailbox for a receiver who has no session on any node, in seconds.
     public var mailboxSeconds: Int = 60
     /// Envelopes waiting to be written to the mailbox, at most; a send over it is answered `server_busy`.
@@ -32,14 +46,5 @@ public struct ClusterSettings: Sendable, Equatable {
             return "a node id is 1-32 characters of a-z 0-9 _, not \"\(nodeId)\""
         }
         return nil
-    }
-
-    var timings: ClusterTimings {
-        var timings = ClusterTimings()
-        timings.heartbeatMillis = heartbeatMillis
-        timings.deadAfterMillis = deadAfterMillis
-        timings.pollMillis = pollMillis
-        timings.presenceMillis = presenceMillis
-        return timings
     }
 }

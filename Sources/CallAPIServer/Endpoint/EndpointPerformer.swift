@@ -9,17 +9,28 @@ protocol EndpointPerformer: Sendable {
     associatedtype AwaitedWork
 
     /// Performs `action` under the shell's lock, in the order the state decided it; returns what must wait for the
-    /// lock's release. `relayStartedAt` is when the message that led to the action was read, if one did.
+    /// lock's release (the machine's token checks among it). `relayStartedAt` is when the message that led to the
+    /// action was read, if one did.
     func perform(
         _ action: consuming Machine.Action, in core: inout EndpointCore<Machine>, relayStartedAt: NIODeadline?
-    ) -> AwaitedWork?
+    ) -> EndpointDeferred<Machine, AwaitedWork>?
 
     /// Starts `work` once the lock is released; what it learns comes back through `shell`.
     func start(_ work: AwaitedWork, in shell: EndpointShell<Self>)
 
-    /// Checks a token's signature and claims (``SessionMachine/tokenCheck(orderedBy:)``).
+    /// Checks a token's signature and claims (an ``EndpointDeferred/tokenCheck(token:context:)``).
     func checkToken(_ token: String) async -> Machine.TokenVerdict
 
     /// Updates the endpoint's gauges after an event, under the lock.
     func updateMetrics(from state: Machine)
+}
+
+/// What one action leaves to do once the shell's lock is released: a token check, which the shell runs the same
+/// way for every endpoint, or the endpoint's own awaited work.
+///
+/// The performer names token checks in its own `switch` over the action rather than the shell asking the machine
+/// about each action first: that look cost a copy of every action (see `scripts/callgrind_relay.sh`).
+enum EndpointDeferred<Machine: SessionMachine, Work> {
+    case tokenCheck(token: String, context: Machine.TokenCheckContext)
+    case work(Work)
 }

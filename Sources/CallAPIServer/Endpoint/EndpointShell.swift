@@ -152,11 +152,8 @@ final class EndpointShell<Performer: EndpointPerformer>: Sendable {
             // helper taking a closure: through the closure's parameter each action was copied again.
             actions.withUnsafeMutableBufferPointer { $0.reverse() }
             while let action = actions.popLast() {
-                if let check = Machine.tokenCheck(orderedBy: action) {
-                    deferred.append(.tokenCheck(token: check.token, context: check.context))
-                    // Explicitly consumed: after the look above, a plain `action` was copied for `perform`.
-                } else if let work = performer.perform(consume action, in: &core, relayStartedAt: relayStartedAt) {
-                    deferred.append(.work(work))
+                if let work = performer.perform(consume action, in: &core, relayStartedAt: relayStartedAt) {
+                    deferred.append(work)
                 }
             }
             // Kept for the next event unless one event (a shutdown, a tick) made it large.
@@ -168,11 +165,7 @@ final class EndpointShell<Performer: EndpointPerformer>: Sendable {
         return answer
     }
 
-    /// What an event's actions leave to do once the lock is released.
-    private enum Deferred {
-        case tokenCheck(token: String, context: Machine.TokenCheckContext)
-        case work(Performer.AwaitedWork)
-    }
+    typealias Deferred = EndpointDeferred<Machine, Performer.AwaitedWork>
 
     private func start(_ deferred: Deferred) {
         switch deferred {

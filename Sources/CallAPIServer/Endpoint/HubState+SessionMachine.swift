@@ -9,11 +9,6 @@ extension HubState: SessionMachine {
     /// The session whose `login` or `renew` carried the token, the request's id, and what the token is for.
     package typealias TokenCheckContext = (session: SessionID, requestId: Int?, purpose: TokenPurpose)
 
-    package static func tokenCheck(orderedBy action: HubAction) -> (token: String, context: TokenCheckContext)? {
-        guard case .verifyToken(let id, let requestId, let token, let purpose) = action else { return nil }
-        return (token, (id, requestId, purpose))
-    }
-
     package static func tokenChecked(_ context: TokenCheckContext, verdict: TokenCheck) -> HubEvent {
         .tokenChecked(context.session, requestId: context.requestId, purpose: context.purpose, result: verdict)
     }

@@ -30,7 +30,7 @@ struct SignalHubPerformer: EndpointPerformer {
 
     func perform(
         _ action: consuming HubAction, in core: inout EndpointCore<HubState>, relayStartedAt: NIODeadline?
-    ) -> CallsQuery? {
+    ) -> EndpointDeferred<HubState, CallsQuery>? {
         switch consume action {
         case .relayed(let send):
             ledger?.handle(.relayed(send), now: clock.nowMillis())
@@ -38,7 +38,7 @@ struct SignalHubPerformer: EndpointPerformer {
             ledger?.handle(.sessionClosed(standIn), now: clock.nowMillis())
         case .queryCalls(let id, let userId, let request):
             guard let ledger else { return nil }
-            return CallsQuery(id: id, userId: userId, request: request, ledger: ledger)
+            return .work(CallsQuery(id: id, userId: userId, request: request, ledger: ledger))
         case .send(let id, let frame):
             guard let connection = core.connections[id] else { return nil }
             var startedAt: NIODeadline?
@@ -64,9 +64,8 @@ struct SignalHubPerformer: EndpointPerformer {
         case .push(let pushAction):
             // Returns at once (it queues, or saves the small device file): keeps the order the state decided.
             push?.perform(pushAction)
-        case .verifyToken:
-            // Checked by the shell (`HubState.tokenCheck(orderedBy:)`), never handed here.
-            break
+        case .verifyToken(let id, let requestId, let token, let purpose):
+            return .tokenCheck(token: token, context: (id, requestId, purpose))
         case .callNotPlaced(let call):
             logger.notice(
                 "a server-placed call was not placed",

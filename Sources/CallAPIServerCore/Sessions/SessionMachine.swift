@@ -16,9 +16,6 @@ package protocol SessionMachine: Sendable {
     /// `actions` (a buffer the caller may reuse).
     mutating func handle(_ event: Event, now: Int64, into actions: inout [Action])
 
-    /// The token `action` asks to check, and what to report its verdict with; nil for any other action.
-    static func tokenCheck(orderedBy action: Action) -> (token: String, context: TokenCheckContext)?
-
     /// The event that reports `verdict` on the token checked for `context`.
     static func tokenChecked(_ context: TokenCheckContext, verdict: TokenVerdict) -> Event
 }

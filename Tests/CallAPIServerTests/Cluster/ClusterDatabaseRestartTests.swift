@@ -19,13 +19,38 @@ struct ClusterDatabaseRestartTests {
         return process.printed.last ?? ""
     }
 
-    @Test func messagesCrossNodesAgainAfterPostgreSQLRestartsAndAreRefusedClearlyMeanwhile() async throws {
+    /// Runs `body` with a PostgreSQL of its own in a fresh folder (its URL, port and folder), then stops the nodes
+    /// `body` reported and the database and removes the folder, whether `body` succeeded or threw.
+    static func withOwnPostgres(
+        _ body: (_ url: String, _ port: Int, _ folder: URL, _ started: inout [TestServer]) async throws -> Void
+    ) async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("callapi-pg-\(UUID())")
         let started = try await Self.service("start-postgres.sh", [folder.path]).split(separator: " ")
-        guard started.count >= 3, let port = Int(started[0]) else { throw TimedOut(what: "PostgreSQL's port") }
-        let user = started[2].trimmingCharacters(in: .whitespacesAndNewlines)
-        let url = "postgres://\(user)@127.0.0.1:\(port)/callapi"
+        var servers: [TestServer] = []
+        do {
+            guard started.count >= 3, let port = Int(started[0]) else { throw TimedOut(what: "PostgreSQL's port") }
+            let user = started[2].trimmingCharacters(in: .whitespacesAndNewlines)
+            try await body("postgres://\(user)@127.0.0.1:\(port)/callapi", port, folder, &servers)
+        } catch {
+            for server in servers { try? await server.stop() }
+            _ = try? await Self.service("stop-postgres.sh", [folder.path])
+            try? FileManager.default.removeItem(at: folder)
+            throw error
+        }
+        for server in servers { try await server.stop() }
+        _ = try await Self.service("stop-postgres.sh", [folder.path])
+        try? FileManager.default.removeItem(at: folder)
+    }
+
+    @Test func messagesCrossNodesAgainAfterPostgreSQLRestartsAndAreRefusedClearlyMeanwhile() async throws {
+        try await Self.withOwnPostgres { url, port, folder, started in
+            try await messagesCrossAgain(url: url, port: port, folder: folder, started: &started)
+        }
+    }
+
+    private func messagesCrossAgain(url: String, port: Int, folder: URL, started: inout [TestServer]) async throws {
         let (_, servers) = try await ClusterEndToEndTests.nodes(["a", "b"], database: url)
+        started = servers
         let alice = try await servers[0].loggedIn("8001")
         let bob = try await servers[1].loggedIn("8002")
         try await ClusterEndToEndTests.waitOnline("8002", seenBy: alice)
@@ -66,9 +91,6 @@ struct ClusterDatabaseRestartTests {
         _ = try await ClusterEndToEndTests.frame(on: bob, within: 10, "the message after the restart") {
             if case .message(let message) = $0, message.body == expected { true } else { false }
         }
-        for server in servers { try await server.stop() }
-        _ = try await Self.service("stop-postgres.sh", [folder.path])
-        try? FileManager.default.removeItem(at: folder)
     }
 }
 
