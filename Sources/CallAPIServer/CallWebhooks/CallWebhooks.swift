@@ -4,8 +4,8 @@ import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 
-/// The call webhooks' shell (docs/webhooks.md): runs ``CallWebhookMachine`` under a lock, numbers the ledger's events
-/// for the ledger's writer to store (in the same transaction as the call's record, ``CallLedger``), writes their
+/// The call webhooks' shell (docs/webhooks.md): runs ``CallWebhookMachine`` under a lock, admits the ledger's events
+/// for the ledger's writer to number and store (in the same transaction as the call's record, ``CallLedger``), writes their
 /// delivery state from one task in order (a connection of its own to the ledger's database), and posts events with
 /// AsyncHTTPClient, as many at once as the machine allows.
 final class CallWebhooks: Sendable {
@@ -55,10 +55,8 @@ final class CallWebhooks: Sendable {
         let ownsStore = database != .memory
         let store = ownsStore ? try await CallLedger.openStore(database, logger: logger) : ledgerStore
         let pending: [StoredCallEvent]
-        let last: Int64
         do {
             pending = try await store.pendingWebhookEvents()
-            last = try await store.lastWebhookSequence()
         } catch {
             if ownsStore { try? await store.close() }
             throw error
@@ -66,7 +64,7 @@ final class CallWebhooks: Sendable {
         if !pending.isEmpty {
             logger.notice("call webhooks: \(pending.count) undelivered events from before the restart are queued")
         }
-        let machine = CallWebhookMachine(limits: settings.limits, lastSequence: last, pending: pending)
+        let machine = CallWebhookMachine(limits: settings.limits, pending: pending)
         return CallWebhooks(
             settings: settings, store: store, ownsStore: ownsStore, machine: machine, clock: clock, jitter: jitter,
             metrics: metrics, logger: logger)
@@ -91,38 +89,38 @@ final class CallWebhooks: Sendable {
         metrics.callWebhookPending(machine.pendingCount)
     }
 
-    /// The ledger saw a moment of a call: the event numbered for the ledger's writer to store, or nil when the
+    /// The ledger saw a moment of a call: the event for the ledger's writer to number and store, or nil when the
     /// queue is full (refused, counted and logged). Answer with ``stored(_:now:)`` or ``notStored(_:problem:now:)``.
-    func number(_ event: CallEvent, now: Int64) -> StoredCallEvent? {
+    func admit(_ event: CallEvent, now: Int64) -> EmittedCallEvent? {
         machine.withLockedValue { machine in
-            var numbered: StoredCallEvent?
+            var admitted: EmittedCallEvent?
             for action in machine.handle(.emitted(event), now: now) {
-                if case .store(let stored) = action {
+                if case .store(let emitted) = action {
                     activity.begin()  // until it is stored or given up
-                    numbered = stored
+                    admitted = emitted
                 } else {
                     perform(action)
                 }
             }
             metrics.callWebhookPending(machine.pendingCount)
-            return numbered
+            return admitted
         }
     }
 
-    /// The ledger's writer stored these events: they may be posted.
-    func stored(_ seqs: [Int64], now: Int64) {
-        for seq in seqs {
-            handle(.stored(seq: seq), now: now)
+    /// The ledger's writer stored these events, with the numbers it gave them: they may be posted.
+    func stored(_ events: [StoredCallEvent], now: Int64) {
+        for event in events {
+            handle(.stored(event), now: now)
             activity.end()
         }
     }
 
     /// The ledger's writer could not store the event `event` (`problem` says why): it is given up.
-    func notStored(_ event: StoredCallEvent, problem: String, now: Int64) {
+    func notStored(_ event: EmittedCallEvent, problem: String, now: Int64) {
         metrics.callWebhookRefused()
         logger.error(
             "call webhook event refused: \(problem)", metadata: ["idempotencyKey": "\(event.idempotencyKey)"])
-        handle(.notStored(seq: event.seq), now: now)
+        handle(.notStored(key: event.idempotencyKey), now: now)
         activity.end()
     }
 
@@ -146,8 +144,8 @@ final class CallWebhooks: Sendable {
     private func perform(_ action: CallWebhookAction) {
         switch action {
         case .store(let event):
-            // Only ``number(_:now:)`` feeds `.emitted`, and it hands the event to the ledger's writer.
-            assertionFailure("call webhook event \(event.seq) to store outside number(_:now:)")
+            // Only ``admit(_:now:)`` feeds `.emitted`, and it hands the event to the ledger's writer.
+            assertionFailure("call webhook event \(event.idempotencyKey) to store outside admit(_:now:)")
         case .refuse(let event, let reason):
             metrics.callWebhookRefused()
             logger.error(

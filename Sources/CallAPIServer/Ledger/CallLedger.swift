@@ -91,13 +91,13 @@ final class CallLedger: Sendable {
 
     private func queue(_ actions: [LedgerAction], now: Int64) {
         var records: [CallRecord] = []
-        var events: [StoredCallEvent] = []
+        var events: [EmittedCallEvent] = []
         for action in actions {
             switch action {
             case .save(let record):
                 records.append(record)
             case .notify(let event):
-                if let stored = webhooks?.number(event, now: now) { events.append(stored) }
+                if let admitted = webhooks?.admit(event, now: now) { events.append(admitted) }
             }
         }
         let limit = max(1, settings.writeQueueLimit)
@@ -232,15 +232,15 @@ final class CallLedger: Sendable {
 
     /// Saves ended calls and call webhook events in one transaction, retried a few times before it is logged and
     /// counted as lost; then tells the webhooks which events they may post.
-    private func write(_ records: [CallRecord], _ events: [StoredCallEvent]) async {
+    private func write(_ records: [CallRecord], _ events: [EmittedCallEvent]) async {
         var delay: Duration = .milliseconds(100)
         for attempt in 1...5 {
             do {
-                let refused = Set(try await store.save(records, events: events))
+                let saved = try await store.save(records, events: events)
                 await progress.written(records.count)
                 let now = clock.nowMillis()
-                webhooks?.stored(events.map(\.seq).filter { !refused.contains($0) }, now: now)
-                for event in events where refused.contains(event.seq) {
+                webhooks?.stored(saved.stored, now: now)
+                for event in saved.refused {
                     webhooks?.notStored(
                         event, problem: "its idempotency key was used already (the call had ended)", now: now)
                 }
@@ -272,8 +272,8 @@ final class CallLedger: Sendable {
 /// Ended calls waiting for the ledger's writer.
 private struct PendingRecords {
     var records: [CallRecord] = []
-    /// Call webhook events to store with them, in sequence order.
-    var events: [StoredCallEvent] = []
+    /// Call webhook events to number and store with them, in the order the ledger emitted them.
+    var events: [EmittedCallEvent] = []
     /// Records accepted since the ledger opened (the writer's count of those handled is in `WriteProgress`).
     var accepted = 0
     /// No record is accepted once the ledger is finishing.

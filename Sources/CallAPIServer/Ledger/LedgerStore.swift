@@ -7,10 +7,11 @@ package protocol LedgerStore: Sendable {
     /// Brings the schema up to ``LedgerSchema/currentVersion`` (idempotent).
     func migrate() async throws
     /// Saves these records and these call webhook events in one transaction: after any crash either both are in
-    /// the database or neither is. A call already saved keeps its first record (a call that ended stays ended),
-    /// and an event whose idempotency key is already used is not added: the sequence numbers of those are
-    /// returned.
-    func save(_ records: [CallRecord], events: [StoredCallEvent]) async throws -> [Int64]
+    /// the database or neither is. A call already saved keeps its first record (a call that ended stays ended).
+    /// Each event is numbered here, one more than the highest number in the table, with the servers sharing the
+    /// database taking turns (so numbers follow the order the transactions commit); an event whose idempotency
+    /// key is already used is not added and takes no number.
+    func save(_ records: [CallRecord], events: [EmittedCallEvent]) async throws -> SavedCallEvents
     /// A page of a user's calls.
     func calls(_ query: CallQuery) async throws -> CallPage
     /// Deletes calls that ended before `cutoff`; returns how many.
@@ -38,10 +39,24 @@ extension LedgerStore {
     /// Saves these records (a call already saved keeps its first record).
     package func save(_ records: [CallRecord]) async throws { _ = try await save(records, events: []) }
 
-    /// Adds a call webhook event to the queue table; returns false when its idempotency key is already used.
+    /// Adds a call webhook event to the queue table; returns it as numbered, or nil when its idempotency key is
+    /// already used.
     @discardableResult
-    package func insertWebhookEvent(_ event: StoredCallEvent) async throws -> Bool {
-        try await save([], events: [event]).isEmpty
+    package func insertWebhookEvent(_ event: EmittedCallEvent) async throws -> StoredCallEvent? {
+        try await save([], events: [event]).stored.first
+    }
+}
+
+/// What ``LedgerStore/save(_:events:)`` did with the call webhook events.
+package struct SavedCallEvents: Sendable, Equatable {
+    /// Those added, with their numbers, in order.
+    package var stored: [StoredCallEvent] = []
+    /// Those whose idempotency key was already used.
+    package var refused: [EmittedCallEvent] = []
+
+    package init(stored: [StoredCallEvent] = [], refused: [EmittedCallEvent] = []) {
+        self.stored = stored
+        self.refused = refused
     }
 }
 

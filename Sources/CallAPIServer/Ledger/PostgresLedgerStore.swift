@@ -58,6 +58,9 @@ package enum PostgresLedgerStore {
     /// The advisory lock key of migrations ("callapi" in ASCII, as a number).
     static let migrationLock: Int64 = 0x63_616C_6C61_7069
 
+    /// The advisory lock key under which servers sharing a database number call webhook events ("cwhseq" in ASCII).
+    static let webhookNumberingLock: Int64 = 0x63_7768_7365_71
+
     /// PostgreSQL's statements: `$N` placeholders; servers sharing a database migrate one at a time.
     package struct Runner: SQLRunner {
         let connection: PostgresConnection
@@ -102,6 +105,11 @@ package enum PostgresLedgerStore {
                 _ = try? await run("ROLLBACK", [])
                 throw error
             }
+        }
+
+        package func lockWebhookNumbering() async throws {
+            // Transaction-level: released by the commit or the rollback.
+            _ = try await run("SELECT pg_advisory_xact_lock(\(PostgresLedgerStore.webhookNumberingLock))", [])
         }
 
         package func migrating(_ body: () async throws -> Void) async throws {

@@ -64,12 +64,12 @@ package struct SQLLedgerStore<Runner: SQLRunner>: LedgerStore {
     /// parameters stay far below both SQLite's and PostgreSQL's parameter limits.
     static var rowsPerStatement: Int { 64 }
 
-    package func save(_ records: [CallRecord], events: [StoredCallEvent]) async throws -> [Int64] {
+    package func save(_ records: [CallRecord], events: [EmittedCallEvent]) async throws -> SavedCallEvents {
         // One row per call, its first record: a call that ended stays ended (and PostgreSQL refuses an insert that
         // touches one row twice in a statement).
         var seen = Set<String>()
         let rows = records.filter { seen.insert($0.callId).inserted }
-        guard !rows.isEmpty || !events.isEmpty else { return [] }
+        guard !rows.isEmpty || !events.isEmpty else { return SavedCallEvents() }
         var statements: [(sql: String, binds: [SQLValue])] = []
         for start in stride(from: 0, to: rows.count, by: Self.rowsPerStatement) {
             let chunk = rows[start..<min(start + Self.rowsPerStatement, rows.count)]
@@ -79,17 +79,28 @@ package struct SQLLedgerStore<Runner: SQLRunner>: LedgerStore {
             let sql = upsert.head + upsert.rows[0..<chunk.count].joined(separator: ", ") + upsert.tail
             statements.append((sql, binds))
         }
-        let refused = RefusedEvents()
+        let saved = NIOLockedValueBox(SavedCallEvents())
         try await runner.transaction { [statements, runner] in
             for statement in statements {
                 _ = try await runner.run(statement.sql, statement.binds)
             }
-            for event in events.sorted(by: { $0.seq < $1.seq }) {
-                let inserted = try await runner.run(Self.insertEvent, Self.binds(event))
-                if inserted.isEmpty { refused.add(event.seq) }
+            guard !events.isEmpty else { return }
+            // Numbered under the lock, held to the commit: a number is visible only after every smaller one, so a
+            // replay reader that has seen number n never sees a smaller one appear later.
+            try await runner.lockWebhookNumbering()
+            var last =
+                try await runner.run("SELECT MAX(seq) AS seq FROM webhook_events", []).first?["seq"]?.integer ?? 0
+            for event in events {
+                let numbered = event.numbered(last + 1)
+                if try await runner.run(Self.insertEvent, Self.binds(numbered)).isEmpty {
+                    saved.withLockedValue { $0.refused.append(event) }
+                } else {
+                    last += 1
+                    saved.withLockedValue { $0.stored.append(numbered) }
+                }
             }
         }
-        return refused.seqs
+        return saved.withLockedValue { $0 }
     }
 
     private static func binds(_ record: CallRecord, devices: String) -> [SQLValue] {
@@ -248,11 +259,4 @@ extension SQLLedgerStore {
             nextAttemptAt: try integer("next_attempt_at"), deliveredAt: row["delivered_at"]?.integer,
             lastError: row["last_error"]?.text)
     }
-}
-
-/// The events a save found already stored under their idempotency key (collected inside its transaction).
-private final class RefusedEvents: Sendable {
-    private let list = NIOLockedValueBox<[Int64]>([])
-    func add(_ seq: Int64) { list.withLockedValue { $0.append(seq) } }
-    var seqs: [Int64] { list.withLockedValue { $0 } }
 }

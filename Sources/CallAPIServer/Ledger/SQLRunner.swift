@@ -1,4 +1,5 @@
 import CallAPIServerCore
+
 /// A value bound to, or read from, an SQL statement.
 package enum SQLValue: Sendable, Equatable {
     case integer(Int64)
@@ -22,6 +23,9 @@ package protocol SQLRunner: Sendable {
     func run(_ sql: String, _ binds: [SQLValue]) async throws -> [[String: SQLValue]]
     /// Runs `body` in one transaction.
     func transaction(_ body: @Sendable () async throws -> Void) async throws
+    /// Inside a transaction: waits until no other server sharing the database is numbering call webhook events,
+    /// and keeps the others waiting until this transaction ends.
+    func lockWebhookNumbering() async throws
     /// Runs `body`, the schema migration, with no other server migrating the same database at the same time.
     func migrating(_ body: () async throws -> Void) async throws
     /// Closes the connection; nothing may be run after.

@@ -69,6 +69,9 @@ package enum SQLiteLedgerStore {
 
         package func migrating(_ body: () async throws -> Void) async throws { try await body() }
 
+        /// A SQLite file has one server, whose writer runs one transaction at a time.
+        package func lockWebhookNumbering() async throws {}
+
         package func close() async throws { try await connection.close() }
     }
 }

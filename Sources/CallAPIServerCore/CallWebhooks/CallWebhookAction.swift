@@ -1,7 +1,8 @@
 /// What ``CallWebhookMachine`` asks its shell to do, in order.
 package enum CallWebhookAction: Sendable, Equatable {
-    /// Write the new event to the queue table, then report ``CallWebhookInput/stored(seq:)``.
-    case store(StoredCallEvent)
+    /// Write the new event to the queue table, numbered by the store (``EmittedCallEvent/numbered(_:)``), then
+    /// report ``CallWebhookInput/stored(_:)`` or ``CallWebhookInput/notStored(key:)``.
+    case store(EmittedCallEvent)
     /// The queue is full: the event is not kept. Log it (with its key) and count it.
     case refuse(CallEvent, reason: String)
     /// Post the event (`attempt` counts from 1), then report delivered or failed.

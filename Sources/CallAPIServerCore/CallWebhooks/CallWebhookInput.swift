@@ -2,10 +2,11 @@
 package enum CallWebhookInput: Sendable, Equatable {
     /// The ledger saw a moment of a call.
     case emitted(CallEvent)
-    /// The event is in the store: it may be posted.
-    case stored(seq: Int64)
-    /// The store could not take the event (after its retries): it is given up.
-    case notStored(seq: Int64)
+    /// The event is in the store, with the sequence number the store gave it: it may be posted.
+    case stored(StoredCallEvent)
+    /// The store could not take the event with this idempotency key (after its retries, or the key was used
+    /// already): it is given up.
+    case notStored(key: String)
     /// The receiver answered 2xx.
     case delivered(seq: Int64)
     /// The attempt failed (no connection, a timeout, or a status other than 2xx); `jitter` (0...1) comes from the

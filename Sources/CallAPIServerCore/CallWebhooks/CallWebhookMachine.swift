@@ -1,5 +1,6 @@
-/// Durable call webhooks as a pure state machine: it numbers the ledger's call events, has the shell store them,
-/// and hands them out for posting — in order per call (a call's next event waits until the previous one was
+/// Durable call webhooks as a pure state machine: it has the shell store the ledger's call events (the store numbers
+/// them, in the order their transactions commit, so that servers sharing a database never give out one number
+/// twice), and hands them out for posting — in order per call (a call's next event waits until the previous one was
 /// delivered), at most ``CallWebhookLimits/maxConcurrentDeliveries`` at once across calls, each failure retried
 /// after an exponential, capped, jittered delay (``CallWebhookLimits/retryDelay(afterAttempts:jitter:)``).
 ///
@@ -24,10 +25,9 @@ package struct CallWebhookMachine: Sendable {
     }
 
     package let limits: CallWebhookLimits
-    /// The last sequence number given out.
-    package private(set) var lastSequence: Int64
-    /// Events numbered and handed to the store, not yet stored.
-    private var writing: [Int64: StoredCallEvent] = [:]
+    /// Events handed to the store and not yet reported, counted by idempotency key.
+    private var writing: [String: Int] = [:]
+    private var writingCount = 0
     private var queues: [String: CallQueue] = [:]
     /// Calls whose head is ``Head/ready``, first come first served (`readyCalls[readyStart...]`).
     private var readyCalls: [String] = []
@@ -37,11 +37,10 @@ package struct CallWebhookMachine: Sendable {
     /// Stored, undelivered events in `queues`.
     private var queuedCount = 0
 
-    /// A machine that continues after `lastSequence` with the undelivered events a store kept (`pending`), whose
-    /// attempts resume when they are due (the first ``CallWebhookInput/tick``).
-    package init(limits: CallWebhookLimits, lastSequence: Int64 = 0, pending: [StoredCallEvent] = []) {
+    /// A machine with the undelivered events a store kept (`pending`), whose attempts resume when they are due (the
+    /// first ``CallWebhookInput/tick``).
+    package init(limits: CallWebhookLimits, pending: [StoredCallEvent] = []) {
         self.limits = limits
-        self.lastSequence = max(lastSequence, pending.map(\.seq).max() ?? 0)
         for event in pending.sorted(by: { $0.seq < $1.seq }) {
             queues[event.callId, default: CallQueue(events: [], head: .waiting(until: event.nextAttemptAt))]
                 .events.append(event)
@@ -50,7 +49,7 @@ package struct CallWebhookMachine: Sendable {
     }
 
     /// Undelivered events: being stored, waiting or being posted.
-    package var pendingCount: Int { writing.count + queuedCount }
+    package var pendingCount: Int { writingCount + queuedCount }
 
     /// Posts in flight.
     package var postingCount: Int { posting.count }
@@ -78,15 +77,15 @@ package struct CallWebhookMachine: Sendable {
                         reason: "the call webhook queue is full (\(limits.maxPendingEvents) undelivered events)")
                 ]
             }
-            lastSequence += 1
-            let stored = StoredCallEvent(event, seq: lastSequence, now: now)
-            writing[stored.seq] = stored
-            return [.store(stored)]
-        case .stored(let seq):
-            guard let event = writing.removeValue(forKey: seq) else { return [] }
+            let emitted = EmittedCallEvent(event, emittedAt: now)
+            writing[emitted.idempotencyKey, default: 0] += 1
+            writingCount += 1
+            return [.store(emitted)]
+        case .stored(let event):
+            guard finishWriting(event.idempotencyKey) else { return [] }
             enqueue(event)
-        case .notStored(let seq):
-            writing[seq] = nil
+        case .notStored(let key):
+            _ = finishWriting(key)
             return []
         case .delivered(let seq):
             guard let callId = posting.removeValue(forKey: seq), var queue = queues[callId],
@@ -128,6 +127,14 @@ package struct CallWebhookMachine: Sendable {
         }
         actions += startPosts()
         return actions
+    }
+
+    /// Takes one event with `key` off the events being stored; false if none was.
+    private mutating func finishWriting(_ key: String) -> Bool {
+        guard let count = writing[key] else { return false }
+        writing[key] = count > 1 ? count - 1 : nil
+        writingCount -= 1
+        return true
     }
 
     /// A stored event joins its call's line; a call with nothing undelivered gets in line for a slot at once.

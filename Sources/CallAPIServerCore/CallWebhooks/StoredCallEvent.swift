@@ -7,7 +7,8 @@
 /// A call webhook event in the durable queue (the `webhook_events` table): its sequence number, idempotency key and
 /// the exact body that is posted (and replayed), with its delivery state.
 public struct StoredCallEvent: Sendable, Equatable {
-    /// The server's sequence number: increases by one per event, in the order the ledger saw them.
+    /// The sequence number the store gave it: one more per event stored, in the order the stores' transactions
+    /// committed (across servers sharing the database).
     public var seq: Int64
     /// `<callId>:<event>`: the same for every attempt, before and after a restart (docs/webhooks.md).
     public var idempotencyKey: String
@@ -43,7 +44,7 @@ public struct StoredCallEvent: Sendable, Equatable {
     }
 
     /// The event `event` as number `seq`, emitted at `now`.
-    init(_ event: CallEvent, seq: Int64, now: Int64) {
+    package init(_ event: CallEvent, seq: Int64, now: Int64) {
         let key = Self.idempotencyKey(callId: event.callId, kind: event.kind)
         self.init(
             seq: seq, idempotencyKey: key, callId: event.callId, kind: event.kind,

@@ -11,22 +11,26 @@ import Testing
             outcome: kind == .ended ? .completed : nil)
     }
 
-    /// Emits and stores `event`; returns the actions of the store report.
+    /// Emits `event` and stores it as the store would, with the next of `numbers`; returns the actions of the
+    /// store report.
     static func emitAndStore(
-        _ machine: inout CallWebhookMachine, _ event: CallEvent, now: Int64 = 0
+        _ machine: inout CallWebhookMachine, _ numbers: inout Int64, _ event: CallEvent, now: Int64 = 0
     ) -> (stored: StoredCallEvent, actions: [CallWebhookAction]) {
-        guard case .store(let stored) = machine.handle(.emitted(event), now: now).first else {
+        guard case .store(let emitted) = machine.handle(.emitted(event), now: now).first else {
             Issue.record("no store action")
             return (StoredCallEvent(event, seq: 0, now: now), [])
         }
-        return (stored, machine.handle(.stored(seq: stored.seq), now: now))
+        numbers += 1
+        let stored = emitted.numbered(numbers)
+        return (stored, machine.handle(.stored(stored), now: now))
     }
 
     @Test func aCallsLaterEventWaitsUntilItsEarlierOneIsDelivered() {
         var machine = CallWebhookMachine(limits: CallWebhookLimits())
-        let ringing = Self.emitAndStore(&machine, Self.event(.ringing, "A"))
+        var numbers: Int64 = 0
+        let ringing = Self.emitAndStore(&machine, &numbers, Self.event(.ringing, "A"))
         #expect(ringing.actions == [.post(ringing.stored, attempt: 1)])
-        let accepted = Self.emitAndStore(&machine, Self.event(.accepted, "A"))
+        let accepted = Self.emitAndStore(&machine, &numbers, Self.event(.accepted, "A"))
         #expect(accepted.actions == [])
         #expect(
             machine.handle(.delivered(seq: ringing.stored.seq), now: 5) == [
@@ -37,15 +41,17 @@ import Testing
 
     @Test func aFailingCallDoesNotBlockAnotherCall() {
         var machine = CallWebhookMachine(limits: CallWebhookLimits())
-        let a = Self.emitAndStore(&machine, Self.event(.ringing, "A"))
+        var numbers: Int64 = 0
+        let a = Self.emitAndStore(&machine, &numbers, Self.event(.ringing, "A"))
         _ = machine.handle(.failed(seq: a.stored.seq, problem: "down", jitter: 1), now: 0)
-        let b = Self.emitAndStore(&machine, Self.event(.ringing, "B"))
+        let b = Self.emitAndStore(&machine, &numbers, Self.event(.ringing, "B"))
         #expect(b.actions == [.post(b.stored, attempt: 1)])
     }
 
     @Test func postsInFlightAreBoundedAcrossCalls() {
         var machine = CallWebhookMachine(limits: CallWebhookLimits(maxConcurrentDeliveries: 2))
-        let posts = ["A", "B", "C"].map { Self.emitAndStore(&machine, Self.event(.ringing, $0)) }
+        var numbers: Int64 = 0
+        let posts = ["A", "B", "C"].map { Self.emitAndStore(&machine, &numbers, Self.event(.ringing, $0)) }
         #expect(posts.map(\.actions.count) == [1, 1, 0])
         #expect(machine.postingCount == 2)
         #expect(
@@ -56,7 +62,8 @@ import Testing
 
     @Test func aRetryPostsTheSameEventWithTheSameIdempotencyKeyAndBody() {
         var machine = CallWebhookMachine(limits: CallWebhookLimits(retryBaseMillis: 1000))
-        let first = Self.emitAndStore(&machine, Self.event(.ended, "A"))
+        var numbers: Int64 = 0
+        let first = Self.emitAndStore(&machine, &numbers, Self.event(.ended, "A"))
         #expect(
             machine.handle(.failed(seq: first.stored.seq, problem: "the receiver answered 503", jitter: 1), now: 0)
                 == [
@@ -77,7 +84,8 @@ import Testing
 
     @Test func retriesFollowTheCappedExponentialScheduleOnTheClock() {
         var machine = CallWebhookMachine(limits: CallWebhookLimits(retryBaseMillis: 1000, retryCapMillis: 8000))
-        let stored = Self.emitAndStore(&machine, Self.event(.ringing, "A")).stored
+        var numbers: Int64 = 0
+        let stored = Self.emitAndStore(&machine, &numbers, Self.event(.ringing, "A")).stored
         var now: Int64 = 0
         var waits: [Int64] = []
         for attempt in 1...6 {
@@ -102,8 +110,9 @@ import Testing
 
     @Test func aFullQueueRefusesNewEventsUntilOneIsDelivered() {
         var machine = CallWebhookMachine(limits: CallWebhookLimits(maxPendingEvents: 2))
-        let a = Self.emitAndStore(&machine, Self.event(.ringing, "A"))
-        _ = Self.emitAndStore(&machine, Self.event(.ringing, "B"))
+        var numbers: Int64 = 0
+        let a = Self.emitAndStore(&machine, &numbers, Self.event(.ringing, "A"))
+        _ = Self.emitAndStore(&machine, &numbers, Self.event(.ringing, "B"))
         let refused = machine.handle(.emitted(Self.event(.ringing, "C")), now: 0)
         guard case .refuse(let event, let reason) = refused.first, refused.count == 1 else {
             Issue.record("not refused: \(refused)")
@@ -116,31 +125,47 @@ import Testing
             Issue.record("still refused")
             return
         }
-        #expect(stored.seq == 3)  // the refused event took no number
+        #expect(stored.event.callId == "C")
+        #expect(machine.pendingCount == 2)
     }
 
-    @Test func aRestartedMachineResumesStoredEventsInOrderAndContinuesTheSequence() {
+    @Test func aRestartedMachineResumesStoredEventsInOrderAndHandsNewOnesToTheStore() {
         let pending = [
             StoredCallEvent(Self.event(.accepted, "A"), seq: 8, now: 0),
             StoredCallEvent(Self.event(.ringing, "A"), seq: 7, now: 0),
         ]
-        var machine = CallWebhookMachine(limits: CallWebhookLimits(), lastSequence: 9, pending: pending)
+        var machine = CallWebhookMachine(limits: CallWebhookLimits(), pending: pending)
         #expect(machine.pendingCount == 2)
         #expect(machine.handle(.tick, now: 0) == [.post(pending[1], attempt: 1)])
-        guard case .store(let next) = machine.handle(.emitted(Self.event(.ringing, "B")), now: 0).first else {
-            Issue.record("not stored")
-            return
-        }
-        #expect(next.seq == 10)
+        // The store numbers it (CallWebhookStoreTests: after the highest number in the table).
+        #expect(
+            machine.handle(.emitted(Self.event(.ringing, "B")), now: 5) == [
+                .store(EmittedCallEvent(Self.event(.ringing, "B"), emittedAt: 5))
+            ])
+        #expect(machine.pendingCount == 3)
+    }
+
+    @Test func twoEventsUnderOneKeyBeingStoredAreCountedApart() {
+        var machine = CallWebhookMachine(limits: CallWebhookLimits())
+        let event = Self.event(.ended, "A")
+        _ = machine.handle(.emitted(event), now: 0)
+        _ = machine.handle(.emitted(event), now: 0)
+        #expect(machine.pendingCount == 2)
+        // The store took the first and refused the second (its key was used): nothing stays counted.
+        #expect(machine.handle(.stored(StoredCallEvent(event, seq: 1, now: 0)), now: 0).count == 1)
+        #expect(machine.handle(.notStored(key: "A:ended"), now: 0) == [])
+        #expect(machine.pendingCount == 1)
+        #expect(machine.handle(.notStored(key: "A:ended"), now: 0) == [])
+        #expect(machine.pendingCount == 1)
     }
 
     @Test func anEventTheStoreCannotTakeIsGivenUpAndFreesItsPlace() {
         var machine = CallWebhookMachine(limits: CallWebhookLimits(maxPendingEvents: 1))
-        guard case .store(let stored) = machine.handle(.emitted(Self.event(.ringing, "A")), now: 0).first else {
+        guard case .store(let emitted) = machine.handle(.emitted(Self.event(.ringing, "A")), now: 0).first else {
             Issue.record("not stored")
             return
         }
-        #expect(machine.handle(.notStored(seq: stored.seq), now: 0) == [])
+        #expect(machine.handle(.notStored(key: emitted.idempotencyKey), now: 0) == [])
         #expect(machine.pendingCount == 0)
     }
 

@@ -1,4 +1,5 @@
 import CallAPISignalProtocol
+import Logging
 import Testing
 
 @testable import CallAPIServer
@@ -6,16 +7,27 @@ import Testing
 
 /// The queue table on both databases: what a restarted server reads back, delivery state, replay pages, retention.
 enum CallWebhookStoreScenarios {
-    static func event(_ seq: Int64, _ kind: CallEvent.Kind, callId: String, at: Int64) -> StoredCallEvent {
-        StoredCallEvent(
-            CallEvent(kind: kind, callId: callId, caller: "1", callee: "2", at: at, outcome: nil), seq: seq, now: at)
+    static func event(_ kind: CallEvent.Kind, callId: String, at: Int64) -> EmittedCallEvent {
+        EmittedCallEvent(
+            CallEvent(kind: kind, callId: callId, caller: "1", callee: "2", at: at, outcome: nil), emittedAt: at)
     }
 
     static func aRestartReadsBackTheUndeliveredEventsAndTheLastSequence(_ backend: LedgerBackend) async throws {
         let store = try await backend.openStore(fresh: true)
         let call = uniqueUser()
-        let events = (1...3).map { event(Int64($0), [.ringing, .accepted, .connected][$0 - 1], callId: call, at: 10) }
-        for event in events { try await store.insertWebhookEvent(event) }
+        var events: [StoredCallEvent] = []
+        for kind in [CallEvent.Kind.ringing, .accepted, .connected] {
+            events.append(try #require(try await store.insertWebhookEvent(event(kind, callId: call, at: 10))))
+        }
+        #expect(events.map(\.seq) == [1, 2, 3])
+        #expect(
+            events.map(\.body)
+                == events.map {
+                    StoredCallEvent(
+                        CallEvent(kind: $0.kind, callId: call, caller: "1", callee: "2", at: 10, outcome: nil),
+                        seq: $0.seq, now: 10
+                    ).body
+                })
         try await store.markWebhookEventDelivered(seq: 1, at: 20)
         try await store.recordWebhookFailure(seq: 2, attempts: 3, retryAt: 9_000, problem: "the receiver answered 503")
         #expect(try await store.lastWebhookSequence() == 3)
@@ -28,15 +40,18 @@ enum CallWebhookStoreScenarios {
         #expect(replay.map(\.seq) == [1, 2])
         #expect(replay.first?.deliveredAt == 20)
         #expect(try await store.webhookEvents(since: 2, limit: 10).map(\.seq) == [3])
+        // The next event carries the sequence on, and one whose key is used takes no number.
+        #expect(try await store.insertWebhookEvent(event(.connected, callId: call, at: 30)) == nil)
+        #expect(try await store.insertWebhookEvent(event(.ended, callId: call, at: 30))?.seq == 4)
         try await store.close()
     }
 
     static func retentionDeletesOldDeliveredEventsButKeepsTheNewest(_ backend: LedgerBackend) async throws {
         let store = try await backend.openStore(fresh: true)
         let call = uniqueUser()
-        try await store.insertWebhookEvent(event(1, .ringing, callId: call, at: 100))
-        try await store.insertWebhookEvent(event(2, .ended, callId: call, at: 100))
-        try await store.insertWebhookEvent(event(3, .ringing, callId: call + "b", at: 100))
+        try await store.insertWebhookEvent(event(.ringing, callId: call, at: 100))
+        try await store.insertWebhookEvent(event(.ended, callId: call, at: 100))
+        try await store.insertWebhookEvent(event(.ringing, callId: call + "b", at: 100))
         try await store.markWebhookEventDelivered(seq: 1, at: 150)
         try await store.markWebhookEventDelivered(seq: 3, at: 150)
         // 1: delivered and old → deleted; 2: undelivered → kept; 3: the newest → kept, so the sequence carries on.
@@ -44,6 +59,45 @@ enum CallWebhookStoreScenarios {
         #expect(try await store.webhookEvents(since: 0, limit: 10).map(\.seq) == [2, 3])
         #expect(try await store.lastWebhookSequence() == 3)
         try await store.close()
+    }
+}
+
+/// Servers sharing one PostgreSQL (a cluster, docs/scale-out.md) number their events from the same table: no number
+/// is given out twice, none is skipped, and each server's events keep their order.
+@Suite(.enabled(if: LedgerBackend.postgresURL != nil, LedgerBackend.postgresMissing))
+struct SharedWebhookNumberingTests {
+    @Test func serversSavingAtOnceNeverShareANumberAndKeepTheirOrder() async throws {
+        let url = try await LedgerBackend.freshPostgresURL()
+        let stores: [any LedgerStore] = [
+            try await PostgresLedgerStore.open(url: url, logger: Logger(label: "test.ledger")),
+            try await PostgresLedgerStore.open(url: url, logger: Logger(label: "test.ledger")),
+        ]
+        let batches = 20
+        let saved = try await withThrowingTaskGroup(of: [StoredCallEvent].self) { group in
+            for (index, store) in stores.enumerated() {
+                group.addTask {
+                    var stored: [StoredCallEvent] = []
+                    for batch in 0..<batches {
+                        let call = "node\(index)-call\(batch)"
+                        let events = [CallEvent.Kind.ringing, .accepted, .ended].map {
+                            CallWebhookStoreScenarios.event($0, callId: call, at: Int64(batch))
+                        }
+                        stored += try await store.save([], events: events).stored
+                    }
+                    return stored
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        let numbers = saved.flatMap { $0.map(\.seq) }
+        #expect(numbers.sorted() == Array(1...Int64(2 * batches * 3)))
+        for events in saved {
+            #expect(events.map(\.seq) == events.map(\.seq).sorted())
+            #expect(events.allSatisfy { $0.body.contains("\"seq\":\($0.seq)") })
+        }
+        let replay = try await stores[0].webhookEvents(since: 0, limit: 1000)
+        #expect(replay.map(\.seq) == Array(1...Int64(2 * batches * 3)))
+        for store in stores { try await store.close() }
     }
 }
 

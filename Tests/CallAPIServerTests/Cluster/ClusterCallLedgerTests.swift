@@ -62,4 +62,50 @@ struct ClusterCallLedgerTests {
         for server in servers { try await server.stop() }
         await receiver.stop()
     }
+
+    /// Both nodes record calls and number their webhook events in one table: the numbers come from the database
+    /// (each node numbering from its own count gave both the same numbers, and the second node's records and
+    /// events were refused by the table's key, then lost).
+    @Test func callsThatBeginOnEitherNodeAreEachRecordedAndTheirEventsNumberedOnceAcrossTheCluster() async throws {
+        let url = try await LedgerBackend.freshPostgresURL()
+        let receiver = CallWebhookReceiver()
+        try await receiver.start()
+        let (_, servers) = try await ClusterEndToEndTests.nodes(["a", "b"], database: url) { url, configuration in
+            configuration.ledger.database = .postgres(url: url)
+            configuration.ledger.webhook = CallWebhookSettings(url: receiver.url, secret: nil)
+        }
+        let observer = try await servers[0].loggedIn("1199")
+        let onA = try await endpoint(1101, on: servers[0])
+        let onB = try await endpoint(1102, on: servers[1])
+        try await ClusterEndToEndTests.waitOnline("1102", seenBy: observer)
+        var callIds: [String] = []
+        // Each node in turn is where the call begins: A calls B, then B calls A.
+        for (caller, callee) in [(onA, onB), (onB, onA), (onA, onB), (onB, onA)] {
+            try await caller.api.call(remoteUserId: callee.user, callType: .video)
+            try await callee.reaches(.calling)
+            try await callee.api.accept(remoteUserId: caller.user)
+            try await caller.reaches(.connected)
+            try await callee.reaches(.connected)
+            try await caller.api.hangup(remoteUserId: callee.user, reason: "bye")
+            try await callee.reaches(.prepared)
+            try await caller.reaches(.prepared)
+        }
+        for server in servers { try await CallWebhookEndToEndScenarios.settle(server) }
+        let calls = try await servers[0].server.calls(CallQuery(userId: "1101", limit: 10)).calls
+        callIds = calls.map(\.callId)
+        #expect(calls.count == 4, "calls recorded: \(calls.map(\.callId))")
+        #expect(calls.allSatisfy { $0.outcome == .completed })
+        #expect(Set(calls.map(\.caller)) == ["1101", "1102"])
+
+        let posts = receiver.posts.filter { post in callIds.contains { post.idempotencyKey?.hasPrefix($0) == true } }
+        #expect(posts.count == 16, "each call's ringing, accepted, connected and ended, once")
+        #expect(Set(posts.compactMap(\.idempotencyKey)).count == posts.count)
+        let numbers = posts.compactMap(\.sequence)
+        #expect(numbers.count == posts.count && Set(numbers).count == numbers.count, "numbers: \(numbers)")
+
+        await onA.api.deinitialize()
+        await onB.api.deinitialize()
+        for server in servers { try await server.stop() }
+        await receiver.stop()
+    }
 }

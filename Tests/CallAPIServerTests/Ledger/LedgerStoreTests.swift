@@ -92,15 +92,16 @@ enum LedgerStoreScenarios {
         let store = try await backend.openStore(fresh: true)
         let user = uniqueUser()
         let callId = "\(user)-once"
-        func ended(_ seq: Int64, _ outcome: CallOutcome) -> StoredCallEvent {
-            StoredCallEvent(
-                CallEvent(kind: .ended, callId: callId, caller: user, callee: "2", at: 10, outcome: outcome), seq: seq,
-                now: 10)
+        func ended(_ outcome: CallOutcome) -> EmittedCallEvent {
+            EmittedCallEvent(
+                CallEvent(kind: .ended, callId: callId, caller: user, callee: "2", at: 10, outcome: outcome),
+                emittedAt: 10)
         }
         let first = record(callId, caller: user, callee: "2", startedAt: 5, outcome: .failed)
-        #expect(try await store.save([first], events: [ended(1, .failed)]).isEmpty)
+        #expect(try await store.save([first], events: [ended(.failed)]).refused.isEmpty)
         let again = record(callId, caller: user, callee: "2", startedAt: 5, outcome: .rejected)
-        #expect(try await store.save([again], events: [ended(2, .rejected)]) == [2])
+        #expect(
+            try await store.save([again], events: [ended(.rejected)]) == SavedCallEvents(refused: [ended(.rejected)]))
         #expect(try await store.calls(CallQuery(userId: user)).calls.map(\.outcome) == [.failed])
         let events = try await store.webhookEvents(since: 0, limit: 10)
         #expect(events.map(\.seq) == [1])

@@ -30,7 +30,7 @@ import Testing
             await withCheckedContinuation { saveStarted.append($0) }
         }
 
-        func save(_ records: [CallRecord], events: [StoredCallEvent]) async throws -> [Int64] {
+        func save(_ records: [CallRecord], events: [EmittedCallEvent]) async throws -> SavedCallEvents {
             batches.append(records.count)
             if !open {
                 await withCheckedContinuation { continuation in
