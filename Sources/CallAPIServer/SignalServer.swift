@@ -51,7 +51,9 @@ public final class SignalServer: Service, Sendable {
         self.metrics = metrics
         let ledger =
             configuration.ledger.enabled
-            ? try await CallLedger.open(settings: configuration.ledger, clock: clock, metrics: metrics, logger: logger)
+            ? try await CallLedger.open(
+                settings: configuration.ledger, node: configuration.cluster?.nodeId, clock: clock, metrics: metrics,
+                logger: logger)
             : nil
         self.ledger = ledger
         self.clock = clock
@@ -68,7 +70,8 @@ public final class SignalServer: Service, Sendable {
         if let settings = configuration.cluster {
             do {
                 let link = try ClusterLink(
-                    settings: settings, clock: clock, metrics: metrics.cluster(), logger: logger)
+                    settings: settings, clock: clock, metrics: metrics.cluster(), webhooks: ledger?.webhooks,
+                    logger: logger)
                 try await link.migrate()
                 cluster = link
             } catch {

@@ -30,6 +30,7 @@ final class CallWebhooks: Sendable {
     private let posts: AsyncStream<Post>
     private let postContinuation: AsyncStream<Post>.Continuation
     private let activity = Activity()
+    private let claims = NIOLockedValueBox(Claims())
     private let metrics: ServerMetrics
     private let logger: Logger
 
@@ -37,6 +38,15 @@ final class CallWebhooks: Sendable {
     enum StoreWrite: Sendable {
         case markDelivered(seq: Int64, at: Int64)
         case recordFailure(seq: Int64, attempts: Int, retryAt: Int64, problem: String)
+    }
+
+    /// The claims of other nodes' events asked for (``claim(leftBy:)``): one runs at a time.
+    private struct Claims {
+        /// Dead nodes whose events are still to take.
+        var nodes: Set<String> = []
+        /// A claim was asked for since the running one took its nodes.
+        var asked = false
+        var running = false
     }
 
     struct Post: Sendable {
@@ -48,12 +58,14 @@ final class CallWebhooks: Sendable {
     /// An in-memory database exists once per connection: then the queue uses `ledgerStore`, the ledger's own.
     /// `jitter` returns a number in 0...1 for each retry delay.
     static func open(
-        settings: CallWebhookSettings, database: LedgerSettings.Database, ledgerStore: any LedgerStore,
+        settings: CallWebhookSettings, database: LedgerSettings.Database, node: String? = nil,
+        ledgerStore: any LedgerStore,
         clock: any SignalServerClock, jitter: @escaping @Sendable () -> Double = { Double.random(in: 0...1) },
         metrics: ServerMetrics, logger: Logger
     ) async throws -> CallWebhooks {
         let ownsStore = database != .memory
-        let store = ownsStore ? try await CallLedger.openStore(database, logger: logger) : ledgerStore
+        let store =
+            ownsStore ? try await CallLedger.openStore(database, owner: node, logger: logger) : ledgerStore
         let pending: [StoredCallEvent]
         do {
             pending = try await store.pendingWebhookEvents()
@@ -126,6 +138,54 @@ final class CallWebhooks: Sendable {
 
     /// Time passed: retries that are due start.
     func tick(now: Int64) { handle(.tick, now: now) }
+
+    /// On a node of a cluster: takes the undelivered events of no node and of `nodes` (found dead by this node's
+    /// sweep, which no other node learns of), which this node posts from now on. Called on each sweep without
+    /// waiting: one claim runs at a time, and the nodes of a claim that failed or had to wait go with the next.
+    func claim(leftBy nodes: [String]) {
+        let start: Bool = claims.withLockedValue { claims in
+            claims.nodes.formUnion(nodes)
+            claims.asked = true
+            guard !claims.running else { return false }
+            claims.running = true
+            return true
+        }
+        guard start else { return }
+        Task {
+            while let nodes = nextClaim() {
+                do {
+                    let claimed = try await store.claimWebhookEvents(leftBy: nodes.sorted())
+                    guard !claimed.isEmpty else { continue }
+                    logger.notice(
+                        "call webhooks: took over undelivered events of no node or of nodes found dead",
+                        metadata: ["count": "\(claimed.count)", "nodes": "\(nodes.sorted())"])
+                    handle(.adopted(claimed), now: clock.nowMillis())
+                } catch {
+                    logger.warning("call webhooks: could not take over the events of nodes that are gone: \(error)")
+                    claims.withLockedValue { claims in
+                        claims.nodes.formUnion(nodes)
+                        claims.running = false
+                    }
+                    return
+                }
+            }
+        }
+    }
+
+    /// The nodes to claim from now (the set is emptied), or nil once nothing is asked: the claim stops running.
+    private func nextClaim() -> Set<String>? {
+        claims.withLockedValue { claims in
+            guard claims.asked else {
+                claims.running = false
+                return nil
+            }
+            defer {
+                claims.nodes = []
+                claims.asked = false
+            }
+            return claims.nodes
+        }
+    }
 
     /// Undelivered events.
     var pendingCount: Int { machine.withLockedValue { $0.pendingCount } }
@@ -202,6 +262,12 @@ final class CallWebhooks: Sendable {
             }
         }
         try? await client.shutdown()
+        do {
+            // A node leaving a cluster: its undelivered events go to the nodes left.
+            try await store.releaseWebhookEvents()
+        } catch {
+            logger.warning("call webhooks: undelivered events not handed to the other nodes: \(error)")
+        }
         try? await store.close()  // a shared store too: the webhooks stop after the ledger
         await activity.markDone()
     }

@@ -20,6 +20,8 @@ final class ClusterLink: Sendable {
     private let clock: any SignalServerClock
     private let logger: Logger
     private let metrics: ClusterMetrics
+    /// The call webhooks, which take over the undelivered events of the nodes this node's sweep finds dead.
+    private let webhooks: CallWebhooks?
     private let state: NIOLockedValueBox<LinkState>
     private let controlWake: AsyncStream<Void>.Continuation
     private let controlSignals: AsyncStream<Void>
@@ -56,7 +58,10 @@ final class ClusterLink: Sendable {
         case resync(epoch: Int64)
     }
 
-    init(settings: ClusterSettings, clock: any SignalServerClock, metrics: ClusterMetrics, logger: Logger) throws {
+    init(
+        settings: ClusterSettings, clock: any SignalServerClock, metrics: ClusterMetrics,
+        webhooks: CallWebhooks? = nil, logger: Logger
+    ) throws {
         if let problem = ClusterSettings.problem(nodeId: settings.nodeId) { throw ClusterError(problem) }
         let connection = try PostgresLedgerStore.configuration(url: settings.databaseURL)
         var configuration = PostgresClient.Configuration(
@@ -75,6 +80,7 @@ final class ClusterLink: Sendable {
         logger[metadataKey: "node"] = "\(settings.nodeId)"
         self.logger = logger
         self.metrics = metrics
+        self.webhooks = webhooks
         client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         store = ClusterStore(client: client, nodeId: settings.nodeId, logger: logger)
         self.clock = clock
@@ -258,6 +264,9 @@ final class ClusterLink: Sendable {
                     try await self.store.sweep(deadAfterMillis: self.settings.deadAfterMillis)
                 }
                 if !dead.isEmpty { logger.notice("nodes declared dead", metadata: ["nodes": "\(dead)"]) }
+                // Only the node whose sweep found them dead learns their names (the rows are gone): it takes their
+                // undelivered call webhook events, and on every sweep those of nodes that left.
+                webhooks?.claim(leftBy: dead)
             } catch {
                 logger.warning("could not sweep dead nodes", metadata: ["error": "\(describe(error))"])
             }

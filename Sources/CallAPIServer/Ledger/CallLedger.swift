@@ -29,17 +29,18 @@ final class CallLedger: Sendable {
     private let logger: Logger
 
     /// Opens the configured store (migrating it), and the call webhooks' queue when they are configured, and
-    /// returns the ledger.
+    /// returns the ledger. `node` names this server's node in a cluster (its webhook events are its to post).
     static func open(
-        settings: LedgerSettings, clock: any SignalServerClock, metrics: ServerMetrics, logger: Logger
+        settings: LedgerSettings, node: String? = nil, clock: any SignalServerClock, metrics: ServerMetrics,
+        logger: Logger
     ) async throws -> CallLedger {
-        let store = try await openStore(settings.database, logger: logger)
+        let store = try await openStore(settings.database, owner: node, logger: logger)
         var webhooks: CallWebhooks?
         if let webhook = settings.webhook {
             do {
                 webhooks = try await CallWebhooks.open(
-                    settings: webhook, database: settings.database, ledgerStore: store, clock: clock, metrics: metrics,
-                    logger: logger)
+                    settings: webhook, database: settings.database, node: node, ledgerStore: store, clock: clock,
+                    metrics: metrics, logger: logger)
             } catch {
                 try? await store.close()
                 throw error
@@ -55,15 +56,17 @@ final class CallLedger: Sendable {
         try? await store.close()
     }
 
-    /// A connection to `database`, migrated.
-    static func openStore(_ database: LedgerSettings.Database, logger: Logger) async throws -> any LedgerStore {
+    /// A connection to `database`, migrated; `owner` is the cluster node whose webhook events it stores and posts.
+    static func openStore(
+        _ database: LedgerSettings.Database, owner: String? = nil, logger: Logger
+    ) async throws -> any LedgerStore {
         switch database {
         case .memory:
-            try await SQLiteLedgerStore.open(path: nil)
+            try await SQLiteLedgerStore.open(path: nil, owner: owner)
         case .sqlite(let path):
-            try await SQLiteLedgerStore.open(path: path)
+            try await SQLiteLedgerStore.open(path: path, owner: owner)
         case .postgres(let url):
-            try await PostgresLedgerStore.open(url: url, logger: logger)
+            try await PostgresLedgerStore.open(url: url, owner: owner, logger: logger)
         }
     }
 

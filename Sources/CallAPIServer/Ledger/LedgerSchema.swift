@@ -59,6 +59,11 @@ enum LedgerSchema {
             "DELETE FROM webhook_events WHERE seq NOT IN (SELECT MIN(seq) FROM webhook_events GROUP BY event_key)",
             "CREATE UNIQUE INDEX webhook_events_by_key ON webhook_events (event_key)",
         ],
+        // 4: the node of a cluster that posts an undelivered event (NULL: none; a single server posts them all).
+        // A node takes over those of nodes found dead and of nodes that left (docs/scale-out.md).
+        [
+            "ALTER TABLE webhook_events ADD COLUMN node_id TEXT"
+        ],
     ]
 
     static let createVersionTable = "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)"

@@ -16,8 +16,15 @@ package protocol LedgerStore: Sendable {
     func calls(_ query: CallQuery) async throws -> CallPage
     /// Deletes calls that ended before `cutoff`; returns how many.
     func deleteCalls(endedBefore cutoff: Int64) async throws -> Int
-    /// The events not delivered yet, by sequence number.
+    /// The events not delivered yet that this server posts, by sequence number: all of them on a single server; on
+    /// a node of a cluster, its own and those of no node, which it takes.
     func pendingWebhookEvents() async throws -> [StoredCallEvent]
+    /// On a node of a cluster: takes the undelivered events of no node and of `nodes` (found dead), and returns
+    /// them by sequence number; each is taken by one node. Nothing on a single server.
+    func claimWebhookEvents(leftBy nodes: [String]) async throws -> [StoredCallEvent]
+    /// On a node of a cluster that stops: its undelivered events become no node's, for a node still running to
+    /// take. Nothing on a single server.
+    func releaseWebhookEvents() async throws
     /// The highest sequence number in the table (0: none).
     func lastWebhookSequence() async throws -> Int64
     /// Marks an event delivered.

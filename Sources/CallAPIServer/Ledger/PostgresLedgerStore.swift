@@ -13,7 +13,7 @@ import PostgresNIO
 package enum PostgresLedgerStore {
     /// Connects to `url` (`postgres://user[:password]@host[:port]/database`, no TLS: meant for loopback or a
     /// private network) and migrates the database.
-    package static func open(url: String, logger: Logger) async throws -> SQLLedgerStore<Runner> {
+    package static func open(url: String, owner: String? = nil, logger: Logger) async throws -> SQLLedgerStore<Runner> {
         let configuration = try configuration(url: url)
         let connection: PostgresConnection
         do {
@@ -22,7 +22,7 @@ package enum PostgresLedgerStore {
             throw LedgerStoreError(
                 "cannot connect to the ledger database at \(redacted(url)): \(String(reflecting: error))")
         }
-        let store = SQLLedgerStore(runner: Runner(connection: connection, logger: logger))
+        let store = SQLLedgerStore(runner: Runner(connection: connection, logger: logger), owner: owner)
         do {
             try await store.migrate()
         } catch {

@@ -12,12 +12,15 @@ import NIOConcurrencyHelpers
 /// (``PostgresLedgerStore``) differ only in how they connect, bind and lock.
 package struct SQLLedgerStore<Runner: SQLRunner>: LedgerStore {
     let runner: Runner
+    /// The cluster node whose server this is, which posts the webhook events it stores (nil: a single server).
+    let owner: String?
     /// The insert's text around its rows, and each row's placeholders by its place in a statement: written once
     /// here, so a save only joins them (building them per save was about 27,000 instructions per call).
     private let upsert: (head: String, rows: [String], tail: String)
 
-    init(runner: Runner) {
+    init(runner: Runner, owner: String? = nil) {
         self.runner = runner
+        self.owner = owner
         let columns = LedgerSchema.columns
         let rows = (0..<Self.rowsPerStatement).map { row in
             let first = row * columns.count + 1
@@ -92,7 +95,9 @@ package struct SQLLedgerStore<Runner: SQLRunner>: LedgerStore {
                 try await runner.run("SELECT MAX(seq) AS seq FROM webhook_events", []).first?["seq"]?.integer ?? 0
             for event in events {
                 let numbered = event.numbered(last + 1)
-                if try await runner.run(Self.insertEvent, Self.binds(numbered)).isEmpty {
+                if try await runner.run(Self.insertEvent, Self.binds(numbered) + [owner.map(SQLValue.text) ?? .null])
+                    .isEmpty
+                {
                     saved.withLockedValue { $0.refused.append(event) }
                 } else {
                     last += 1
@@ -182,7 +187,7 @@ package struct SQLLedgerStore<Runner: SQLRunner>: LedgerStore {
 extension SQLLedgerStore {
     /// Adds an event unless its idempotency key is used already (then no row comes back).
     static var insertEvent: String {
-        let columns = LedgerSchema.webhookColumns
+        let columns = LedgerSchema.webhookColumns + ["node_id"]
         let placeholders = (1...columns.count).map(Runner.placeholder).joined(separator: ", ")
         return "INSERT INTO webhook_events (\(columns.joined(separator: ", "))) VALUES (\(placeholders)) "
             + "ON CONFLICT (event_key) DO NOTHING RETURNING seq"
@@ -198,10 +203,34 @@ extension SQLLedgerStore {
     }
 
     package func pendingWebhookEvents() async throws -> [StoredCallEvent] {
-        try await runner.run(
-            "SELECT \(LedgerSchema.webhookColumns.joined(separator: ", ")) FROM webhook_events "
-                + "WHERE delivered_at IS NULL ORDER BY seq", []
-        ).map(Self.webhookEvent)
+        // A node of a cluster takes its own (from its previous run) and those of no node; a single server, all.
+        guard let owner else {
+            return try await runner.run(
+                "SELECT \(LedgerSchema.webhookColumns.joined(separator: ", ")) FROM webhook_events "
+                    + "WHERE delivered_at IS NULL ORDER BY seq", []
+            ).map(Self.webhookEvent)
+        }
+        return try await claimWebhookEvents(leftBy: [owner])
+    }
+
+    package func claimWebhookEvents(leftBy nodes: [String]) async throws -> [StoredCallEvent] {
+        guard let owner else { return [] }
+        // One statement: each row is taken by one node, whichever updates it first.
+        let others = nodes.indices.map { Runner.placeholder($0 + 2) }
+        let from =
+            others.isEmpty ? "node_id IS NULL" : "(node_id IS NULL OR node_id IN (\(others.joined(separator: ", "))))"
+        let rows = try await runner.run(
+            "UPDATE webhook_events SET node_id = \(Runner.placeholder(1)) WHERE delivered_at IS NULL AND \(from) "
+                + "RETURNING \(LedgerSchema.webhookColumns.joined(separator: ", "))",
+            [.text(owner)] + nodes.map(SQLValue.text))
+        return try rows.map(Self.webhookEvent).sorted { $0.seq < $1.seq }
+    }
+
+    package func releaseWebhookEvents() async throws {
+        guard let owner else { return }
+        _ = try await runner.run(
+            "UPDATE webhook_events SET node_id = NULL WHERE delivered_at IS NULL AND node_id = \(Runner.placeholder(1))",
+            [.text(owner)])
     }
 
     package func lastWebhookSequence() async throws -> Int64 {

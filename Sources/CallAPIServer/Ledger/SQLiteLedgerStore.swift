@@ -5,14 +5,14 @@ import SQLiteNIO
 /// The embedded ledger database (SQLite, vendored by sqlite-nio): a file, or memory for tests.
 package enum SQLiteLedgerStore {
     /// Opens (creating if needed) the database at `path`, or an in-memory one when `path` is `nil`, and migrates it.
-    package static func open(path: String?) async throws -> SQLLedgerStore<Runner> {
+    package static func open(path: String?, owner: String? = nil) async throws -> SQLLedgerStore<Runner> {
         let connection: SQLiteConnection
         do {
             connection = try await SQLiteConnection.open(storage: path.map { .file(path: $0) } ?? .memory)
         } catch {
             throw LedgerStoreError("cannot open the ledger database \(path ?? ":memory:"): \(error)")
         }
-        let store = SQLLedgerStore(runner: Runner(connection: connection))
+        let store = SQLLedgerStore(runner: Runner(connection: connection), owner: owner)
         do {
             if path != nil {
                 // Write-ahead logging: readers (history queries) do not wait for the writer.

@@ -12,6 +12,9 @@ package enum CallWebhookInput: Sendable, Equatable {
     /// The attempt failed (no connection, a timeout, or a status other than 2xx); `jitter` (0...1) comes from the
     /// shell's random source and scales the retry delay.
     case failed(seq: Int64, problem: String, jitter: Double)
+    /// Undelivered events this server now posts (a cluster node's, found dead or gone): they join their calls'
+    /// lines as a restart's events do, due at their next attempt time. Events already known are ignored.
+    case adopted([StoredCallEvent])
     /// Time passed: retries that are due start.
     case tick
 }

@@ -41,7 +41,14 @@ package struct CallWebhookMachine: Sendable {
     /// first ``CallWebhookInput/tick``).
     package init(limits: CallWebhookLimits, pending: [StoredCallEvent] = []) {
         self.limits = limits
-        for event in pending.sorted(by: { $0.seq < $1.seq }) {
+        adopt(pending)
+    }
+
+    /// Stored events this machine did not emit (a restart's, a gone node's) join their calls' lines, waiting until
+    /// their next attempt time; those already queued are skipped.
+    private mutating func adopt(_ events: [StoredCallEvent]) {
+        for event in events.sorted(by: { $0.seq < $1.seq }) {
+            if let queue = queues[event.callId], queue.events.contains(where: { $0.seq == event.seq }) { continue }
             queues[event.callId, default: CallQueue(events: [], head: .waiting(until: event.nextAttemptAt))]
                 .events.append(event)
             queuedCount += 1
@@ -113,6 +120,9 @@ package struct CallWebhookMachine: Sendable {
             queues[callId] = queue
             actions.append(
                 .recordFailure(seq: seq, attempts: event.attempts, retryAt: event.nextAttemptAt, problem: problem))
+        case .adopted(let events):
+            adopt(events)
+            return []
         case .tick:
             let due = queues.compactMap { callId, queue -> (seq: Int64, callId: String)? in
                 guard case .waiting(let until) = queue.head, until <= now, let first = queue.events.first else {

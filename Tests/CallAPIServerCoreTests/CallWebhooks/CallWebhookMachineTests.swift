@@ -145,6 +145,22 @@ import Testing
         #expect(machine.pendingCount == 3)
     }
 
+    @Test func eventsTakenOverFromAnotherNodeArePostedWhenDueAndOnlyOnce() {
+        var machine = CallWebhookMachine(limits: CallWebhookLimits())
+        var ringing = StoredCallEvent(Self.event(.ringing, "X"), seq: 4, now: 0)
+        ringing.nextAttemptAt = 2_000
+        let accepted = StoredCallEvent(Self.event(.accepted, "X"), seq: 5, now: 0)
+        #expect(machine.handle(.adopted([accepted, ringing]), now: 1_000) == [])
+        #expect(machine.handle(.adopted([ringing]), now: 1_000) == [])
+        #expect(machine.pendingCount == 2)
+        #expect(machine.handle(.tick, now: 1_999) == [])
+        #expect(machine.handle(.tick, now: 2_000) == [.post(ringing, attempt: 1)])
+        #expect(
+            machine.handle(.delivered(seq: 4), now: 2_001) == [
+                .markDelivered(seq: 4, at: 2_001), .post(accepted, attempt: 1),
+            ])
+    }
+
     @Test func twoEventsUnderOneKeyBeingStoredAreCountedApart() {
         var machine = CallWebhookMachine(limits: CallWebhookLimits())
         let event = Self.event(.ended, "A")

@@ -101,6 +101,38 @@ struct SharedWebhookNumberingTests {
     }
 }
 
+/// Which node of a cluster posts an undelivered event: the node that stored it, then the one that took it over.
+@Suite(.enabled(if: LedgerBackend.postgresURL != nil, LedgerBackend.postgresMissing))
+struct WebhookEventOwnershipTests {
+    @Test func eachUndeliveredEventIsTakenByOneNodeAndOnlyFromANodeThatIsGone() async throws {
+        let url = try await LedgerBackend.freshPostgresURL()
+        func store(_ owner: String?) async throws -> any LedgerStore {
+            try await PostgresLedgerStore.open(url: url, owner: owner, logger: Logger(label: "test.ledger"))
+        }
+        let (a, b, c) = (try await store("a"), try await store("b"), try await store("c"))
+        let kinds: [CallEvent.Kind] = [.ringing, .accepted]
+        for kind in kinds { try await a.insertWebhookEvent(CallWebhookStoreScenarios.event(kind, callId: "A1", at: 1)) }
+        try await b.insertWebhookEvent(CallWebhookStoreScenarios.event(.ringing, callId: "B1", at: 1))
+
+        // A node starting takes its own from a previous run, never a running node's.
+        #expect(try await b.pendingWebhookEvents().map(\.callId) == ["B1"])
+        #expect(try await c.pendingWebhookEvents().isEmpty)
+        #expect(try await c.claimWebhookEvents(leftBy: []).isEmpty)
+        // a is found dead by c's sweep: c takes a's, once; b's stay b's.
+        let taken = try await c.claimWebhookEvents(leftBy: ["a"])
+        #expect(taken.map(\.idempotencyKey) == ["A1:ringing", "A1:accepted"])
+        #expect(try await b.claimWebhookEvents(leftBy: ["a"]).isEmpty)
+        // b leaves cleanly: its events are no node's until a running node takes them.
+        try await b.releaseWebhookEvents()
+        #expect(try await c.claimWebhookEvents(leftBy: []).map(\.callId) == ["B1"])
+        #expect(try await a.claimWebhookEvents(leftBy: []).isEmpty)
+        // A single server (no node) posts every undelivered event.
+        let single = try await store(nil)
+        #expect(try await single.pendingWebhookEvents().count == 3)
+        for store in [a, b, c, single] { try await store.close() }
+    }
+}
+
 @Suite struct SQLiteCallWebhookStoreTests {
     @Test func aRestartReadsBackTheUndeliveredEventsAndTheLastSequence() async throws {
         try await CallWebhookStoreScenarios.aRestartReadsBackTheUndeliveredEventsAndTheLastSequence(.sqlite)

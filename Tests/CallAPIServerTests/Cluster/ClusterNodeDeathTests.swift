@@ -14,14 +14,17 @@ struct ClusterNodeDeathTests {
     static let secret = "cluster-test-secret-0123456789-0123456789"
     static let adminKey = "cluster-test-admin-key"
 
-    /// A node as its own process; returns it and its port.
-    static func node(_ id: String, database: String, port: Int = 0) async throws -> (CLIProcess, Int) {
-        let process = try CLIProcess([
-            "serve", "--port", "\(port)", "--node-id", id, "--cluster-database", database, "--ledger", "0",
-            "--secret", secret, "--admin-key", adminKey, "--cluster-heartbeat-ms", "200",
-            "--cluster-dead-after-ms", "1000",
-            "--drain", "1",
-        ])
+    /// A node as its own process; returns it and its port. `ledger` are the call ledger's flags (none: no ledger).
+    static func node(
+        _ id: String, database: String, port: Int = 0, ledger: [String] = ["--ledger", "0"]
+    ) async throws -> (CLIProcess, Int) {
+        let process = try CLIProcess(
+            [
+                "serve", "--port", "\(port)", "--node-id", id, "--cluster-database", database,
+                "--secret", secret, "--admin-key", adminKey, "--cluster-heartbeat-ms", "200",
+                "--cluster-dead-after-ms", "1000",
+                "--drain", "1",
+            ] + ledger)
         let line = try await process.expect("listening on ws://127.0.0.1:")
         guard let portText = line.split(separator: ":").last?.prefix(while: \.isNumber), let port = Int(portText)
         else { throw TimedOut(what: "the port in \(line)") }

@@ -48,6 +48,10 @@ import Testing
             try await inner.deleteCalls(endedBefore: cutoff)
         }
         func pendingWebhookEvents() async throws -> [StoredCallEvent] { try await inner.pendingWebhookEvents() }
+        func claimWebhookEvents(leftBy nodes: [String]) async throws -> [StoredCallEvent] {
+            try await inner.claimWebhookEvents(leftBy: nodes)
+        }
+        func releaseWebhookEvents() async throws { try await inner.releaseWebhookEvents() }
         func lastWebhookSequence() async throws -> Int64 { try await inner.lastWebhookSequence() }
         func markWebhookEventDelivered(seq: Int64, at: Int64) async throws {
             try await inner.markWebhookEventDelivered(seq: seq, at: at)
