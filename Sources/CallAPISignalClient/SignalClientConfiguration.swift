@@ -38,6 +38,9 @@ public struct SignalClientConfiguration: Sendable {
     public var loginTimeoutMillis: Int64 = 15_000
     /// Sends kept while reconnecting.
     public var sendQueueLimit: Int = 100
+    /// Certificates (PEM) a `wss://` server's chain must lead to, in place of the system's roots: a private CA, or
+    /// the self-signed certificate of a test deployment. `nil`: the system's roots.
+    public var trustedCertificatesPEM: String?
     /// How long a send may wait for the connection before failing.
     public var sendQueueTimeoutMillis: Int64 = 15_000
     /// How long to wait for the server's answer to a frame.

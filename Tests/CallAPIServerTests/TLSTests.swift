@@ -1,6 +1,7 @@
 import CallAPIServer
 import CallAPIServerCore
 import CallAPIServerTesting
+import CallAPISignalClient
 import CallAPISignalProtocol
 import Foundation
 import NIOSSL
@@ -23,7 +24,8 @@ import Testing
         process.executableURL = URL(fileURLWithPath: Self.openssl!)
         process.arguments = [
             "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1",
-            "-subj", "/CN=localhost", "-keyout", key, "-out", cert,
+            "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1", "-keyout", key, "-out",
+            cert,
         ]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
@@ -44,6 +46,28 @@ import Testing
         let socket = RawSocket(url: "wss://localhost:\(server.port)/v1/signal", tls: tls)
         let welcome = try await socket.login(try await server.token("1001"))
         #expect(welcome.userId == "1001")
+        try await server.stop()
+    }
+
+    @Test(.enabled(if: openssl != nil, "needs the openssl command to make a certificate"))
+    func aSignalClientLogsInOverTLSOnlyWhenItTrustsTheServersCertificate() async throws {
+        let files = try makeCertificate()
+        let server = try await TestServer.start {
+            $0.tls = .init(certificatePath: files.cert, privateKeyPath: files.key)
+        }
+        var configuration = SignalClientConfiguration(url: "wss://localhost:\(server.port)")
+        configuration.loginTimeoutMillis = 2_000
+        configuration.backoffBaseMillis = 100
+        let untrusting = SignalClient(configuration: configuration, logger: quietLogger)
+        await #expect(throws: (any Error).self) { try await untrusting.login(token: try await server.token("1001")) }
+        untrusting.logout()
+
+        configuration.trustedCertificatesPEM = try String(contentsOfFile: files.cert, encoding: .utf8)
+        let trusting = SignalClient(configuration: configuration, logger: quietLogger)
+        try await trusting.login(token: try await server.token("1002"))
+        let state = await trusting.state
+        #expect({ if case .connected("1002", _) = state { true } else { false } }())
+        trusting.logout()
         try await server.stop()
     }
 }

@@ -234,23 +234,10 @@ struct ClusterStore: Sendable {
     /// has `epoch`. Returns whether they were written (`false`: this node lost its membership).
     func forward(_ envelopes: [ClusterEnvelope], epoch: Int64, keepSeconds: Int) async throws -> Bool {
         guard !envelopes.isEmpty else { return true }
-        let rows = try await run(
-            """
-            WITH ins AS (
-                INSERT INTO callapi_cluster_mailbox
-                    (target_node, target_user, from_user, copy_of, body, sent_at, message_id, held, expires_at)
-                SELECT t.node, t.usr, t.frm, NULLIF(t.cp, ''), t.body, t.sent, t.mid, t.held = 1,
-                    now() + $11::bigint * interval '1 second'
-                FROM unnest(
-                    $1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[], $8::bigint[])
-                    AS t(node, usr, frm, cp, body, sent, mid, held)
-                WHERE EXISTS (SELECT 1 FROM callapi_cluster_nodes WHERE node_id = $9 AND epoch = $10)
-                RETURNING target_node)
-            SELECT count(*)::bigint FROM (
-                SELECT pg_notify('callapi_node_' || node, '') FROM (SELECT DISTINCT target_node AS node FROM ins) AS n
-            ) AS woken
-            """, Self.columns(of: envelopes) + [.text(nodeId), .integer(epoch), .integer(Int64(keepSeconds))])
-        for try await woken in rows.decode(Int64.self) { return woken > 0 }
+        let statement = MailboxStatements.Forward(
+            bindings: Self.bindings(
+                Self.columns(of: envelopes) + [.text(nodeId), .integer(epoch), .integer(Int64(keepSeconds))]))
+        for try await woken in try await client.execute(statement, logger: logger) { return woken > 0 }
         return false
     }
 
@@ -278,23 +265,10 @@ struct ClusterStore: Sendable {
     /// Takes this node's messages, and those left by dead nodes for users with a session here, oldest first (at
     /// most `limit` of each), only while this node has `epoch`.
     func take(epoch: Int64, limit: Int) async throws -> [ClusterEnvelope] {
-        let rows = try await run(
-            """
-            DELETE FROM callapi_cluster_mailbox WHERE (
-                id IN (
-                    SELECT id FROM callapi_cluster_mailbox WHERE target_node = $1 AND NOT parked ORDER BY id LIMIT $3
-                    FOR UPDATE SKIP LOCKED)
-                OR id IN (
-                    SELECT id FROM callapi_cluster_mailbox WHERE target_node IS NULL AND target_user IN (
-                        SELECT user_id FROM callapi_cluster_sessions WHERE node_id = $1 AND epoch = $2)
-                    ORDER BY id LIMIT $3 FOR UPDATE SKIP LOCKED))
-            AND EXISTS (SELECT 1 FROM callapi_cluster_nodes WHERE node_id = $1 AND epoch = $2)
-            RETURNING id, target_user, from_user, coalesce(copy_of, ''), body, sent_at, message_id, held
-            """, [.text(nodeId), .integer(epoch), .integer(Int64(limit))])
+        let rows = try await client.execute(
+            MailboxStatements.Take(node: nodeId, epoch: epoch, limit: Int64(limit)), logger: logger)
         var taken: [(id: Int64, envelope: ClusterEnvelope)] = []
-        for try await (id, user, from, copyOf, body, sentAt, messageId, held) in rows.decode(
-            (Int64, String, String, String, String, Int64, String, Bool).self)
-        {
+        for try await (id, user, from, copyOf, body, sentAt, messageId, held) in rows {
             taken.append(
                 (
                     id,
@@ -450,6 +424,10 @@ struct ClusterStore: Sendable {
     }
 
     private func run(_ sql: String, _ binds: [Bind]) async throws -> PostgresRowSequence {
+        try await client.query(PostgresQuery(unsafeSQL: sql, binds: Self.bindings(binds)), logger: logger)
+    }
+
+    private static func bindings(_ binds: [Bind]) -> PostgresBindings {
         var bindings = PostgresBindings()
         for bind in binds {
             switch bind {
@@ -459,7 +437,7 @@ struct ClusterStore: Sendable {
             case .integers(let values): bindings.append(values)
             }
         }
-        return try await client.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger)
+        return bindings
     }
 }
 

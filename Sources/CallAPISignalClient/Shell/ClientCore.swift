@@ -38,6 +38,8 @@ final class ClientCore: ClientSocketDelegate {
     /// When the machine was last ticked.
     private var lastTick: Int64 = 0
     private var lastState: SignalConnectionState = .idle
+    /// The certificates a `wss://` server must lead to (nil: the system's roots).
+    private let trustedCertificatesPEM: String?
     /// The machine's action buffer, emptied and kept for the next event unless one event made it large.
     private var spareActions: [ConnectionAction]?
     private static let keptActions = 16
@@ -57,6 +59,7 @@ final class ClientCore: ClientSocketDelegate {
                 sendQueueTimeoutMillis: configuration.sendQueueTimeoutMillis,
                 requestTimeoutMillis: configuration.requestTimeoutMillis, servers: configuration.urls.count))
         urls = configuration.urls
+        trustedCertificatesPEM = configuration.trustedCertificatesPEM
         self.logger = logger
         self.now = now
         self.jitter = jitter
@@ -296,7 +299,9 @@ final class ClientCore: ClientSocketDelegate {
     private func perform(_ action: consuming ConnectionAction) {
         switch consume action {
         case .openSocket(let id, let server):
-            sockets[id] = ClientSocket(id: id, url: urls[server], loop: loop, delegate: self, logger: logger)
+            sockets[id] = ClientSocket(
+                id: id, url: urls[server], trustedCertificatesPEM: trustedCertificatesPEM, loop: loop, delegate: self,
+                logger: logger)
         case .closeSocket(let id):
             sockets.removeValue(forKey: id)?.close()
         case .write(let id, let frame):

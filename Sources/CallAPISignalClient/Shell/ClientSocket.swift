@@ -47,7 +47,12 @@ final class ClientSocket {
     private var frameBuffer: ByteBuffer?
     static let keptBufferBytes = 8192
 
-    init(id: Int, url: String, loop: any EventLoop, delegate: any ClientSocketDelegate, logger: Logger) {
+    /// Opens a socket to `url`; a `wss://` server's certificate chain must lead to `trustedCertificatesPEM` when
+    /// given, else to the system's roots.
+    init(
+        id: Int, url: String, trustedCertificatesPEM: String? = nil, loop: any EventLoop,
+        delegate: any ClientSocketDelegate, logger: Logger
+    ) {
         loop.preconditionInEventLoop()
         self.id = id
         self.loop = loop
@@ -61,7 +66,12 @@ final class ClientSocket {
         }
         let tls: NIOSSLContext?
         do {
-            tls = target.secure ? try NIOSSLContext(configuration: .makeClientConfiguration()) : nil
+            var configuration = TLSConfiguration.makeClientConfiguration()
+            if let trustedCertificatesPEM {
+                configuration.trustRoots = .certificates(
+                    try NIOSSLCertificate.fromPEMBytes(Array(trustedCertificatesPEM.utf8)))
+            }
+            tls = target.secure ? try NIOSSLContext(configuration: configuration) : nil
         } catch {
             phase = .closed
             loop.execute { owner.value.closed(cause: "TLS could not be set up: \(error)") }

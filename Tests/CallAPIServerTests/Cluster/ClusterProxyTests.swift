@@ -54,12 +54,20 @@ struct ClusterProxyTests {
     {
         let database = try await LedgerBackend.freshPostgresURL()
         var nodes: [String: CLIProcess] = [:]
-        var environment: [String] = []
-        for (index, id) in ["n1", "n2", "n3"].enumerated() {
+        var ports: [Int] = []
+        for id in ["n1", "n2", "n3"] {
             let (process, port) = try await ClusterNodeDeathTests.node(id, database: database)
             nodes[id] = process
-            environment.append("CALLAPI_NODE\(index + 1)=127.0.0.1:\(port)")
+            ports.append(port)
         }
+        let proxy = try await Self.proxy(to: ports)
+        return (database, nodes, proxy.process, proxy.port)
+    }
+
+    /// HAProxy with `deploy/haproxy.cfg` as shipped in front of the nodes at `ports` (three), with a new
+    /// self-signed certificate for localhost; the proxy, its port and the certificate (PEM).
+    static func proxy(to ports: [Int]) async throws -> (process: CLIProcess, port: Int, certificatePEM: String) {
+        let environment = ports.enumerated().map { "CALLAPI_NODE\($0.offset + 1)=127.0.0.1:\($0.element)" }
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("callapi-proxy-\(UUID())")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -67,8 +75,8 @@ struct ClusterProxyTests {
         let certificate = try await runToEnd(
             "/usr/bin/openssl",
             [
-                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost", "-keyout",
-                "\(folder.path)/key.pem", "-out", "\(folder.path)/cert.pem",
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost", "-addext",
+                "subjectAltName=DNS:localhost", "-keyout", "\(folder.path)/key.pem", "-out", "\(folder.path)/cert.pem",
             ])
         #expect(certificate.status == 0, "\(certificate.output)")
         // HAProxy takes the chain and its key in one file.
@@ -80,7 +88,7 @@ struct ClusterProxyTests {
             shell: "env " + environment.joined(separator: " ")
                 + " CALLAPI_PROXY_BIND=127.0.0.1:\(proxyPort) CALLAPI_PROXY_CERT=\(pem) "
                 + "\(testHAProxy!) -db -f deploy/haproxy.cfg")
-        return (database, nodes, proxy, proxyPort)
+        return (proxy, proxyPort, chain)
     }
 
     @Test func clientsThroughTheProxyReachEachOtherAcrossNodesAndMoveToALiveNodeWhenTheirsIsKilled() async throws {
