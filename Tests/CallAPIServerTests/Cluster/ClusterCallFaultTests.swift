@@ -36,11 +36,29 @@ struct ClusterCallFaultTests {
     final class Log: Sendable {
         struct Counts {
             var placed = 0
+            /// Calls whose call message's send failed (they settle all the same).
+            var sendsFailed = 0
             var connected = 0
             var violations: [String] = []
+            /// Each pair's last steps, for a violation's report.
+            var steps: [UInt: [String]] = [:]
         }
         let counts = NIOLockedValueBox(Counts())
+        let started = ContinuousClock.now
         func violation(_ what: String) { counts.withLockedValue { $0.violations.append(what) } }
+
+        /// Notes a step of the pair whose first user is `pair` (the last 12 are kept).
+        func step(_ pair: UInt, _ what: String) {
+            let at = ContinuousClock.now - started
+            counts.withLockedValue { counts in
+                counts.steps[pair, default: []].append("\(at): \(what)")
+                if counts.steps[pair]!.count > 12 { counts.steps[pair]!.removeFirst() }
+            }
+        }
+
+        func steps(_ pair: UInt) -> String {
+            counts.withLockedValue { $0.steps[pair, default: []] }.joined(separator: "; ")
+        }
     }
 
     func endpoint(_ user: UInt, urls: [String], trusting pem: String) async throws -> CallEndpoint {
@@ -81,16 +99,26 @@ struct ClusterCallFaultTests {
         while !stop.withLockedValue({ $0 }) {
             turn += 1
             let (caller, callee) = turn % 2 == 1 ? (a, b) : (b, a)
-            guard (try? await caller.api.call(remoteUserId: callee.user, callType: .video)) != nil else {
-                try? await Task.sleep(for: .milliseconds(200))
-                continue
+            // A call whose send failed (a fault) may still be on its way: it settles like any other, below.
+            var placed = true
+            do {
+                try await caller.api.call(remoteUserId: callee.user, callType: .video)
+            } catch {
+                placed = false
+                log.counts.withLockedValue { $0.sendsFailed += 1 }
+                log.step(a.user, "\(caller.user) call failed: \(error); states \(a.api.state) \(b.api.state)")
             }
-            log.counts.withLockedValue { $0.placed += 1 }
             let callId = caller.api.getCallId()
-            if await until(.seconds(10), { callee.api.state == .calling }) {
+            if placed {
+                log.counts.withLockedValue { $0.placed += 1 }
+                log.step(a.user, "\(caller.user) called \(callId)")
+            }
+            if placed, await until(.seconds(10), { callee.api.state == .calling }) {
                 if Int.random(in: 0..<5, using: &generator) == 0 {
+                    log.step(a.user, "\(callee.user) rejects")
                     try? await callee.api.reject(remoteUserId: caller.user, reason: "busy here")
                 } else {
+                    log.step(a.user, "\(callee.user) accepts \(callee.api.getCallId())")
                     try? await callee.api.accept(remoteUserId: caller.user)
                     if await until(
                         .seconds(10), { caller.api.state == .connected && callee.api.state == .connected })
@@ -99,6 +127,7 @@ struct ClusterCallFaultTests {
                         try? await Task.sleep(for: .milliseconds(Int.random(in: 100...800, using: &generator)))
                         let ender = Bool.random(using: &generator) ? caller : callee
                         let other = ender.user == caller.user ? callee : caller
+                        log.step(a.user, "\(ender.user) hangs up")
                         try? await ender.api.hangup(remoteUserId: other.user, reason: "bye")
                     }
                 }
@@ -121,10 +150,12 @@ struct ClusterCallFaultTests {
                 // once. A side left connected alone is never hung up here: its peer's end must reach it (or its
                 // liveness check end it), which is what the split and stuck checks watch.
                 if connected == 2, hungUp.insert(caller.user).inserted {
+                    log.step(a.user, "both connected late: \(caller.user) hangs up")
                     Task { try? await caller.api.hangup(remoteUserId: callee.user, reason: "bye") }
                 }
                 return isOut(caller) && isOut(callee)
             }
+            log.step(a.user, "settled \(settled): \(a.api.state) \(b.api.state)")
             if !settled {
                 log.violation(
                     "call \(callId): stuck, caller \(caller.api.state), callee \(callee.api.state) after \(stuckAfter)")
@@ -208,7 +239,10 @@ struct ClusterCallFaultTests {
         let out = await Self.until(.seconds(30)) { endpoints.allSatisfy(Self.isOut) }
         if !out {
             for endpoint in endpoints where !Self.isOut(endpoint) {
-                log.violation("\(endpoint.user) still \(endpoint.api.state) after the faults")
+                let pair = endpoint.user >= 7600 ? endpoint.user - 100 : endpoint.user
+                log.violation(
+                    "\(endpoint.user) still \(endpoint.api.state) in \(endpoint.api.getCallId()) after the faults; "
+                        + "its pair's last steps: \(log.steps(pair))")
             }
         }
         for endpoint in endpoints { await endpoint.close() }
@@ -216,7 +250,7 @@ struct ClusterCallFaultTests {
         let counts = log.counts.withLockedValue { $0 }
         print(
             "cluster call faults: \(kills) kills, \(stops) stops, \(databaseRestarts) PostgreSQL restarts, "
-                + "\(counts.placed) calls placed, \(counts.connected) connected, "
+                + "\(counts.placed) calls placed, \(counts.sendsFailed) call sends failed, \(counts.connected) connected, "
                 + "\(counts.violations.count) violations")
         #expect(counts.violations.isEmpty, "\(counts.violations)")
         #expect(counts.connected > 0, "no call connected")
