@@ -70,7 +70,7 @@ public final class SignalServer: Service, Sendable {
         if let settings = configuration.cluster {
             do {
                 let link = try ClusterLink(
-                    settings: settings, clock: clock, metrics: metrics.cluster(), webhooks: ledger?.webhooks,
+                    settings: settings, clock: clock, metrics: metrics.cluster(), ledger: ledger,
                     logger: logger)
                 try await link.migrate()
                 cluster = link

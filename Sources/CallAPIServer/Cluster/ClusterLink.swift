@@ -20,8 +20,9 @@ final class ClusterLink: Sendable {
     private let clock: any SignalServerClock
     private let logger: Logger
     private let metrics: ClusterMetrics
-    /// The call webhooks, which take over the undelivered events of the nodes this node's sweep finds dead.
-    private let webhooks: CallWebhooks?
+    /// The call ledger: its busy users are published for the other nodes, theirs read for it, and its webhooks take
+    /// over the undelivered events of the nodes this node's sweep finds dead.
+    private let ledger: CallLedger?
     private let state: NIOLockedValueBox<LinkState>
     private let controlWake: AsyncStream<Void>.Continuation
     private let controlSignals: AsyncStream<Void>
@@ -51,6 +52,8 @@ final class ClusterLink: Sendable {
         var devicesRead: Int64 = 0
         /// The hub the link reports to (set once it exists; let go when the link stops).
         var hub: SignalHub?
+        /// The busy users last published, and under which epoch (nil: none yet).
+        var busyPublished: (epoch: Int64, users: [BusyUser])?
     }
 
     private enum Work {
@@ -60,7 +63,7 @@ final class ClusterLink: Sendable {
 
     init(
         settings: ClusterSettings, clock: any SignalServerClock, metrics: ClusterMetrics,
-        webhooks: CallWebhooks? = nil, logger: Logger
+        ledger: CallLedger? = nil, logger: Logger
     ) throws {
         if let problem = ClusterSettings.problem(nodeId: settings.nodeId) { throw ClusterError(problem) }
         let connection = try PostgresLedgerStore.configuration(url: settings.databaseURL)
@@ -80,7 +83,7 @@ final class ClusterLink: Sendable {
         logger[metadataKey: "node"] = "\(settings.nodeId)"
         self.logger = logger
         self.metrics = metrics
-        self.webhooks = webhooks
+        self.ledger = ledger
         client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         store = ClusterStore(client: client, nodeId: settings.nodeId, logger: logger)
         self.clock = clock
@@ -266,7 +269,7 @@ final class ClusterLink: Sendable {
                 if !dead.isEmpty { logger.notice("nodes declared dead", metadata: ["nodes": "\(dead)"]) }
                 // Only the node whose sweep found them dead learns their names (the rows are gone): it takes their
                 // undelivered call webhook events, and on every sweep those of nodes that left.
-                webhooks?.claim(leftBy: dead)
+                ledger?.webhooks?.claim(leftBy: dead)
             } catch {
                 logger.warning("could not sweep dead nodes", metadata: ["error": "\(describe(error))"])
             }
@@ -281,6 +284,7 @@ final class ClusterLink: Sendable {
                 logger.warning("could not read the other nodes' sessions", metadata: ["error": "\(describe(error))"])
             }
             await readDevices()
+            await syncBusy()
         case .poll:
             // Read by the reader's own loop: a read never waits behind a heartbeat, nor the control loop behind it.
             readerWake.yield()
@@ -291,6 +295,28 @@ final class ClusterLink: Sendable {
             break  // done by `run` as it stops
         }
         return nil
+    }
+
+    /// Publishes this node's busy users when they changed since the last time (or the epoch did), and reads the
+    /// other nodes' for the ledger's busy answers: once per presence read, so at most that far behind.
+    private func syncBusy() async {
+        guard let ledger, let epoch else { return }
+        let users = ledger.busyUsers
+        let changed = state.withLockedValue { state in
+            state.busyPublished.map { $0.epoch != epoch || $0.users != users } ?? true
+        }
+        do {
+            if changed {
+                try await bounded { try await self.store.publishBusy(users, epoch: epoch) }
+                state.withLockedValue { $0.busyPublished = (epoch, users) }
+            }
+            let remote = try await bounded {
+                try await self.store.remoteBusy(deadAfterMillis: self.settings.deadAfterMillis)
+            }
+            ledger.setRemoteBusy(remote)
+        } catch {
+            logger.warning("could not share the users in calls", metadata: ["error": "\(describe(error))"])
+        }
     }
 
     /// Takes the placed calls other nodes handed to this one and gives them to the hub.

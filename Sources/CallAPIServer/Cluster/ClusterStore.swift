@@ -78,6 +78,12 @@ struct ClusterStore: Sendable {
         CREATE INDEX IF NOT EXISTS callapi_cluster_mailbox_unclaimed ON callapi_cluster_mailbox (target_user, id)
             WHERE target_node IS NULL
         """,
+        // The users in an accepted call, by the node whose ledger recorded it: any node answers busy for them.
+        """
+        CREATE TABLE IF NOT EXISTS callapi_cluster_busy (
+            node_id text NOT NULL, epoch bigint NOT NULL, user_id text NOT NULL, call_id text NOT NULL,
+            peer text NOT NULL, PRIMARY KEY (node_id, user_id))
+        """,
     ]
 
     // MARK: - Membership
@@ -125,7 +131,8 @@ struct ClusterStore: Sendable {
             m AS (
                 UPDATE callapi_cluster_mailbox SET target_node = NULL, parked = false
                 WHERE target_node IN (SELECT node_id FROM dead)),
-            e AS (DELETE FROM callapi_cluster_mailbox WHERE expires_at < now())
+            e AS (DELETE FROM callapi_cluster_mailbox WHERE expires_at < now()),
+            b AS (DELETE FROM callapi_cluster_busy WHERE node_id IN (SELECT node_id FROM dead))
             SELECT node_id FROM dead
             """, [.integer(deadAfterMillis)])
         var dead: [String] = []
@@ -140,7 +147,8 @@ struct ClusterStore: Sendable {
             """
             WITH n AS (DELETE FROM callapi_cluster_nodes WHERE node_id = $1 AND epoch = $2),
             s AS (DELETE FROM callapi_cluster_sessions WHERE node_id = $1),
-            m AS (UPDATE callapi_cluster_mailbox SET target_node = NULL, parked = false WHERE target_node = $1)
+            m AS (UPDATE callapi_cluster_mailbox SET target_node = NULL, parked = false WHERE target_node = $1),
+            b AS (DELETE FROM callapi_cluster_busy WHERE node_id = $1)
             SELECT pg_notify('\(Self.presenceChannel)', $1)
             """, [.text(nodeId), .integer(epoch)])
     }
@@ -161,6 +169,39 @@ struct ClusterStore: Sendable {
             found.append((node, user, Int(count)))
         }
         return RemotePresence(rows: found)
+    }
+
+    /// Replaces this node's busy rows with `users` (only while this node has `epoch`), in one statement: the rows of
+    /// users no longer busy are deleted, the others written over.
+    func publishBusy(_ users: [BusyUser], epoch: Int64) async throws {
+        try await exec(
+            """
+            WITH gone AS (DELETE FROM callapi_cluster_busy WHERE node_id = $1 AND user_id <> ALL ($3::text[]))
+            INSERT INTO callapi_cluster_busy (node_id, epoch, user_id, call_id, peer)
+            SELECT $1, $2, t.usr, t.call, t.peer FROM unnest($3::text[], $4::text[], $5::text[]) AS t(usr, call, peer)
+            WHERE EXISTS (SELECT 1 FROM callapi_cluster_nodes WHERE node_id = $1 AND epoch = $2)
+            ON CONFLICT (node_id, user_id) DO UPDATE
+                SET epoch = excluded.epoch, call_id = excluded.call_id, peer = excluded.peer
+            """,
+            [
+                .text(nodeId), .integer(epoch), .texts(users.map(\.user)), .texts(users.map(\.callId)),
+                .texts(users.map(\.peer)),
+            ])
+    }
+
+    /// The users in an accepted call that the other live nodes recorded.
+    func remoteBusy(deadAfterMillis: Int64) async throws -> RemoteBusy {
+        let rows = try await run(
+            """
+            SELECT b.user_id, b.call_id, b.peer FROM callapi_cluster_busy b
+            JOIN callapi_cluster_nodes n ON n.node_id = b.node_id AND n.epoch = b.epoch
+            WHERE b.node_id <> $1 AND n.heartbeat_at >= now() - $2::bigint * interval '1 millisecond'
+            """, [.text(nodeId), .integer(deadAfterMillis)])
+        var users: [BusyUser] = []
+        for try await (user, callId, peer) in rows.decode((String, String, String).self) {
+            users.append(BusyUser(user: user, callId: callId, peer: peer))
+        }
+        return RemoteBusy(users)
     }
 
     /// Writes a session's presence row (only while this node has `epoch`), and tells the other nodes.

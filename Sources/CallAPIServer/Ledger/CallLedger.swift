@@ -18,6 +18,8 @@ final class CallLedger: Sendable {
     /// The durable call webhooks (docs/webhooks.md), when a URL is configured.
     let webhooks: CallWebhooks?
     private let machine: NIOLockedValueBox<CallLedgerMachine>
+    /// In a cluster: the users other nodes' ledgers have in accepted calls, as the link last read them.
+    private let remoteBusy = NIOLockedValueBox(RemoteBusy())
     /// Ended calls not yet taken by the writer, at most `settings.writeQueueLimit`.
     private let pending = NIOLockedValueBox(PendingRecords())
     /// Tells the writer that records are pending (or that no more will come, when finished).
@@ -136,14 +138,25 @@ final class CallLedger: Sendable {
         }
     }
 
-    /// The accepted call `user` is in, if any.
+    /// The accepted call `user` is in, if any: recorded here, or (in a cluster) by another node.
     func busyCall(of user: String) -> String? {
-        machine.withLockedValue { $0.busyCall(of: user) }
+        machine.withLockedValue { $0.busyCall(of: user) } ?? remoteBusy.withLockedValue { $0.call(of: user)?.callId }
     }
 
-    /// Whether `callId` is a call in progress between these two users.
+    /// Whether `callId` is a call in progress between these two users, here or (accepted) on another node.
     func isCall(_ callId: String, between a: String, and b: String) -> Bool {
         machine.withLockedValue { $0.isCall(callId, between: a, and: b) }
+            || remoteBusy.withLockedValue {
+                $0.isCall(callId, between: a, and: b) || $0.isCall(callId, between: b, and: a)
+            }
+    }
+
+    /// The users in an accepted call this node's ledger recorded (a cluster's link publishes them).
+    var busyUsers: [BusyUser] { machine.withLockedValue { $0.busyUsers } }
+
+    /// In a cluster: the users in accepted calls that other nodes recorded, replacing the last view.
+    func setRemoteBusy(_ busy: RemoteBusy) {
+        remoteBusy.withLockedValue { $0 = busy }
     }
 
     /// Calls in progress.

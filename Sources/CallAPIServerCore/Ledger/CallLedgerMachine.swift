@@ -53,6 +53,15 @@ package struct CallLedgerMachine: Sendable {
         acceptedCallsByUser[user]?.min()
     }
 
+    /// Every user in an accepted call, with the call (the lowest id, as ``busyCall(of:)``) and its other user, in
+    /// user order: what a node of a cluster publishes for the others' busy answers.
+    package var busyUsers: [BusyUser] {
+        acceptedCallsByUser.keys.sorted().compactMap { user in
+            guard let callId = busyCall(of: user), let call = calls[callId] else { return nil }
+            return BusyUser(user: user, callId: callId, peer: call.caller == user ? call.callee : call.caller)
+        }
+    }
+
     /// Whether `callId` is a call in progress between `a` and `b` (either way round).
     package func isCall(_ callId: String, between a: String, and b: String) -> Bool {
         guard let call = calls[callId] else { return false }

@@ -172,19 +172,11 @@ struct ClusterCallFaultTests {
     }
 
     private func run(database: String, databasePort: Int, folder: URL) async throws {
-        var ports: [Int] = []
-        for _ in 0..<3 { ports.append(try await freeLoopbackPort()) }
-        let nodes = NIOLockedValueBox<[CLIProcess?]>([nil, nil, nil])
-        for index in 0..<3 {
-            let (process, _) = try await ClusterNodeDeathTests.node("c\(index)", database: database, port: ports[index])
-            nodes.withLockedValue { $0[index] = process }
-        }
-        let proxy = try await ClusterProxyTests.proxy(to: ports)
-        defer {
-            proxy.process.kill()
-            nodes.withLockedValue { $0.forEach { $0?.kill() } }
-        }
-        let direct = ports.map { "ws://127.0.0.1:\($0)" }
+        let cluster = try await FaultedCluster.start("c", database: database)
+        defer { cluster.killAll() }
+        let proxy = try await ClusterProxyTests.proxy(to: cluster.ports)
+        defer { proxy.process.kill() }
+        let direct = cluster.urls
         let throughProxy = ["wss://localhost:\(proxy.port)"]
 
         let log = Log()
@@ -218,19 +210,12 @@ struct ClusterCallFaultTests {
                 continue
             }
             let index = Int.random(in: 0..<3, using: &generator)
-            guard let process = nodes.withLockedValue({ $0[index] }) else { continue }
             if roll < 6 {
-                process.kill()
+                try await cluster.killAndRestart(index, using: &generator)
                 kills += 1
-                try await Task.sleep(for: .milliseconds(Int.random(in: 200...1_500, using: &generator)))
-                let (restarted, _) = try await ClusterNodeDeathTests.node(
-                    "c\(index)", database: database, port: ports[index])
-                nodes.withLockedValue { $0[index] = restarted }
             } else {
-                kill(process.processIdentifier, SIGSTOP)
+                try await cluster.stopAndResume(index, using: &generator)
                 stops += 1
-                try await Task.sleep(for: .milliseconds(Int.random(in: 500...3_000, using: &generator)))
-                kill(process.processIdentifier, SIGCONT)
             }
         }
         stop.withLockedValue { $0 = true }
@@ -254,10 +239,6 @@ struct ClusterCallFaultTests {
                 + "\(counts.violations.count) violations")
         #expect(counts.violations.isEmpty, "\(counts.violations)")
         #expect(counts.connected > 0, "no call connected")
-        for index in 0..<3 {
-            guard let process = nodes.withLockedValue({ $0[index] }) else { continue }
-            process.interrupt()
-            _ = try? await process.finish()
-        }
+        await cluster.interruptAll()
     }
 }

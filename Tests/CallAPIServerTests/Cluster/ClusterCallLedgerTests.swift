@@ -21,14 +21,19 @@ struct ClusterCallLedgerTests {
         return try await .prepared(user, signal: signal, world: world)
     }
 
-    @Test func aCallAcrossTwoNodesIsRecordedOnceWithBothSidesAndEachWebhookEventIsPostedOnce() async throws {
-        let url = try await LedgerBackend.freshPostgresURL()
+    /// Two nodes on a new database, their ledger on it too, posting call webhooks to a receiver of the test's.
+    func twoNodesWithWebhooks() async throws -> ([TestServer], CallWebhookReceiver) {
         let receiver = CallWebhookReceiver()
         try await receiver.start()
-        let (_, servers) = try await ClusterEndToEndTests.nodes(["a", "b"], database: url) { url, configuration in
+        let (_, servers) = try await ClusterEndToEndTests.nodes(["a", "b"]) { url, configuration in
             configuration.ledger.database = .postgres(url: url)
             configuration.ledger.webhook = CallWebhookSettings(url: receiver.url, secret: nil)
         }
+        return (servers, receiver)
+    }
+
+    @Test func aCallAcrossTwoNodesIsRecordedOnceWithBothSidesAndEachWebhookEventIsPostedOnce() async throws {
+        let (servers, receiver) = try await twoNodesWithWebhooks()
         let observer = try await servers[0].loggedIn("1099")
         let caller = try await endpoint(1001, on: servers[0])
         let callee = try await endpoint(1002, on: servers[1])
@@ -67,13 +72,7 @@ struct ClusterCallLedgerTests {
     /// (each node numbering from its own count gave both the same numbers, and the second node's records and
     /// events were refused by the table's key, then lost).
     @Test func callsThatBeginOnEitherNodeAreEachRecordedAndTheirEventsNumberedOnceAcrossTheCluster() async throws {
-        let url = try await LedgerBackend.freshPostgresURL()
-        let receiver = CallWebhookReceiver()
-        try await receiver.start()
-        let (_, servers) = try await ClusterEndToEndTests.nodes(["a", "b"], database: url) { url, configuration in
-            configuration.ledger.database = .postgres(url: url)
-            configuration.ledger.webhook = CallWebhookSettings(url: receiver.url, secret: nil)
-        }
+        let (servers, receiver) = try await twoNodesWithWebhooks()
         let observer = try await servers[0].loggedIn("1199")
         let onA = try await endpoint(1101, on: servers[0])
         let onB = try await endpoint(1102, on: servers[1])

@@ -36,16 +36,9 @@ struct ClusterFaultTests {
     }
 
     @Test func pairsOfClientsNeverGetStuckAndLoseNothingWhileNodesAreKilledAndStopped() async throws {
-        let database = try await LedgerBackend.freshPostgresURL()
-        var ports: [Int] = []
-        for _ in 0..<3 { ports.append(try await freeLoopbackPort()) }
-        let nodes = NIOLockedValueBox<[CLIProcess?]>([nil, nil, nil])
-        for index in 0..<3 {
-            let (process, _) = try await ClusterNodeDeathTests.node("f\(index)", database: database, port: ports[index])
-            nodes.withLockedValue { $0[index] = process }
-        }
-        defer { nodes.withLockedValue { $0.forEach { $0?.kill() } } }
-        let urls = ports.map { "ws://127.0.0.1:\($0)" }
+        let cluster = try await FaultedCluster.start("f", database: try await LedgerBackend.freshPostgresURL())
+        defer { cluster.killAll() }
+        let urls = cluster.urls
 
         func client(_ user: String, first: Int) async throws -> SignalClient {
             // Each client starts on its own node, and knows the others in turn.
@@ -131,19 +124,12 @@ struct ClusterFaultTests {
         for _ in 0..<Self.faults {
             try await Task.sleep(for: .milliseconds(Int.random(in: 500...1_500, using: &generator)))
             let index = Int.random(in: 0..<3, using: &generator)
-            guard let process = nodes.withLockedValue({ $0[index] }) else { continue }
             if Bool.random(using: &generator) {
-                process.kill()
+                try await cluster.killAndRestart(index, using: &generator)
                 kills += 1
-                try await Task.sleep(for: .milliseconds(Int.random(in: 200...1_500, using: &generator)))
-                let (restarted, _) = try await ClusterNodeDeathTests.node(
-                    "f\(index)", database: database, port: ports[index])
-                nodes.withLockedValue { $0[index] = restarted }
             } else {
-                kill(process.processIdentifier, SIGSTOP)
+                try await cluster.stopAndResume(index, using: &generator)
                 stops += 1
-                try await Task.sleep(for: .milliseconds(Int.random(in: 500...3_000, using: &generator)))
-                kill(process.processIdentifier, SIGCONT)
             }
         }
         stop.withLockedValue { $0 = true }
