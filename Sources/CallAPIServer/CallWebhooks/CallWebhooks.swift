@@ -47,6 +47,8 @@ final class CallWebhooks: Sendable {
         /// A claim was asked for since the running one took its nodes.
         var asked = false
         var running = false
+        /// The webhooks are stopping: no claim starts (this node hands its events back instead).
+        var finished = false
     }
 
     struct Post: Sendable {
@@ -144,6 +146,7 @@ final class CallWebhooks: Sendable {
     /// waiting: one claim runs at a time, and the nodes of a claim that failed or had to wait go with the next.
     func claim(leftBy nodes: [String]) {
         let start: Bool = claims.withLockedValue { claims in
+            guard !claims.finished else { return false }
             claims.nodes.formUnion(nodes)
             claims.asked = true
             guard !claims.running else { return false }
@@ -175,7 +178,7 @@ final class CallWebhooks: Sendable {
     /// The nodes to claim from now (the set is emptied), or nil once nothing is asked: the claim stops running.
     private func nextClaim() -> Set<String>? {
         claims.withLockedValue { claims in
-            guard claims.asked else {
+            guard claims.asked, !claims.finished else {
                 claims.running = false
                 return nil
             }
@@ -263,7 +266,11 @@ final class CallWebhooks: Sendable {
         }
         try? await client.shutdown()
         do {
-            // A node leaving a cluster: its undelivered events go to the nodes left.
+            // A node leaving a cluster: its undelivered events go to the nodes left, once no claim of this node's is
+            // in flight (one finishing later would take events back for a node that is gone).
+            for _ in 0..<200 where claims.withLockedValue({ $0.running }) {
+                try? await Task.sleep(for: .milliseconds(10))
+            }
             try await store.releaseWebhookEvents()
         } catch {
             logger.warning("call webhooks: undelivered events not handed to the other nodes: \(error)")
@@ -272,8 +279,11 @@ final class CallWebhooks: Sendable {
         await activity.markDone()
     }
 
-    /// No more posts: ``run()`` finishes what is in flight and returns.
-    func finish() { postContinuation.finish() }
+    /// No more posts (nor claims): ``run()`` finishes what is in flight and returns.
+    func finish() {
+        claims.withLockedValue { $0.finished = true }
+        postContinuation.finish()
+    }
 
     /// Waits until no write or post is queued or in flight (retries waiting for their time do not count).
     func waitUntilIdle() async { await activity.waitUntilIdle() }
