@@ -25,7 +25,7 @@ package protocol LedgerStore: Sendable {
     /// On a node of a cluster that stops: its undelivered events become no node's, for a node still running to
     /// take. Nothing on a single server.
     func releaseWebhookEvents() async throws
-    /// The highest sequence number in the table (0: none).
+    /// The highest sequence number in the table (0: none); a save numbers its events after it, under the lock.
     func lastWebhookSequence() async throws -> Int64
     /// Marks an event delivered.
     func markWebhookEventDelivered(seq: Int64, at: Int64) async throws

@@ -91,8 +91,7 @@ package struct SQLLedgerStore<Runner: SQLRunner>: LedgerStore {
             // Numbered under the lock, held to the commit: a number is visible only after every smaller one, so a
             // replay reader that has seen number n never sees a smaller one appear later.
             try await runner.lockWebhookNumbering()
-            var last =
-                try await runner.run("SELECT MAX(seq) AS seq FROM webhook_events", []).first?["seq"]?.integer ?? 0
+            var last = try await self.lastWebhookSequence()
             for event in events {
                 let numbered = event.numbered(last + 1)
                 if try await runner.run(Self.insertEvent, Self.binds(numbered) + [owner.map(SQLValue.text) ?? .null])

@@ -24,7 +24,4 @@ package struct RemoteBusy: Sendable, Equatable {
         guard let entry = byUser[a] else { return false }
         return entry.callId == callId && entry.peer == b
     }
-
-    /// How many users are busy elsewhere.
-    package var count: Int { byUser.count }
 }
