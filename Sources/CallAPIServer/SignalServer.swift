@@ -141,7 +141,14 @@ public final class SignalServer: Service, Sendable {
     public func placeCall(_ order: PlaceCallOrder) -> Result<String, PlaceCallRefusal> { hub.placeCall(order) }
 
     /// The Prometheus text exposition of the server's metrics.
-    public func metricsText() -> String { metrics.render() }
+    public func metricsText() -> String { Self.renderMetrics(metrics, hub: hub, channels: channels) }
+
+    /// The gauges are read from the hub and the channels when the metrics are read, not after each event.
+    private static func renderMetrics(_ metrics: ServerMetrics, hub: SignalHub, channels: ChannelHub) -> String {
+        hub.publishGauges()
+        channels.publishGauges()
+        return metrics.render()
+    }
 
     /// Runs the server until SIGTERM or SIGINT, then shuts down gracefully (for `callapi serve`).
     public func runUntilSignalled() async throws {
@@ -224,6 +231,7 @@ public final class SignalServer: Service, Sendable {
         let router = Router()
         let hub = hub
         let metrics = metrics
+        let channels = channels
         let cluster = cluster
         let draining = draining
         router.get("/healthz") { _, _ -> Response in
@@ -244,7 +252,7 @@ public final class SignalServer: Service, Sendable {
         router.get("/metrics") { _, _ -> Response in
             Response(
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
-                body: .init(byteBuffer: ByteBuffer(string: metrics.render())))
+                body: .init(byteBuffer: ByteBuffer(string: Self.renderMetrics(metrics, hub: hub, channels: channels))))
         }
         router.get(RouterPath(stringLiteral: SignalProtocol.webSocketPath)) { _, _ -> Response in
             throw HTTPError(.upgradeRequired, message: "connect with a WebSocket to \(SignalProtocol.webSocketPath)")

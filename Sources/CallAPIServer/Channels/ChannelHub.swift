@@ -28,6 +28,8 @@ final class ChannelHub: SessionEndpoint {
 
     /// When each socket open now closes (after any close frame).
     var connectionCloses: [EventLoopFuture<Void>] { shell.connectionCloses }
+    /// Records the channels' gauges as they are now (before the metrics are rendered).
+    func publishGauges() { shell.publishGauges() }
 
     /// The uids in `channel`, sorted.
     func members(of channel: String) -> [UInt] { shell.read { $0.state.members(of: channel) } }

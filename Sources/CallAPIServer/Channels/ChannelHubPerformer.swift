@@ -56,10 +56,8 @@ struct ChannelHubPerformer: EndpointPerformer {
         await authority.checkChannelToken(token)
     }
 
-    func updateMetrics(from state: ChannelState) {
-        metrics.updateChannels(
-            open: state.channelCount, members: state.memberCount, queuedFrames: state.queuedFrames,
-            queuedBytes: state.queuedBytes)
+    func publish(_ gauges: ChannelGauges) {
+        metrics.update(gauges)
     }
 
     private func observe(_ frame: ChannelServerFrame, connection id: SessionID, state: ChannelState) {

@@ -21,8 +21,8 @@ protocol EndpointPerformer: Sendable {
     /// Checks a token's signature and claims (an ``EndpointDeferred/tokenCheck(token:context:)``).
     func checkToken(_ token: String) async -> Machine.TokenVerdict
 
-    /// Updates the endpoint's gauges after an event, under the lock.
-    func updateMetrics(from state: Machine)
+    /// Records the endpoint's gauges (when the metrics are read, see ``EndpointShell/publishGauges()``).
+    func publish(_ gauges: Machine.Gauges)
 }
 
 /// What one action leaves to do once the shell's lock is released: a token check, which the shell runs the same

@@ -49,6 +49,8 @@ final class SignalHub: SessionEndpoint {
     var onlineUsers: [String] { shell.read { $0.state.onlineUsers } }
     var matchWaitingCount: Int { shell.read { $0.state.matchWaitingCount } }
     var sessionCount: Int { shell.read { $0.state.sessionCount } }
+    /// Records the hub's gauges as they are now (before the metrics are rendered).
+    func publishGauges() { shell.publishGauges() }
     /// When each connection open now closes. A closed session leaves the state at once, but its connection stays
     /// open until it has written the close and the client has gone; shutdown drains these.
     var connectionCloses: [EventLoopFuture<Void>] { shell.connectionCloses }
@@ -83,7 +85,7 @@ final class SignalHub: SessionEndpoint {
             { core in
                 guard let event = event.take() else { preconditionFailure("an event is handled once") }
                 // Not `answeredBusy(…) ?? event`: its autoclosure copied the event.
-                if let busy = answeredBusy(event, state: core.state, now: now) { return busy }
+                if let busy = answeredBusy(event, core: &core, now: now) { return busy }
                 return event
             }, answer: { $0.state.isOpen(id) })
     }
@@ -110,10 +112,11 @@ final class SignalHub: SessionEndpoint {
     }
 
     /// The ledger's busy answer in place of relaying a call to a user who is in another call (when it answers busy).
-    private func answeredBusy(_ event: HubEvent, state: HubState, now: Int64) -> HubEvent? {
+    /// (`core` is only read; `inout` so that it is not copied to be passed.)
+    private func answeredBusy(_ event: HubEvent, core: inout EndpointCore<HubState>, now: Int64) -> HubEvent? {
         // The setting first: matching the event copies the send, and the sender's user is a table look-up.
         guard let ledger, ledger.answersBusy, case .frame(let id, .send(let send)) = event,
-            let user = state.userId(of: id),
+            let user = core.state.userId(of: id),
             let body = ledger.busyAnswer(
                 to: RelayedSendRequest(from: user, to: send.to, body: send.relayBody), now: now)
         else { return nil }

@@ -89,10 +89,8 @@ struct SignalHubPerformer: EndpointPerformer {
         await authority.checkLoginToken(token)
     }
 
-    func updateMetrics(from state: HubState) {
-        metrics.update(
-            sessions: state.sessionCount, usersOnline: state.onlineUserCount, held: state.heldCount,
-            heldBytes: state.heldBytes, queuedFrames: state.queuedFrames, queuedBytes: state.queuedBytes)
+    func publish(_ gauges: HubGauges) {
+        metrics.update(gauges)
     }
 
     private func observe(_ frame: ServerFrame, session id: SessionID, state: HubState) {

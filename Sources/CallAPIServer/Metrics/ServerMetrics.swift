@@ -82,13 +82,13 @@ final class ServerMetrics: Sendable {
         callWebhookQueue.record(0)
     }
 
-    func update(sessions: Int, usersOnline: Int, held: Int, heldBytes: Int, queuedFrames: Int, queuedBytes: Int) {
-        self.sessions.record(sessions)
-        self.usersOnline.record(usersOnline)
-        heldMessages.record(held)
-        self.heldBytes.record(heldBytes)
-        self.queuedFrames.record(queuedFrames)
-        self.queuedBytes.record(queuedBytes)
+    func update(_ gauges: HubGauges) {
+        sessions.record(gauges.sessions)
+        usersOnline.record(gauges.usersOnline)
+        heldMessages.record(gauges.held)
+        heldBytes.record(gauges.heldBytes)
+        queuedFrames.record(gauges.queuedFrames)
+        queuedBytes.record(gauges.queuedBytes)
     }
 
     /// Publishes each configured limit as `callapi_limit{name="…"}`, so dashboards can compare usage to it.
@@ -142,11 +142,11 @@ final class ServerMetrics: Sendable {
 
     func messageRelayed() { relayed.increment() }
 
-    func updateChannels(open: Int, members: Int, queuedFrames: Int, queuedBytes: Int) {
-        channelsOpen.record(open)
-        channelMembers.record(members)
-        channelQueuedFrames.record(queuedFrames)
-        channelQueuedBytes.record(queuedBytes)
+    func update(_ gauges: ChannelGauges) {
+        channelsOpen.record(gauges.open)
+        channelMembers.record(gauges.members)
+        channelQueuedFrames.record(gauges.queuedFrames)
+        channelQueuedBytes.record(gauges.queuedBytes)
     }
 
     func channelClosed(code: UInt16) {

@@ -113,17 +113,17 @@ package struct ChannelState: Sendable {
     ///
     /// Every frame is counted against its receiver's outbox where it is produced (``enqueue(_:to:into:)``); a
     /// connection found too slow is closed once the event's other steps are done, as its last actions.
-    package mutating func handle(_ event: ChannelEvent, now: Int64, into actions: inout [ChannelAction]) {
+    package mutating func handle(_ event: consuming ChannelEvent, now: Int64, into actions: inout [ChannelAction]) {
         if case .written(let id, let frames) = event {
             connections.written(frames, by: id)
             return
         }
-        apply(event, now: now, into: &actions)
+        apply(consume event, now: now, into: &actions)
         while let id = connections.nextSlowConsumer() { dropSlowConsumer(id, now: now, into: &actions) }
     }
 
-    private mutating func apply(_ event: ChannelEvent, now: Int64, into actions: inout [ChannelAction]) {
-        switch event {
+    private mutating func apply(_ event: consuming ChannelEvent, now: Int64, into actions: inout [ChannelAction]) {
+        switch consume event {
         case .written:
             break  // handled in `handle`
         case .connected(let id):

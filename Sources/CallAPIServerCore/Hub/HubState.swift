@@ -94,17 +94,17 @@ package struct HubState: Sendable {
     ///
     /// Every frame is counted against its receiver's outbox where it is produced (``enqueue(_:to:into:)``); a
     /// session found too slow is closed once the event's other steps are done, as its last actions.
-    package mutating func handle(_ event: HubEvent, now: Int64, into actions: inout [HubAction]) {
+    package mutating func handle(_ event: consuming HubEvent, now: Int64, into actions: inout [HubAction]) {
         if case .written(let id, let frames) = event {
             sessions.written(frames, by: id)
             return
         }
-        apply(event, now: now, into: &actions)
+        apply(consume event, now: now, into: &actions)
         while let id = sessions.nextSlowConsumer() { dropSlowConsumer(id, now: now, into: &actions) }
     }
 
-    mutating func apply(_ event: HubEvent, now: Int64, into actions: inout [HubAction]) {
-        switch event {
+    mutating func apply(_ event: consuming HubEvent, now: Int64, into actions: inout [HubAction]) {
+        switch consume event {
         case .connected(let id):
             connect(id, now: now, into: &actions)
         case .frame(let id, let frame):

@@ -30,6 +30,8 @@ package struct CallLedgerMachine: Sendable {
         var goneSince: Int64?
         /// When the last message of the call was relayed.
         var lastHeard: Int64
+        /// The node that recorded the call before this one took it over (``adopt(_:now:)``), if one did.
+        var takenOverFrom: String? = nil
     }
 
     package let limits: LedgerLimits
@@ -83,7 +85,57 @@ package struct CallLedgerMachine: Sendable {
             return tick(now: now)
         case .notPlaced(let call):
             return notPlaced(call, now: now)
+        case .adopted(let adopted):
+            return adopt(adopted, now: now)
         }
+    }
+
+    /// The calls in progress as a cluster node publishes them for the others, in call id order.
+    package var liveCallSnapshots: [LiveCallSnapshot] {
+        calls.keys.sorted().compactMap { callId in
+            guard let call = calls[callId] else { return nil }
+            var rangAt: Int64?
+            var acceptedAt: Int64?
+            switch call.phase {
+            case .ringing(let rang):
+                rangAt = rang
+            case .accepted(let rang, let at, _):
+                rangAt = rang
+                acceptedAt = at
+            }
+            return LiveCallSnapshot(
+                callId: call.callId, caller: call.caller, callee: call.callee, media: call.media, roomId: call.roomId,
+                startedAt: call.startedAt, rangAt: rangAt, acceptedAt: acceptedAt, devices: call.devices,
+                lastHeard: call.lastHeard)
+        }
+    }
+
+    /// Takes over `adopted`'s calls with no session open: gone since `now`, so that the liveness window counts from
+    /// the takeover, and the ring timeout from when the call was last heard, as on the node that recorded it.
+    private mutating func adopt(_ adopted: AdoptedCalls, now: Int64) -> [LedgerAction] {
+        var actions: [LedgerAction] = []
+        for snapshot in adopted.calls where calls[snapshot.callId] == nil && !ended.contains(snapshot.callId) {
+            let phase: Phase =
+                if let acceptedAt = snapshot.acceptedAt {
+                    // The answering session was the dead node's: its stand-in takes its place.
+                    .accepted(
+                        rangAt: snapshot.rangAt, at: acceptedAt,
+                        session: .remote(node: adopted.node, user: snapshot.callee))
+                } else {
+                    .ringing(rangAt: snapshot.rangAt)
+                }
+            let call = LiveCall(
+                callId: snapshot.callId, caller: snapshot.caller, callee: snapshot.callee, media: snapshot.media,
+                roomId: snapshot.roomId, startedAt: snapshot.startedAt, phase: phase, devices: snapshot.devices,
+                sessions: [], goneSince: now, lastHeard: snapshot.lastHeard, takenOverFrom: adopted.node)
+            actions += makeRoom(now: now)
+            calls[call.callId] = call
+            if call.isAccepted {
+                acceptedCallsByUser[call.caller, default: []].insert(call.callId)
+                acceptedCallsByUser[call.callee, default: []].insert(call.callId)
+            }
+        }
+        return actions
     }
 
     private mutating func relayed(_ send: RelayedSend, _ fields: CallMessageFields, now: Int64) -> [LedgerAction] {
@@ -312,7 +364,10 @@ package struct CallLedgerMachine: Sendable {
         for callId in calls.keys.sorted() {
             guard let call = calls[callId] else { continue }
             if let gone = call.goneSince, now - gone >= limits.livenessMillis {
-                actions += end(call, outcome: .dropped, by: nil, reason: "participantsGone", now: now)
+                // A call taken over from a dead node whose participants were not heard here: they may go on
+                // talking through other nodes, which do not report to this record.
+                let reason = call.takenOverFrom == nil ? "participantsGone" : "recordingNodeLost"
+                actions += end(call, outcome: .dropped, by: nil, reason: reason, now: now)
             } else if !call.isAccepted, now - call.lastHeard >= limits.ringTimeoutMillis {
                 actions += end(call, outcome: .missed, by: nil, reason: "noAnswer", now: now)
             }

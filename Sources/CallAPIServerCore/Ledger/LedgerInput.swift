@@ -10,6 +10,10 @@ package enum LedgerInput: Sendable, Equatable {
     case tick
     /// A call the server asked a client to place was never placed (docs/match.md): recorded `failed`.
     case notPlaced(NotPlacedCall)
+    /// Calls in progress that another node of a cluster recorded, taken over when it died or left: their sessions
+    /// are gone, so each ends by the usual rules (``LedgerLimits/livenessMillis``, the ring timeout) unless its
+    /// participants are heard here again. Calls known here, or ended lately, are ignored.
+    case adopted(AdoptedCalls)
 }
 
 /// A user's `send` and what the hub did with it.

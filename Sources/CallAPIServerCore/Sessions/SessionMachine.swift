@@ -11,10 +11,16 @@ package protocol SessionMachine: Sendable {
     associatedtype TokenCheckContext: Sendable
     /// The verdict on a token's signature and claims.
     associatedtype TokenVerdict: Sendable
+    /// What the machine's gauges show (sessions, queues, …).
+    associatedtype Gauges: Equatable & Sendable
+
+    /// The gauges now; the shell publishes them when the metrics are read.
+    var gauges: Gauges { get }
 
     /// Applies `event`, which happened at `now` (ms since 1970 on the server's clock), appending what to do to
-    /// `actions` (a buffer the caller may reuse).
-    mutating func handle(_ event: Event, now: Int64, into actions: inout [Action])
+    /// `actions` (a buffer the caller may reuse). The event is consumed: its payload (a relayed body) moves into
+    /// the state across the module boundary instead of being copied.
+    mutating func handle(_ event: consuming Event, now: Int64, into actions: inout [Action])
 
     /// The event that reports `verdict` on the token checked for `context`.
     static func tokenChecked(_ context: TokenCheckContext, verdict: TokenVerdict) -> Event
