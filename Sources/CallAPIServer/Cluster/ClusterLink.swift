@@ -54,6 +54,8 @@ final class ClusterLink: Sendable {
         var hub: SignalHub?
         /// The busy users last published, and under which epoch (nil: none yet).
         var busyPublished: (epoch: Int64, users: [BusyUser])?
+        /// The calls in progress last published, by call id, and under which epoch (nil: none yet).
+        var callsPublished: (epoch: Int64, calls: [String: LiveCallSnapshot])?
     }
 
     private enum Work {
@@ -168,6 +170,9 @@ final class ClusterLink: Sendable {
             group.addTask { await self.listenLoop() }
             group.addTask { await self.tickLoop() }
             for await _ in stopSignals { break }
+            // The calls in progress as they are now, for the survivor that takes them over: not as they were at the
+            // last presence read, when some that have ended since were still in progress.
+            await publishCalls()
             let leave = state.withLockedValue { $0.membership.handle(.stop, now: clock.nowMillis()) }
             for case .leave(let epoch) in leave {
                 // Bounded: with the database unreachable the node still stops, and the others find it dead.
@@ -273,6 +278,7 @@ final class ClusterLink: Sendable {
             } catch {
                 logger.warning("could not sweep dead nodes", metadata: ["error": "\(describe(error))"])
             }
+            await adoptCalls()
         case .readPresence:
             do {
                 let view = try await bounded {
@@ -285,6 +291,7 @@ final class ClusterLink: Sendable {
             }
             await readDevices()
             await syncBusy()
+            await publishCalls()
         case .poll:
             // Read by the reader's own loop: a read never waits behind a heartbeat, nor the control loop behind it.
             readerWake.yield()
@@ -316,6 +323,49 @@ final class ClusterLink: Sendable {
             ledger.setRemoteBusy(remote)
         } catch {
             logger.warning("could not share the users in calls", metadata: ["error": "\(describe(error))"])
+        }
+    }
+
+    /// Writes the ledger's calls in progress that changed since the last time, and deletes those that ended: once per
+    /// presence read, so a node that dies loses at most the calls that began (or were answered) in its last second.
+    private func publishCalls() async {
+        guard let ledger, let epoch else { return }
+        let calls = ledger.liveCallSnapshots
+        let published = state.withLockedValue { state in
+            state.callsPublished.flatMap { $0.epoch == epoch ? $0.calls : nil } ?? [:]
+        }
+        let changed = calls.filter { published[$0.callId] != $0 }
+        let live = Set(calls.map(\.callId))
+        let ended = published.keys.filter { !live.contains($0) }.sorted()
+        guard !changed.isEmpty || !ended.isEmpty else { return }
+        do {
+            try await bounded { try await self.store.publishCalls(changed: changed, ended: ended, epoch: epoch) }
+            let now = Dictionary(uniqueKeysWithValues: calls.map { ($0.callId, $0) })
+            state.withLockedValue { $0.callsPublished = (epoch, now) }
+        } catch {
+            logger.warning("could not share the calls in progress", metadata: ["error": "\(describe(error))"])
+        }
+    }
+
+    /// Takes over the calls in progress of nodes that died or left, for this node's ledger to finish: after every
+    /// sweep, so that exactly one survivor (the first to claim each row) ends each of them by the usual rules.
+    private func adoptCalls() async {
+        guard let ledger, let epoch else { return }
+        do {
+            let claimed = try await bounded { try await self.store.claimCalls(epoch: epoch) }
+            for adopted in claimed.adopted {
+                logger.notice(
+                    "took over calls in progress",
+                    metadata: ["node": "\(adopted.node)", "calls": "\(adopted.calls.count)"])
+                ledger.adopt(adopted)
+            }
+            if !claimed.unreadable.isEmpty {
+                logger.error(
+                    "calls in progress of another node could not be read; left in callapi_cluster_calls",
+                    metadata: ["calls": "\(claimed.unreadable)"])
+            }
+        } catch {
+            logger.warning("could not take over calls in progress", metadata: ["error": "\(describe(error))"])
         }
     }
 

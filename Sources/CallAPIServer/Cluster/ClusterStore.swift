@@ -84,6 +84,13 @@ struct ClusterStore: Sendable {
             node_id text NOT NULL, epoch bigint NOT NULL, user_id text NOT NULL, call_id text NOT NULL,
             peer text NOT NULL, PRIMARY KEY (node_id, user_id))
         """,
+        // The calls in progress, by the node (and epoch) whose ledger has them: a survivor takes over those of a
+        // node that died or left (docs/scale-out.md, "The ledger across nodes").
+        """
+        CREATE TABLE IF NOT EXISTS callapi_cluster_calls (
+            call_id text PRIMARY KEY, node_id text NOT NULL, epoch bigint NOT NULL, recorded_by text NOT NULL,
+            snapshot text NOT NULL)
+        """,
     ]
 
     // MARK: - Membership
@@ -187,6 +194,57 @@ struct ClusterStore: Sendable {
                 .text(nodeId), .integer(epoch), .texts(users.map(\.user)), .texts(users.map(\.callId)),
                 .texts(users.map(\.peer)),
             ])
+    }
+
+    /// Writes the calls in progress that changed since the last time and deletes those that ended (only while this
+    /// node has `epoch`, and only its own rows: one taken over by another node stays theirs).
+    func publishCalls(changed: [LiveCallSnapshot], ended: [String], epoch: Int64) async throws {
+        let encoder = JSONEncoder()
+        let snapshots = try changed.map { try String(decoding: encoder.encode($0), as: UTF8.self) }
+        try await exec(
+            """
+            WITH live AS (SELECT 1 FROM callapi_cluster_nodes WHERE node_id = $1 AND epoch = $2),
+            gone AS (
+                DELETE FROM callapi_cluster_calls
+                WHERE node_id = $1 AND epoch = $2 AND call_id = ANY ($5::text[]) AND EXISTS (SELECT 1 FROM live))
+            INSERT INTO callapi_cluster_calls (call_id, node_id, epoch, recorded_by, snapshot)
+            SELECT t.call, $1, $2, $1, t.snapshot FROM unnest($3::text[], $4::text[]) AS t(call, snapshot)
+            WHERE EXISTS (SELECT 1 FROM live)
+            ON CONFLICT (call_id) DO UPDATE SET snapshot = excluded.snapshot
+                WHERE callapi_cluster_calls.node_id = $1 AND callapi_cluster_calls.epoch = $2
+            """,
+            [
+                .text(nodeId), .integer(epoch), .texts(changed.map(\.callId)), .texts(snapshots),
+                .texts(ended),
+            ])
+    }
+
+    /// Takes over the calls in progress of every node that is no longer a member with the epoch it wrote them in
+    /// (found dead, left, or restarted), while this node has `epoch`. Each row is taken by one node: the update
+    /// locks it, and a second node's update finds it already theirs.
+    func claimCalls(epoch: Int64) async throws -> ClaimedCalls {
+        let rows = try await run(
+            """
+            UPDATE callapi_cluster_calls c SET node_id = $1, epoch = $2
+            WHERE NOT EXISTS (
+                SELECT 1 FROM callapi_cluster_nodes n WHERE n.node_id = c.node_id AND n.epoch = c.epoch)
+            AND EXISTS (SELECT 1 FROM callapi_cluster_nodes WHERE node_id = $1 AND epoch = $2)
+            RETURNING c.call_id, c.recorded_by, c.snapshot
+            """, [.text(nodeId), .integer(epoch)])
+        let decoder = JSONDecoder()
+        var byNode: [String: [LiveCallSnapshot]] = [:]
+        var unreadable: [String] = []
+        for try await (callId, node, snapshot) in rows.decode((String, String, String).self) {
+            if let call = try? decoder.decode(LiveCallSnapshot.self, from: Data(snapshot.utf8)) {
+                byNode[node, default: []].append(call)
+            } else {
+                unreadable.append(callId)
+            }
+        }
+        let adopted = byNode.keys.sorted().map { node in
+            AdoptedCalls(node: node, calls: byNode[node, default: []].sorted { $0.callId < $1.callId })
+        }
+        return ClaimedCalls(adopted: adopted, unreadable: unreadable.sorted())
     }
 
     /// The users in an accepted call that the other live nodes recorded.
@@ -483,6 +541,13 @@ struct ClusterStore: Sendable {
 }
 
 /// A cluster operation that failed, said plainly.
+/// Calls in progress taken over from nodes that died or left, by the node that recorded them, and the ids of rows
+/// that could not be read (written by a newer version, say): those stay this node's rows, reported, not adopted.
+struct ClaimedCalls {
+    var adopted: [AdoptedCalls]
+    var unreadable: [String]
+}
+
 struct ClusterError: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }

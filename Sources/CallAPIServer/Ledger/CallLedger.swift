@@ -154,6 +154,14 @@ final class CallLedger: Sendable {
     /// The users in an accepted call this node's ledger recorded (a cluster's link publishes them).
     var busyUsers: [BusyUser] { machine.withLockedValue { $0.busyUsers } }
 
+    /// The calls in progress this node's ledger recorded or took over (a cluster's link publishes them).
+    var liveCallSnapshots: [LiveCallSnapshot] { machine.withLockedValue { $0.liveCallSnapshots } }
+
+    /// In a cluster: takes over the calls in progress that another node recorded (it died or left).
+    func adopt(_ adopted: AdoptedCalls) {
+        handle(.adopted(adopted), now: clock.nowMillis())
+    }
+
     /// In a cluster: the users in accepted calls that other nodes recorded, replacing the last view.
     func setRemoteBusy(_ busy: RemoteBusy) {
         remoteBusy.withLockedValue { $0 = busy }

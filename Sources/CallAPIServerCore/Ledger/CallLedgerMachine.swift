@@ -96,17 +96,19 @@ package struct CallLedgerMachine: Sendable {
             guard let call = calls[callId] else { return nil }
             var rangAt: Int64?
             var acceptedAt: Int64?
+            var lastHeard = call.lastHeard
             switch call.phase {
             case .ringing(let rang):
                 rangAt = rang
             case .accepted(let rang, let at, _):
                 rangAt = rang
                 acceptedAt = at
+                lastHeard = at
             }
             return LiveCallSnapshot(
                 callId: call.callId, caller: call.caller, callee: call.callee, media: call.media, roomId: call.roomId,
                 startedAt: call.startedAt, rangAt: rangAt, acceptedAt: acceptedAt, devices: call.devices,
-                lastHeard: call.lastHeard)
+                lastHeard: lastHeard)
         }
     }
 

@@ -15,6 +15,8 @@ package struct LiveCallSnapshot: Sendable, Equatable, Codable {
     /// When the callee accepted; absent while it rang.
     package var acceptedAt: Int64?
     package var devices: [CallDevice]
+    /// When a ringing call was last heard (its ring timeout counts from it); for an accepted call, when it was
+    /// accepted. Not every message's time: a call's keep-alives would change its snapshot every second.
     package var lastHeard: Int64
 
     package init(

@@ -1,0 +1,130 @@
+import CallAPI
+import CallAPIServerTesting
+import CallAPISignalClient
+import CallAPISignalProtocol
+import CallAPITesting
+import Foundation
+import Logging
+import PostgresNIO
+import Testing
+
+@testable import CallAPIServer
+
+/// A call in progress recorded by a `callapi serve` node that is killed with SIGKILL: a survivor takes its record
+/// over (once), and finishes it by the messages it hears, so the ledger has one record with the call's real end and
+/// each call webhook event is posted once (issue 44, node death: leases and ring timers taken over).
+@Suite(
+    .enabled(if: LedgerBackend.postgresURL != nil, LedgerBackend.postgresMissing),
+    .enabled(if: CLIProcess.executable != nil, "the callapi executable is not built"))
+struct ClusterCallTakeoverTests {
+    let world = SimulatedRTCWorld(clock: SystemCallClock())
+
+    /// Which node has the rows of the calls in progress, and whether each was accepted.
+    static func liveCalls(database: String) async throws -> [(callId: String, node: String, accepted: Bool)] {
+        let logger = Logger(label: "test.cluster")
+        let connection = try await PostgresConnection.connect(
+            configuration: try PostgresLedgerStore.configuration(url: database), id: 1, logger: logger)
+        defer { Task { try? await connection.close() } }
+        let rows = try await connection.query(
+            "SELECT call_id, node_id, snapshot FROM callapi_cluster_calls ORDER BY call_id", logger: logger)
+        var calls: [(String, String, Bool)] = []
+        for try await (callId, node, snapshot) in rows.decode((String, String, String).self) {
+            calls.append((callId, node, snapshot.contains("\"acceptedAt\"")))
+        }
+        return calls
+    }
+
+    @Test func aCallWhoseRecordingNodeIsKilledIsTakenOverOnceAndEndsByItsHangup() async throws {
+        let database = try await LedgerBackend.freshPostgresURL()
+        let receiver = CallWebhookReceiver()
+        try await receiver.start()
+        let ledger = ["--ledger-database", database, "--call-webhook-url", receiver.url]
+        let (t1, port1) = try await ClusterNodeDeathTests.node("t1", database: database, ledger: ledger)
+        let (t2, port2) = try await ClusterNodeDeathTests.node("t2", database: database, ledger: ledger)
+        let nodeDeath = ClusterCallNodeDeathTests()
+        // The caller calls from t1, which records the call; its client knows t2 too.
+        let caller = try await nodeDeath.endpoint(7401, nodes: [port1, port2])
+        let callee = try await nodeDeath.endpoint(7402, nodes: [port2])
+        let states = caller.signal.stateUpdates()
+        let observer = try await ClusterNodeDeathTests.loggedIn("7499", port: port1)
+        try await ClusterEndToEndTests.waitOnline("7402", seenBy: observer)
+
+        try await caller.api.call(remoteUserId: callee.user, callType: .video)
+        try await callee.reaches(.calling)
+        try await callee.api.accept(remoteUserId: caller.user)
+        try await caller.reaches(.connected)
+        try await callee.reaches(.connected)
+        // t1 shares the accepted call at its next presence read (once a second).
+        let callId = try await withTimeout(10, "t1 to share the accepted call") {
+            while true {
+                if let call = try await Self.liveCalls(database: database).first, call.node == "t1", call.accepted {
+                    return call.callId
+                }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+        }
+
+        t1.kill()
+        // t2's sweep finds t1 dead and takes the call over; the caller's client logs in to t2 by itself.
+        try await withTimeout(10, "t2 to take the call over") {
+            while try await Self.liveCalls(database: database).map(\.node) != ["t2"] {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+        }
+        let back = try await withTimeout(10, "the caller's client logged in to t2") {
+            var lost = false
+            for await state in states {
+                if case .reconnecting = state { lost = true }
+                if lost, case .connected = state { return true }
+            }
+            return false
+        }
+        #expect(back)
+
+        try await caller.api.hangup(remoteUserId: callee.user, reason: "after the crash")
+        let callerEnd = try await caller.nextChange()
+        let calleeEnd = try await callee.nextChange()
+        #expect(callerEnd.state == .prepared && callerEnd.reason == .localHangup)
+        #expect(calleeEnd.state == .prepared && calleeEnd.reason == .remoteHangup)
+
+        // One record, with the call's real end, written by t2.
+        let store = try await PostgresLedgerStore.open(url: database, logger: Logger(label: "test.ledger"))
+        let record = try await withTimeout(10, "t2 to record the call") {
+            while true {
+                let page = try await store.calls(CallQuery(userId: "7401"))
+                if let record = page.calls.first { return record }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+        }
+        #expect(record.callId == callId)
+        #expect(record.outcome == .completed)
+        #expect(record.endedBy == "7401" && record.endReason == "after the crash")
+        #expect(record.acceptedAt != nil && record.durationMillis > 0)
+        #expect(try await store.calls(CallQuery(userId: "7401")).calls.count == 1)
+        // t2 deletes the row of the call at its next presence read.
+        try await withTimeout(10, "t2 to delete the row of the ended call") {
+            while try await !Self.liveCalls(database: database).isEmpty {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+        }
+
+        // Each of the call's four events posted once, in order (t1 posted the first three before it died).
+        let kinds = ["ringing", "accepted", "connected", "ended"]
+        let posted = try await withTimeout(20, "the call's events to be posted") {
+            while true {
+                let keys = receiver.posts.compactMap(\.idempotencyKey).filter { $0.hasPrefix(callId) }
+                if keys.count >= kinds.count { return keys }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+        }
+        #expect(Array(Set(posted)).sorted() == kinds.map { "\(callId):\($0)" }.sorted())
+        #expect(posted.filter { $0.hasSuffix(":ended") }.count == 1)
+        try await store.close()
+
+        await caller.api.deinitialize()
+        await callee.api.deinitialize()
+        t2.interrupt()
+        #expect(try await t2.finish() == 0)
+        await receiver.stop()
+    }
+}
