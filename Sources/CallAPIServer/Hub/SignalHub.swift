@@ -87,7 +87,7 @@ final class SignalHub: SessionEndpoint {
                 // Not `answeredBusy(…) ?? event`: its autoclosure copied the event.
                 if let busy = answeredBusy(event, core: &core, now: now) { return busy }
                 return event
-            }, answer: { $0.state.isOpen(id) })
+            }, answer: { HubState.isOpen(id, in: &$0.state) })
     }
 
     /// A received text, read and checked against the frame limit.

@@ -65,10 +65,12 @@ package struct HubState: Sendable {
     package var onlineUserCount: Int { presence.onlineUserCount }
     /// Open connections, logged in or not.
     package var sessionCount: Int { sessions.count }
-    /// Whether session `id` is open. (For the shell: a call from another module into the generic ``Sessions``
-    /// itself is not specialized, and looked up its generic metadata on every frame, ~1,000 instructions a relayed
-    /// message; scripts/callgrind_relay.sh.)
-    package func isOpen(_ id: SessionID) -> Bool { sessions.index(forKey: id) != nil }
+    /// Whether session `id` is open in `state`. For the shell, which asks after every frame: static over `inout`
+    /// because a method called from another module copied the whole state (656 bytes) to pass it as `self`
+    /// (scripts/callgrind_relay.sh). `inout` only lends it; nothing is changed.
+    package static func isOpen(_ id: SessionID, in state: inout HubState) -> Bool {
+        state.sessions.index(forKey: id) != nil
+    }
     /// Frames and estimated bytes queued for a session's writer and not yet written.
     package func outbox(of session: SessionID) -> (frames: Int, bytes: Int)? {
         sessions[session].map { ($0.outbox.frames, $0.outbox.bytes) }
