@@ -16,7 +16,7 @@ struct ChannelHubPerformer: EndpointPerformer {
     ) -> EndpointDeferred<ChannelState, ChannelNotice>? {
         switch consume action {
         case .send(let id, let frame):
-            observe(frame, connection: id, state: core.state)
+            observe(frame, connection: id, core: &core)
             core.connections[id]?.send(text: ChannelFrameCoding.encode(frame))
         case .close(let id, let code):
             metrics.channelClosed(code: code)
@@ -60,24 +60,27 @@ struct ChannelHubPerformer: EndpointPerformer {
         metrics.update(gauges)
     }
 
-    private func observe(_ frame: ChannelServerFrame, connection id: SessionID, state: ChannelState) {
-        let who: Logger.Metadata = {
-            guard let member = state.member(id) else { return ["connection": "\(id)"] }
+    /// Counts and logs a frame sent. The core is lent `inout`, only read: passed by value, the state was copied for
+    /// every frame sent; and who the frame went to is looked up only for a frame that is logged.
+    private func observe(_ frame: ChannelServerFrame, connection id: SessionID, core: inout EndpointCore<ChannelState>)
+    {
+        func who() -> Logger.Metadata {
+            guard let member = core.state.member(id) else { return ["connection": "\(id)"] }
             return ["connection": "\(id)", "channel": "\(member.channel)", "uid": "\(member.uid)"]
-        }()
+        }
         switch frame {
         case .signal:
             metrics.channelSignalRelayed()
         case .joinFailed(let failure):
             logger.notice(
                 "channel join refused",
-                metadata: who.merging(["code": "\(failure.code)", "detail": "\(failure.message)"]) { $1 })
+                metadata: who().merging(["code": "\(failure.code)", "detail": "\(failure.message)"]) { $1 })
         case .error(let failure):
             logger.notice(
                 "channel frame refused",
-                metadata: who.merging(["code": "\(failure.code)", "detail": "\(failure.message)"]) { $1 })
+                metadata: who().merging(["code": "\(failure.code)", "detail": "\(failure.message)"]) { $1 })
         case .signalFailed(let failed):
-            logger.info("channel signal not relayed", metadata: who.merging(["to": "\(failed.to)"]) { $1 })
+            logger.info("channel signal not relayed", metadata: who().merging(["to": "\(failed.to)"]) { $1 })
         default:
             break
         }

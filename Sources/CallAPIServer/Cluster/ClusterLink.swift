@@ -290,6 +290,7 @@ final class ClusterLink: Sendable {
                 logger.warning("could not read the other nodes' sessions", metadata: ["error": "\(describe(error))"])
             }
             await readDevices()
+            await readTombstones()
             await syncBusy()
             await publishCalls()
         case .poll:
@@ -388,6 +389,21 @@ final class ClusterLink: Sendable {
         }
     }
 
+    /// Reads the other nodes' tombstones not expired and hands them to the hub, which keeps the new ones.
+    private func readTombstones() async {
+        do {
+            let read = try await bounded { try await self.store.tombstones(now: self.clock.nowMillis()) }
+            if !read.unreadable.isEmpty {
+                logger.error(
+                    "tombstones in the cluster database have a reason this version does not know",
+                    metadata: ["calls": "\(read.unreadable)"])
+            }
+            if !read.tombstones.isEmpty { report(.tombstones(read.tombstones)) }
+        } catch {
+            logger.warning("could not read the cluster's tombstones", metadata: ["error": "\(describe(error))"])
+        }
+    }
+
     /// Reads the device lists written since the last read (all of them at the first) and hands them to the hub.
     private func readDevices() async {
         do {
@@ -434,6 +450,7 @@ final class ClusterLink: Sendable {
         case forward([ClusterEnvelope], [ForwardReceipt])
         case unclaim([ClusterEnvelope])
         case devices(UserDevices)
+        case tombstone(UserTombstone)
         case placeCall(ForwardedPlacement)
         case park(ClusterEnvelope, expiresAt: Int64, receipt: ForwardReceipt)
         case unpark([String])
@@ -458,6 +475,7 @@ final class ClusterLink: Sendable {
             case .hub(.offline(let session, _)): return .offline(session)
             case .hub(.unclaimed(let envelopes)): return .unclaim(envelopes)
             case .hub(.devices(let list)): return .devices(list)
+            case .hub(.tombstone(let tombstone)): return .tombstone(tombstone)
             case .hub(.placeCall(let placement)): return .placeCall(placement)
             case .hub(.park(let envelope, let expiresAt, let receipt)):
                 return .park(envelope, expiresAt: expiresAt, receipt: receipt)
@@ -584,6 +602,18 @@ final class ClusterLink: Sendable {
                     state.withLockedValue { $0.work.append(.hub(.devices(list))) }
                     writerWake.yield()
                 }
+            }
+        case .tombstone(let entry):
+            do {
+                try await bounded { try await self.store.saveTombstone(entry) }
+            } catch {
+                // Kept here either way: a login here learns it; one on another node does not.
+                metrics.writeFailures.increment()
+                logger.warning(
+                    "could not write a withdrawn call's tombstone for the other nodes",
+                    metadata: [
+                        "user": "\(entry.userId)", "callId": "\(entry.tombstone.callId)", "error": "\(describe(error))",
+                    ])
             }
         case .online(let session, let userId):
             // Not a member: the sessions are written when it has joined again.

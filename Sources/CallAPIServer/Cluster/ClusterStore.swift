@@ -84,6 +84,12 @@ struct ClusterStore: Sendable {
             node_id text NOT NULL, epoch bigint NOT NULL, user_id text NOT NULL, call_id text NOT NULL,
             peer text NOT NULL, PRIMARY KEY (node_id, user_id))
         """,
+        // Tombstones of withdrawn pushed calls, by the node that withdrew them, until they expire (ms since 1970).
+        """
+        CREATE TABLE IF NOT EXISTS callapi_cluster_tombstones (
+            user_id text NOT NULL, call_id text NOT NULL, node_id text NOT NULL, reason text NOT NULL,
+            at bigint NOT NULL, expires_at bigint NOT NULL, PRIMARY KEY (user_id, call_id))
+        """,
         // The calls in progress, by the node (and epoch) whose ledger has them: a survivor takes over those of a
         // node that died or left (docs/scale-out.md, "The ledger across nodes").
         """
@@ -194,6 +200,47 @@ struct ClusterStore: Sendable {
                 .text(nodeId), .integer(epoch), .texts(users.map(\.user)), .texts(users.map(\.callId)),
                 .texts(users.map(\.peer)),
             ])
+    }
+
+    /// Writes a tombstone for the other nodes (replacing one of the same user and call), and deletes the expired ones.
+    func saveTombstone(_ entry: UserTombstone) async throws {
+        let tombstone = entry.tombstone
+        try await exec(
+            """
+            WITH expired AS (DELETE FROM callapi_cluster_tombstones WHERE expires_at <= $6)
+            INSERT INTO callapi_cluster_tombstones (user_id, call_id, node_id, reason, at, expires_at)
+            VALUES ($1, $2, $3, $4, $5, $6)
+            ON CONFLICT (user_id, call_id) DO UPDATE
+                SET node_id = excluded.node_id, reason = excluded.reason, at = excluded.at,
+                    expires_at = excluded.expires_at
+            """,
+            [
+                .text(entry.userId), .text(tombstone.callId), .text(nodeId), .text(tombstone.reason.rawValue),
+                .integer(tombstone.at), .integer(tombstone.expiresAt),
+            ])
+    }
+
+    /// The other nodes' tombstones not expired at `now` (ms since 1970), oldest first, and the calls of rows whose
+    /// reason this version does not know (written by a newer one).
+    func tombstones(now: Int64) async throws -> (tombstones: [UserTombstone], unreadable: [String]) {
+        let rows = try await run(
+            """
+            SELECT user_id, call_id, reason, at, expires_at FROM callapi_cluster_tombstones
+            WHERE node_id <> $1 AND expires_at > $2 ORDER BY at, user_id, call_id
+            """, [.text(nodeId), .integer(now)])
+        var found: [UserTombstone] = []
+        var unreadable: [String] = []
+        for try await (user, callId, reason, at, expiresAt) in rows.decode((String, String, String, Int64, Int64).self)
+        {
+            guard let reason = PushMark.Reason(rawValue: reason) else {
+                unreadable.append(callId)
+                continue
+            }
+            found.append(
+                UserTombstone(
+                    userId: user, tombstone: Tombstone(callId: callId, reason: reason, at: at, expiresAt: expiresAt)))
+        }
+        return (found, unreadable)
     }
 
     /// Writes the calls in progress that changed since the last time and deletes those that ended (only while this

@@ -21,6 +21,8 @@ package enum ClusterAction: Sendable, Equatable {
     case placeCall(ForwardedPlacement)
     /// A user's devices changed here: write their list for the other nodes.
     case devices(UserDevices)
+    /// A pushed call was withdrawn for a user offline here: write its tombstone for the other nodes.
+    case tombstone(UserTombstone)
     /// Messages this node was to deliver whose receiver has no session here any more: put them back in the mailbox
     /// for whichever node the receiver logs in to.
     case unclaimed([ClusterEnvelope])

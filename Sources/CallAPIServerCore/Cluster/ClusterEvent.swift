@@ -12,4 +12,6 @@ package enum ClusterEvent: Sendable {
     case placements([ForwardedPlacement])
     /// Device lists written since the link last read them, oldest first (this node's own among them).
     case devices([UserDevices])
+    /// The other nodes' tombstones not expired, as the link last read them.
+    case tombstones([UserTombstone])
 }

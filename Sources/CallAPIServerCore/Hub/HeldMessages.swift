@@ -113,6 +113,11 @@ package struct HeldMessages: Sendable {
         (tombstones[userId] ?? []).filter { $0.expiresAt > now }
     }
 
+    /// Whether `userId` has a tombstone for `callId`.
+    func hasTombstone(of userId: String, callId: String) -> Bool {
+        tombstones[userId]?.contains { $0.callId == callId } ?? false
+    }
+
     /// Keeps `tombstone` for `userId` (replacing an earlier one of the same call), dropping the oldest past
     /// `maxPerUser`.
     mutating func addTombstone(_ tombstone: Tombstone, for userId: String, maxPerUser: Int, now: Int64) {

@@ -83,6 +83,8 @@ extension HubState {
             }
         case .devices(let lists):
             devicesReported(lists, into: &actions)
+        case .tombstones(let reported):
+            tombstonesReported(reported, now: now, into: &actions)
         case .arrived(let envelopes):
             var unclaimed: [ClusterEnvelope] = []
             for envelope in envelopes {

@@ -267,7 +267,7 @@ extension HubState {
             if let callId = message.pushedCall {
                 // Taken over signaling (or over): its pushes not sent yet are pointless.
                 actions.append(.push(.cancel(callId: callId, userId: userId)))
-                if outcome == .expired { addTombstone(callId, .expired, for: userId, now: now) }
+                if outcome == .expired { addTombstone(callId, .expired, for: userId, now: now, into: &actions) }
             }
             if outcome == .delivered {
                 enqueue(

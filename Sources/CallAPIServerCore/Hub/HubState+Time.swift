@@ -57,7 +57,7 @@ extension HubState {
         _ message: HeldMessages.Message, of userId: String, now: Int64, into actions: inout [HubAction]
     ) {
         if let callId = message.pushedCall {
-            addTombstone(callId, .expired, for: userId, now: now)
+            addTombstone(callId, .expired, for: userId, now: now, into: &actions)
             actions.append(.push(.cancel(callId: callId, userId: userId)))
         }
         toUser(

@@ -80,8 +80,27 @@ public enum PushAction: Sendable, Equatable {
 
 /// A withdrawn call, kept so that the callee's sessions that log in learn it at once.
 package struct Tombstone: Sendable, Equatable {
-    var callId: String
-    var reason: PushMark.Reason
-    var at: Int64
-    var expiresAt: Int64
+    package var callId: String
+    package var reason: PushMark.Reason
+    package var at: Int64
+    package var expiresAt: Int64
+
+    package init(callId: String, reason: PushMark.Reason, at: Int64, expiresAt: Int64) {
+        self.callId = callId
+        self.reason = reason
+        self.at = at
+        self.expiresAt = expiresAt
+    }
+}
+
+/// A user's tombstone as the nodes of a cluster share it: kept by the node that withdrew the call, and by every
+/// other one, so that the user learns it on whichever node they log in to (docs/scale-out.md).
+package struct UserTombstone: Sendable, Equatable {
+    package var userId: String
+    package var tombstone: Tombstone
+
+    package init(userId: String, tombstone: Tombstone) {
+        self.userId = userId
+        self.tombstone = tombstone
+    }
 }

@@ -13,12 +13,29 @@ package extension HubState {
     }
 
     /// Keeps a tombstone for `callId` (replacing an earlier one for the same call), dropping the oldest past the
-    /// per-user limit.
-    mutating func addTombstone(_ callId: String, _ reason: PushMark.Reason, for userId: String, now: Int64) {
-        held.addTombstone(
-            Tombstone(
-                callId: callId, reason: reason, at: now, expiresAt: now + Int64(pushPolicy.tombstoneSeconds) * 1000),
-            for: userId, maxPerUser: pushPolicy.maxTombstonesPerUser, now: now)
+    /// per-user limit. On a node of a cluster it is written for the other nodes too.
+    mutating func addTombstone(
+        _ callId: String, _ reason: PushMark.Reason, for userId: String, now: Int64, into actions: inout [HubAction]
+    ) {
+        let tombstone = Tombstone(
+            callId: callId, reason: reason, at: now, expiresAt: now + Int64(pushPolicy.tombstoneSeconds) * 1000)
+        held.addTombstone(tombstone, for: userId, maxPerUser: pushPolicy.maxTombstonesPerUser, now: now)
+        if case .node = topology {
+            actions.append(.cluster(.tombstone(UserTombstone(userId: userId, tombstone: tombstone))))
+        }
+    }
+
+    /// Tombstones another node of the cluster kept: each new one is kept here too, and the user's sessions here
+    /// learn it at once (they may have logged in here before it was read).
+    mutating func tombstonesReported(_ reported: [UserTombstone], now: Int64, into actions: inout [HubAction]) {
+        for entry in reported where entry.tombstone.expiresAt > now {
+            guard !held.hasTombstone(of: entry.userId, callId: entry.tombstone.callId) else { continue }
+            held.addTombstone(
+                entry.tombstone, for: entry.userId, maxPerUser: pushPolicy.maxTombstonesPerUser, now: now)
+            let frame = ServerFrame.callWithdrawn(
+                .init(callId: entry.tombstone.callId, reason: entry.tombstone.reason, at: entry.tombstone.at))
+            for session in presence.sessions(of: entry.userId) { enqueue(frame, to: session, into: &actions) }
+        }
     }
 
     /// A `withdraw` for an offline user: when the call `mark.callId` is held for `userId` as a pushed call, drops it
@@ -30,7 +47,7 @@ package extension HubState {
     ) -> ServerFrame.Answer? {
         guard let withdrawn = held.remove(for: userId, where: { $0.pushedCall == mark.callId }) else { return nil }
         unpark([withdrawn], into: &actions)
-        addTombstone(mark.callId, mark.reason ?? .cancelled, for: userId, now: now)
+        addTombstone(mark.callId, mark.reason ?? .cancelled, for: userId, now: now, into: &actions)
         return ServerFrame.Answer(
             id: requestId, result: .queued, messageId: makeMessageId(), ttl: pushPolicy.tombstoneSeconds)
     }
