@@ -136,7 +136,9 @@ final class EndpointShell<Performer: EndpointPerformer>: Sendable {
             now: now, relayStartedAt: relayStartedAt,
             { core, actions in
                 let event = prepare(&core)
-                core.state.handle(event, now: now, into: &actions)
+                // Moved in explicitly: left implicit, the event was copied into the call and the original destroyed
+                // after it (callgrind: ~250 instructions of every relayed message).
+                core.state.handle(consume event, now: now, into: &actions)
             }, answer: answer)
     }
 
