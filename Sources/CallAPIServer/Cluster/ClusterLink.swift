@@ -349,11 +349,17 @@ final class ClusterLink: Sendable {
     }
 
     /// Takes over the calls in progress of nodes that died or left, for this node's ledger to finish: after every
-    /// sweep, so that exactly one survivor (the first to claim each row) ends each of them by the usual rules.
+    /// sweep, so that exactly one survivor (the first to claim each row) ends each of them by the usual rules. A
+    /// node takes at once the calls of users logged in to it, whose messages its ledger will hear, and the others
+    /// once ``ClusterTimings/callTakeoverGraceMillis`` have passed (their users reconnect elsewhere, or nowhere).
     private func adoptCalls() async {
         guard let ledger, let epoch else { return }
+        let users = Set(state.withLockedValue { $0.hub?.loggedInSessions.map(\.1) ?? [] }).sorted()
         do {
-            let claimed = try await bounded { try await self.store.claimCalls(epoch: epoch) }
+            let claimed = try await bounded {
+                try await self.store.claimCalls(
+                    epoch: epoch, users: users, graceMillis: self.settings.timings.callTakeoverGraceMillis)
+            }
             for adopted in claimed.adopted {
                 logger.notice(
                     "took over calls in progress",

@@ -91,11 +91,11 @@ struct ClusterStore: Sendable {
             at bigint NOT NULL, expires_at bigint NOT NULL, PRIMARY KEY (user_id, call_id))
         """,
         // The calls in progress, by the node (and epoch) whose ledger has them: a survivor takes over those of a
-        // node that died or left (docs/scale-out.md, "The ledger across nodes").
+        // node that died or left, from when they were orphaned (docs/scale-out.md, "The ledger across nodes").
         """
         CREATE TABLE IF NOT EXISTS callapi_cluster_calls (
             call_id text PRIMARY KEY, node_id text NOT NULL, epoch bigint NOT NULL, recorded_by text NOT NULL,
-            snapshot text NOT NULL)
+            caller text NOT NULL, callee text NOT NULL, orphaned_at timestamptz, snapshot text NOT NULL)
         """,
     ]
 
@@ -112,7 +112,8 @@ struct ClusterStore: Sendable {
                 ON CONFLICT (node_id) DO UPDATE SET epoch = EXCLUDED.epoch, heartbeat_at = now()
                 RETURNING epoch),
             s AS (DELETE FROM callapi_cluster_sessions WHERE node_id = $1),
-            m AS (UPDATE callapi_cluster_mailbox SET target_node = NULL, parked = false WHERE target_node = $1)
+            m AS (UPDATE callapi_cluster_mailbox SET target_node = NULL, parked = false WHERE target_node = $1),
+            c AS (UPDATE callapi_cluster_calls SET orphaned_at = now() WHERE node_id = $1 AND orphaned_at IS NULL)
             SELECT epoch FROM n
             """, [.text(nodeId)])
         for try await epoch in rows.decode(Int64.self) { return epoch }
@@ -145,7 +146,10 @@ struct ClusterStore: Sendable {
                 UPDATE callapi_cluster_mailbox SET target_node = NULL, parked = false
                 WHERE target_node IN (SELECT node_id FROM dead)),
             e AS (DELETE FROM callapi_cluster_mailbox WHERE expires_at < now()),
-            b AS (DELETE FROM callapi_cluster_busy WHERE node_id IN (SELECT node_id FROM dead))
+            b AS (DELETE FROM callapi_cluster_busy WHERE node_id IN (SELECT node_id FROM dead)),
+            c AS (
+                UPDATE callapi_cluster_calls SET orphaned_at = now()
+                WHERE node_id IN (SELECT node_id FROM dead) AND orphaned_at IS NULL)
             SELECT node_id FROM dead
             """, [.integer(deadAfterMillis)])
         var dead: [String] = []
@@ -161,7 +165,8 @@ struct ClusterStore: Sendable {
             WITH n AS (DELETE FROM callapi_cluster_nodes WHERE node_id = $1 AND epoch = $2),
             s AS (DELETE FROM callapi_cluster_sessions WHERE node_id = $1),
             m AS (UPDATE callapi_cluster_mailbox SET target_node = NULL, parked = false WHERE target_node = $1),
-            b AS (DELETE FROM callapi_cluster_busy WHERE node_id = $1)
+            b AS (DELETE FROM callapi_cluster_busy WHERE node_id = $1),
+            c AS (UPDATE callapi_cluster_calls SET orphaned_at = now() WHERE node_id = $1 AND orphaned_at IS NULL)
             SELECT pg_notify('\(Self.presenceChannel)', $1)
             """, [.text(nodeId), .integer(epoch)])
     }
@@ -254,30 +259,34 @@ struct ClusterStore: Sendable {
             gone AS (
                 DELETE FROM callapi_cluster_calls
                 WHERE node_id = $1 AND epoch = $2 AND call_id = ANY ($5::text[]) AND EXISTS (SELECT 1 FROM live))
-            INSERT INTO callapi_cluster_calls (call_id, node_id, epoch, recorded_by, snapshot)
-            SELECT t.call, $1, $2, $1, t.snapshot FROM unnest($3::text[], $4::text[]) AS t(call, snapshot)
+            INSERT INTO callapi_cluster_calls (call_id, node_id, epoch, recorded_by, caller, callee, snapshot)
+            SELECT t.call, $1, $2, $1, t.caller, t.callee, t.snapshot
+            FROM unnest($3::text[], $4::text[], $6::text[], $7::text[]) AS t(call, snapshot, caller, callee)
             WHERE EXISTS (SELECT 1 FROM live)
             ON CONFLICT (call_id) DO UPDATE SET snapshot = excluded.snapshot
                 WHERE callapi_cluster_calls.node_id = $1 AND callapi_cluster_calls.epoch = $2
             """,
             [
                 .text(nodeId), .integer(epoch), .texts(changed.map(\.callId)), .texts(snapshots),
-                .texts(ended),
+                .texts(ended), .texts(changed.map(\.caller)), .texts(changed.map(\.callee)),
             ])
     }
 
-    /// Takes over the calls in progress of every node that is no longer a member with the epoch it wrote them in
-    /// (found dead, left, or restarted), while this node has `epoch`. Each row is taken by one node: the update
-    /// locks it, and a second node's update finds it already theirs.
-    func claimCalls(epoch: Int64) async throws -> ClaimedCalls {
+    /// Takes over calls in progress whose node is no longer a member with the epoch it wrote them in (found dead,
+    /// left, or restarted), while this node has `epoch`: at once those whose caller or callee is among `users` (on
+    /// this node, whose ledger will hear them), and any after `graceMillis` (their users may be nowhere). Each row is
+    /// taken by one node: the update locks it, and a second node's update finds it already theirs.
+    func claimCalls(epoch: Int64, users: [String], graceMillis: Int64) async throws -> ClaimedCalls {
         let rows = try await run(
             """
-            UPDATE callapi_cluster_calls c SET node_id = $1, epoch = $2
+            UPDATE callapi_cluster_calls c SET node_id = $1, epoch = $2, orphaned_at = NULL
             WHERE NOT EXISTS (
                 SELECT 1 FROM callapi_cluster_nodes n WHERE n.node_id = c.node_id AND n.epoch = c.epoch)
+            AND (c.caller = ANY ($3::text[]) OR c.callee = ANY ($3::text[]) OR c.orphaned_at IS NULL
+                OR c.orphaned_at < now() - $4::bigint * interval '1 millisecond')
             AND EXISTS (SELECT 1 FROM callapi_cluster_nodes WHERE node_id = $1 AND epoch = $2)
             RETURNING c.call_id, c.recorded_by, c.snapshot
-            """, [.text(nodeId), .integer(epoch)])
+            """, [.text(nodeId), .integer(epoch), .texts(users), .integer(graceMillis)])
         let decoder = JSONDecoder()
         var byNode: [String: [LiveCallSnapshot]] = [:]
         var unreadable: [String] = []

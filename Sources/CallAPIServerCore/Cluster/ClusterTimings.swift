@@ -12,6 +12,9 @@ package struct ClusterTimings: Sendable, Equatable {
     package var presenceMillis: Int64 = 1_000
     /// After a failed registration, before the next.
     package var retryMillis: Int64 = 500
+    /// How long the calls in progress of a node that died or left wait for the node one of their users reconnects
+    /// to, before any node takes them over: twice the dead limit, time for a client to find another node.
+    package var callTakeoverGraceMillis: Int64 { 2 * deadAfterMillis }
 
     package init() {}
 }

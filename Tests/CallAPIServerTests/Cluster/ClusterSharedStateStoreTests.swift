@@ -42,9 +42,11 @@ struct ClusterSharedStateStoreTests {
         run.cancel()
     }
 
-    static func snapshot(_ callId: String, acceptedAt: Int64? = nil) -> LiveCallSnapshot {
+    static func snapshot(
+        _ callId: String, acceptedAt: Int64? = nil, caller: String = "1", callee: String = "2"
+    ) -> LiveCallSnapshot {
         LiveCallSnapshot(
-            callId: callId, caller: "1", callee: "2", media: .video, roomId: "r", startedAt: 1_000, rangAt: 1_100,
+            callId: callId, caller: caller, callee: callee, media: .video, roomId: "r", startedAt: 1_000, rangAt: 1_100,
             acceptedAt: acceptedAt, devices: [CallDevice(userId: "1", session: "s-1", deviceId: nil, ending: "called")],
             lastHeard: 1_100)
     }
@@ -57,19 +59,20 @@ struct ClusterSharedStateStoreTests {
             try await a.publishCalls(
                 changed: [Self.snapshot("c1"), Self.snapshot("c2", acceptedAt: 1_500)], ended: [], epoch: epochA)
             // a is a member: nothing to take.
-            #expect(try await b.claimCalls(epoch: epochB).adopted.isEmpty)
+            #expect(try await b.claimCalls(epoch: epochB, users: [], graceMillis: 60_000).adopted.isEmpty)
 
-            // a is found dead; b and c claim at the same time: each call goes to one of them, once.
+            // a's row vanishes without a sweep marking its calls: b and c claim at the same time, and each call goes
+            // to one of them, once.
             _ = try await direct.query("DELETE FROM callapi_cluster_nodes WHERE node_id = 'a'", logger: direct.logger)
-            async let fromB = b.claimCalls(epoch: epochB)
-            async let fromC = c.claimCalls(epoch: epochC)
+            async let fromB = b.claimCalls(epoch: epochB, users: [], graceMillis: 60_000)
+            async let fromC = c.claimCalls(epoch: epochC, users: [], graceMillis: 60_000)
             let claimed = try await [fromB, fromC]
             let adopted = claimed.flatMap(\.adopted)
             #expect(adopted.allSatisfy { $0.node == "a" })
             #expect(adopted.flatMap(\.calls).map(\.callId).sorted() == ["c1", "c2"])
             #expect(adopted.flatMap(\.calls).first { $0.callId == "c2" }?.acceptedAt == 1_500)
-            #expect(try await b.claimCalls(epoch: epochB).adopted.isEmpty)
-            #expect(try await c.claimCalls(epoch: epochC).adopted.isEmpty)
+            #expect(try await b.claimCalls(epoch: epochB, users: [], graceMillis: 60_000).adopted.isEmpty)
+            #expect(try await c.claimCalls(epoch: epochC, users: [], graceMillis: 60_000).adopted.isEmpty)
 
             // a resumes with its old epoch: its writes change nothing, and delete nothing.
             var stale = Self.snapshot("c1")
@@ -82,6 +85,30 @@ struct ClusterSharedStateStoreTests {
             #expect(found.map(\.0) == ["c1", "c2"])
             #expect(found.allSatisfy { $0.1 == "b" || $0.1 == "c" })
             #expect(!found.contains { $0.2.contains("9999") })
+        }
+    }
+
+    @Test func aCallOrphanedByASweepGoesFirstToTheNodeOneOfItsUsersIsOnAndToAnyNodeAfterTheGrace() async throws {
+        try await withStores(["a", "b", "c"]) { nodes, direct in
+            let (a, epochA) = nodes["a"]!
+            let (b, epochB) = nodes["b"]!
+            let (c, epochC) = nodes["c"]!
+            try await a.publishCalls(
+                changed: [
+                    Self.snapshot("c1", caller: "1", callee: "2"), Self.snapshot("c2", caller: "3", callee: "4"),
+                ],
+                ended: [], epoch: epochA)
+            _ = try await direct.query(
+                "UPDATE callapi_cluster_nodes SET heartbeat_at = now() - interval '1 hour' WHERE node_id = 'a'",
+                logger: direct.logger)
+            #expect(try await b.sweep(deadAfterMillis: 60_000) == ["a"])
+            // Within the grace: c, with none of their users, takes nothing; b, where user 2 is, takes c1.
+            #expect(try await c.claimCalls(epoch: epochC, users: ["9"], graceMillis: 60_000).adopted.isEmpty)
+            let toB = try await b.claimCalls(epoch: epochB, users: ["2"], graceMillis: 60_000).adopted
+            #expect(toB.flatMap(\.calls).map(\.callId) == ["c1"])
+            // After the grace, any node takes the rest.
+            let toC = try await c.claimCalls(epoch: epochC, users: [], graceMillis: 0).adopted
+            #expect(toC.flatMap(\.calls).map(\.callId) == ["c2"])
         }
     }
 
