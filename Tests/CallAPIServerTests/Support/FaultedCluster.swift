@@ -9,26 +9,32 @@ final class FaultedCluster: Sendable {
     let ports: [Int]
     /// Each node's id, by index.
     let ids: [String]
+    /// The call ledger's flags each node starts (and restarts) with.
+    let ledger: [String]
     private let processes: NIOLockedValueBox<[CLIProcess?]>
 
-    private init(database: String, ports: [Int], ids: [String], processes: [CLIProcess?]) {
+    private init(database: String, ports: [Int], ids: [String], processes: [CLIProcess?], ledger: [String]) {
         self.database = database
         self.ports = ports
         self.ids = ids
+        self.ledger = ledger
         self.processes = NIOLockedValueBox(processes)
     }
 
-    /// Starts three nodes named `prefix0` … `prefix2` on `database`.
-    static func start(_ prefix: String, database: String) async throws -> FaultedCluster {
+    /// Starts three nodes named `prefix0` … `prefix2` on `database`, each with `ledger`'s flags.
+    static func start(
+        _ prefix: String, database: String, ledger: [String] = ["--ledger", "0"]
+    ) async throws -> FaultedCluster {
         var ports: [Int] = []
         for _ in 0..<3 { ports.append(try await freeLoopbackPort()) }
         let ids = (0..<3).map { "\(prefix)\($0)" }
         var processes: [CLIProcess?] = []
         for index in 0..<3 {
-            let (process, _) = try await ClusterNodeDeathTests.node(ids[index], database: database, port: ports[index])
+            let (process, _) = try await ClusterNodeDeathTests.node(
+                ids[index], database: database, port: ports[index], ledger: ledger)
             processes.append(process)
         }
-        return FaultedCluster(database: database, ports: ports, ids: ids, processes: processes)
+        return FaultedCluster(database: database, ports: ports, ids: ids, processes: processes, ledger: ledger)
     }
 
     /// The nodes' WebSocket URLs, by index.
@@ -38,7 +44,8 @@ final class FaultedCluster: Sendable {
     func killAndRestart(_ index: Int, using generator: inout some RandomNumberGenerator) async throws {
         processes.withLockedValue { $0[index] }?.kill()
         try await Task.sleep(for: .milliseconds(Int.random(in: 200...1_500, using: &generator)))
-        let (restarted, _) = try await ClusterNodeDeathTests.node(ids[index], database: database, port: ports[index])
+        let (restarted, _) = try await ClusterNodeDeathTests.node(
+            ids[index], database: database, port: ports[index], ledger: ledger)
         processes.withLockedValue { $0[index] = restarted }
     }
 
