@@ -94,21 +94,11 @@ package struct CallLedgerMachine: Sendable {
     package var liveCallSnapshots: [LiveCallSnapshot] {
         calls.keys.sorted().compactMap { callId in
             guard let call = calls[callId] else { return nil }
-            var rangAt: Int64?
-            var acceptedAt: Int64?
-            var lastHeard = call.lastHeard
-            switch call.phase {
-            case .ringing(let rang):
-                rangAt = rang
-            case .accepted(let rang, let at, _):
-                rangAt = rang
-                acceptedAt = at
-                lastHeard = at
-            }
+            let (rangAt, acceptedAt) = call.rangAndAcceptedAt
             return LiveCallSnapshot(
                 callId: call.callId, caller: call.caller, callee: call.callee, media: call.media, roomId: call.roomId,
                 startedAt: call.startedAt, rangAt: rangAt, acceptedAt: acceptedAt, devices: call.devices,
-                lastHeard: lastHeard)
+                lastHeard: acceptedAt ?? call.lastHeard)
         }
     }
 
@@ -301,15 +291,7 @@ package struct CallLedgerMachine: Sendable {
     ) -> [LedgerAction] {
         forget(call)
         ended.add(call.callId, now: now)
-        var rangAt: Int64?
-        var acceptedAt: Int64?
-        switch call.phase {
-        case .ringing(let rang):
-            rangAt = rang
-        case .accepted(let rang, let at, _):
-            rangAt = rang
-            acceptedAt = at
-        }
+        let (rangAt, acceptedAt) = call.rangAndAcceptedAt
         let devices = call.devices.map { device in
             var device = device
             if ["called", "rang", "answered"].contains(device.ending) { device.ending = outcome.rawValue }
@@ -382,6 +364,14 @@ extension CallLedgerMachine.LiveCall {
     var isAccepted: Bool {
         if case .accepted = phase { return true }
         return false
+    }
+
+    /// When the callee's first device rang, and when the callee accepted (nil while it rings).
+    var rangAndAcceptedAt: (rangAt: Int64?, acceptedAt: Int64?) {
+        switch phase {
+        case .ringing(let rangAt): (rangAt, nil)
+        case .accepted(let rangAt, let acceptedAt, _): (rangAt, acceptedAt)
+        }
     }
 
     /// A message of the call came from `session`: it takes part, and the call is alive.

@@ -25,6 +25,18 @@ struct ClusterCallNodeDeathTests {
         return try await .prepared(user, signal: signal, world: world)
     }
 
+    /// Whether `states` shows the connection lost and then made again (to another node) within 10 s.
+    static func loggedInAgain(_ states: AsyncStream<SignalConnectionState>, _ what: String) async throws -> Bool {
+        try await withTimeout(10, what) {
+            var lost = false
+            for await state in states {
+                if case .reconnecting = state { lost = true }
+                if lost, case .connected = state { return true }
+            }
+            return false
+        }
+    }
+
     @Test func aCallConnectedAcrossANodeThatIsKilledStaysConnectedAndEndsTheSameWayOnBothSides() async throws {
         let database = try await LedgerBackend.freshPostgresURL()
         let (n1, port1) = try await ClusterNodeDeathTests.node("n1", database: database)
@@ -43,15 +55,7 @@ struct ClusterCallNodeDeathTests {
         try await callee.reaches(.connected)
 
         n2.kill()
-        let back = try await withTimeout(10, "the callee's client logged in to n3") {
-            var lost = false
-            for await state in states {
-                if case .reconnecting = state { lost = true }
-                if lost, case .connected = state { return true }
-            }
-            return false
-        }
-        #expect(back)
+        #expect(try await Self.loggedInAgain(states, "the callee's client logged in to n3"))
 
         // The callee hangs up through n3, across to the caller's n1; nothing else changed either side's state
         // meanwhile.

@@ -71,15 +71,7 @@ struct ClusterCallTakeoverTests {
                 try await Task.sleep(for: .milliseconds(100))
             }
         }
-        let back = try await withTimeout(10, "the caller's client logged in to t2") {
-            var lost = false
-            for await state in states {
-                if case .reconnecting = state { lost = true }
-                if lost, case .connected = state { return true }
-            }
-            return false
-        }
-        #expect(back)
+        #expect(try await ClusterCallNodeDeathTests.loggedInAgain(states, "the caller's client logged in to t2"))
 
         try await caller.api.hangup(remoteUserId: callee.user, reason: "after the crash")
         let callerEnd = try await caller.nextChange()
