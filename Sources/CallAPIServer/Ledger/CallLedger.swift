@@ -239,6 +239,11 @@ final class CallLedger: Sendable {
         await progress.markDone()
     }
 
+    /// How many times the writer tries a write: 0.1 s after the first failure, doubling to 2 s, about 17 s in all,
+    /// long enough to wait out a restart of PostgreSQL (five tries, 3 s in all, lost the records of calls that
+    /// ended during one in ClusterCallFaultTests).
+    static let writeAttempts = 12
+
     /// How long the writer waits after a call ends for others to end too, unless this many are already waiting.
     static let gatherWindow: Duration = .milliseconds(10)
     static let rowsWorthWaitingFor = 64
@@ -258,7 +263,7 @@ final class CallLedger: Sendable {
     /// counted as lost; then tells the webhooks which events they may post.
     private func write(_ records: [CallRecord], _ events: [EmittedCallEvent]) async {
         var delay: Duration = .milliseconds(100)
-        for attempt in 1...5 {
+        for attempt in 1...Self.writeAttempts {
             do {
                 let saved = try await store.save(records, events: events)
                 await progress.written(records.count)
@@ -270,14 +275,14 @@ final class CallLedger: Sendable {
                 }
                 return
             } catch {
-                logger.warning("call ledger: write failed (attempt \(attempt) of 5): \(error)")
+                logger.warning("call ledger: write failed (attempt \(attempt) of \(Self.writeAttempts)): \(error)")
                 try? await Task.sleep(for: delay)
-                delay *= 2
+                delay = min(delay * 2, .seconds(2))
             }
         }
         if !records.isEmpty {
             metrics.ledgerRecordLost()
-            logger.error("call ledger: \(records.count) records not written after 5 attempts")
+            logger.error("call ledger: \(records.count) records not written after \(Self.writeAttempts) attempts")
         }
         for event in events {
             webhooks?.notStored(event, problem: "the database could not store it", now: clock.nowMillis())
