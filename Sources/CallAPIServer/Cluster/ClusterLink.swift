@@ -365,6 +365,13 @@ final class ClusterLink: Sendable {
                     "took over calls in progress",
                     metadata: ["node": "\(adopted.node)", "calls": "\(adopted.calls.count)"])
                 ledger.adopt(adopted)
+                // Their rows are this node's now, as if it had written them: one that ends before the next presence
+                // read must be deleted then, not left behind because this node never published it.
+                state.withLockedValue { state in
+                    var published = state.callsPublished.flatMap { $0.epoch == epoch ? $0.calls : nil } ?? [:]
+                    for call in adopted.calls { published[call.callId] = call }
+                    state.callsPublished = (epoch, published)
+                }
             }
             if !claimed.unreadable.isEmpty {
                 logger.error(
