@@ -11,8 +11,9 @@ import Testing
 @testable import CallAPIServer
 
 /// A call in progress recorded by a `callapi serve` node that is killed with SIGKILL: a survivor takes its record
-/// over (once), and finishes it by the messages it hears, so the ledger has one record with the call's real end and
-/// each call webhook event is posted once (issue 44, node death: leases and ring timers taken over).
+/// over (once), and finishes it by the messages it hears, so the ledger has one record with the call's real end
+/// (issue 44, node death: leases and ring timers taken over). The posting of a killed node's call webhook events
+/// is `ClusterWebhookTakeoverTests`'.
 @Suite(
     .enabled(if: LedgerBackend.postgresURL != nil, LedgerBackend.postgresMissing),
     .enabled(if: CLIProcess.executable != nil, "the callapi executable is not built"))
@@ -70,7 +71,16 @@ struct ClusterCallTakeoverTests {
         let observer = try await ClusterNodeDeathTests.loggedIn("7499", port: port1)
         try await ClusterEndToEndTests.waitOnline("7402", seenBy: observer)
 
-        try await caller.api.call(remoteUserId: callee.user, callType: .video)
+        // A cross-node send on a cluster just started can miss its answer (ClusterCallFaultTests counts a few such
+        // failed sends in every run): the caller tries again, as an app would.
+        for attempt in 1...3 {
+            do {
+                try await caller.api.call(remoteUserId: callee.user, callType: .video)
+                break
+            } catch  where attempt < 3 {
+                try await caller.reaches(.prepared)
+            }
+        }
         try await callee.reaches(.calling)
         try await callee.api.accept(remoteUserId: caller.user)
         try await caller.reaches(.connected)
@@ -121,18 +131,6 @@ struct ClusterCallTakeoverTests {
                 try await Task.sleep(for: .milliseconds(100))
             }
         }
-
-        // Each of the call's four events posted once, in order (t1 posted the first three before it died).
-        let kinds = ["ringing", "accepted", "connected", "ended"]
-        let posted = try await withTimeout(20, "the call's events to be posted") {
-            while true {
-                let keys = receiver.posts.compactMap(\.idempotencyKey).filter { $0.hasPrefix(callId) }
-                if keys.count >= kinds.count { return keys }
-                try await Task.sleep(for: .milliseconds(100))
-            }
-        }
-        #expect(Array(Set(posted)).sorted() == kinds.map { "\(callId):\($0)" }.sorted())
-        #expect(posted.filter { $0.hasSuffix(":ended") }.count == 1)
 
         await caller.api.deinitialize()
         await callee.api.deinitialize()
