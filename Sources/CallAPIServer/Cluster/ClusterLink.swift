@@ -354,7 +354,10 @@ final class ClusterLink: Sendable {
     /// once ``ClusterTimings/callTakeoverGraceMillis`` have passed (their users reconnect elsewhere, or nowhere).
     private func adoptCalls() async {
         guard let ledger, let epoch else { return }
-        let users = Set(state.withLockedValue { $0.hub?.loggedInSessions.map(\.1) ?? [] }).sorted()
+        // The hub is taken out of the lock before it is asked: the hub performs its actions (``perform(_:)``, which
+        // takes this lock) under its own lock, so asking it under this one could deadlock the two.
+        let hub = state.withLockedValue { $0.hub }
+        let users = Set(hub?.loggedInSessions.map(\.1) ?? []).sorted()
         do {
             let claimed = try await bounded {
                 try await self.store.claimCalls(
