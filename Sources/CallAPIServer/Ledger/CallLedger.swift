@@ -239,8 +239,9 @@ final class CallLedger: Sendable {
         await progress.markDone()
     }
 
-    /// How many times the writer tries a write: 0.1 s after the first failure, doubling to 2 s, about 17 s in all
-    /// (five tries, 3 s in all, gave up on a database still starting).
+    /// How many times the writer tries a write: 0.1 s after the first failure, doubling to 2 s, about 17 s in all,
+    /// long enough to wait out a restart of PostgreSQL (five tries, 3 s in all, lost the records of calls that
+    /// ended during one in ClusterCallFaultTests).
     static let writeAttempts = 12
 
     /// How long the writer waits after a call ends for others to end too, unless this many are already waiting.

@@ -16,7 +16,8 @@ package enum SQLValue: Sendable, Equatable {
     }
 }
 
-/// One database connection that runs a statement with positional parameters and returns its rows by column name.
+/// A database (SQLite's one connection, or a PostgreSQL pool) that runs a statement with positional parameters and
+/// returns its rows by column name.
 package protocol SQLRunner: Sendable {
     /// The `index`th (1-based) parameter's placeholder in this dialect.
     static func placeholder(_ index: Int) -> String
@@ -28,6 +29,6 @@ package protocol SQLRunner: Sendable {
     func lockWebhookNumbering() async throws
     /// Runs `body`, the schema migration, with no other server migrating the same database at the same time.
     func migrating(_ body: () async throws -> Void) async throws
-    /// Closes the connection; nothing may be run after.
+    /// Closes the connection or the pool; nothing may be run after.
     func close() async throws
 }

@@ -101,7 +101,8 @@ struct ClusterCallTakeoverTests {
         #expect(callerEnd.state == .prepared && callerEnd.reason == .localHangup)
         #expect(calleeEnd.state == .prepared && calleeEnd.reason == .remoteHangup)
 
-        // One record, with the call's real end, written by t2 (read on a connection of the test's own).
+        // One record, with the call's real end, written by t2. (Read on a connection of the test's own: a store's
+        // pool needs a task of its own to start, which the test process, busy with earlier suites, may start late.)
         let records = try await withTimeout(20, "t2 to record the call") {
             while true {
                 let records = try await Self.records(of: "7401", database: database)
