@@ -48,6 +48,8 @@ final class ClusterLink: Sendable {
         var listens = 0
         /// When the placed calls handed to this node were last read (ms since 1970).
         var placementsReadAt: Int64 = 0
+        /// Whether a notification said invitation steps wait for this node.
+        var invitationsWoken = false
         /// The last change of the cluster's device rows read (0: none yet, so the first read takes them all).
         var devicesRead: Int64 = 0
         /// The hub the link reports to (set once it exists; let go when the link stops).
@@ -61,7 +63,13 @@ final class ClusterLink: Sendable {
     private enum Work {
         case hub(ClusterAction)
         case resync(epoch: Int64)
+        /// An invitation step whose write failed, tried again.
+        case invitationRetry(InvitationRelay, attempt: Int)
     }
+
+    /// How many times an invitation step is written before it is given up (half a second apart): the invitation's
+    /// windows then end it on both sides, as for a session that does not answer.
+    static let invitationStepAttempts = 5
 
     init(
         settings: ClusterSettings, clock: any SignalServerClock, metrics: ClusterMetrics,
@@ -230,6 +238,11 @@ final class ClusterLink: Sendable {
                 state.othersChanged = false
             }
             for input in inputs { await run(input) }
+            let invitationsWoken = state.withLockedValue { state in
+                defer { state.invitationsWoken = false }
+                return state.invitationsWoken
+            }
+            if invitationsWoken { await readInvitationSteps() }
         }
     }
 
@@ -285,6 +298,7 @@ final class ClusterLink: Sendable {
                     try await self.store.remotePresence(deadAfterMillis: self.settings.deadAfterMillis)
                 }
                 metrics.remoteUsers.record(view.users.count)
+                metrics.remoteSessions.record(view.sessionCount)
                 report(.remotePresence(view))
             } catch {
                 logger.warning("could not read the other nodes' sessions", metadata: ["error": "\(describe(error))"])
@@ -297,7 +311,8 @@ final class ClusterLink: Sendable {
             // Read by the reader's own loop: a read never waits behind a heartbeat, nor the control loop behind it.
             readerWake.yield()
             // Placed calls handed over are read here, at most once per poll interval (a quarter second): not on
-            // every mailbox wake, which would add a statement per message between nodes.
+            // every mailbox wake, which would add a statement per message between nodes. Invitation steps too (they
+            // have a channel of their own; this catches a notification missed).
             await readPlacements()
         case .leave:
             break  // done by `run` as it stops
@@ -403,6 +418,29 @@ final class ClusterLink: Sendable {
         } catch {
             logger.warning("could not read the placed calls for this node", metadata: ["error": "\(describe(error))"])
         }
+        await readInvitationSteps()
+    }
+
+    /// Takes the steps of invitations other nodes passed to this one and gives them to the hub.
+    private func readInvitationSteps() async {
+        guard let epoch else { return }
+        do {
+            while true {
+                let read = try await bounded {
+                    try await self.store.takeInvitationSteps(epoch: epoch, limit: Self.readLimit)
+                }
+                if !read.unreadable.isEmpty {
+                    logger.error(
+                        "invitation steps from other nodes could not be read (a newer version's?); dropped",
+                        metadata: ["steps": "\(read.unreadable)"])
+                }
+                if !read.relays.isEmpty { report(.invitations(read.relays)) }
+                if read.relays.count + read.unreadable.count < Self.readLimit { break }
+            }
+        } catch {
+            logger.warning(
+                "could not read the invitation steps for this node", metadata: ["error": "\(describe(error))"])
+        }
     }
 
     /// Reads the other nodes' tombstones not expired and hands them to the hub, which keeps the new ones.
@@ -468,6 +506,7 @@ final class ClusterLink: Sendable {
         case devices(UserDevices)
         case tombstone(UserTombstone)
         case placeCall(ForwardedPlacement)
+        case invitation(InvitationRelay, attempt: Int)
         case park(ClusterEnvelope, expiresAt: Int64, receipt: ForwardReceipt)
         case unpark([String])
         case online(SessionID, String)
@@ -493,6 +532,8 @@ final class ClusterLink: Sendable {
             case .hub(.devices(let list)): return .devices(list)
             case .hub(.tombstone(let tombstone)): return .tombstone(tombstone)
             case .hub(.placeCall(let placement)): return .placeCall(placement)
+            case .hub(.invitation(let relay)): return .invitation(relay, attempt: 1)
+            case .invitationRetry(let relay, let attempt): return .invitation(relay, attempt: attempt)
             case .hub(.park(let envelope, let expiresAt, let receipt)):
                 return .park(envelope, expiresAt: expiresAt, receipt: receipt)
             case .hub(.unpark(let messageIds)): return .unpark(messageIds)
@@ -604,6 +645,36 @@ final class ClusterLink: Sendable {
                     "a server-placed call could not be handed to its caller's node",
                     metadata: ["callId": "\(placement.callId)", "node": "\(placement.node)", "reason": "\(failure)"])
             }
+        case .invitation(let relay, let attempt):
+            var failure: String?
+            if let epoch {
+                do {
+                    let written = try await bounded {
+                        try await self.store.pass(relay, epoch: epoch, keepSeconds: self.settings.mailboxSeconds)
+                    }
+                    if !written { failure = "this node is joining the cluster again" }
+                } catch {
+                    failure = describe(error)
+                }
+            } else {
+                failure = "this node is joining the cluster"
+            }
+            guard let failure else { return }
+            metrics.writeFailures.increment()
+            guard attempt < Self.invitationStepAttempts else {
+                logger.error(
+                    "an invitation step for another node could not be written; given up (the invitation's windows end it)",
+                    metadata: ["node": "\(relay.node)", "attempts": "\(attempt)", "reason": "\(failure)"])
+                return
+            }
+            logger.warning(
+                "an invitation step for another node could not be written; retrying",
+                metadata: ["node": "\(relay.node)", "attempt": "\(attempt)", "reason": "\(failure)"])
+            Task {
+                try? await Task.sleep(for: .milliseconds(500))
+                state.withLockedValue { $0.work.append(.invitationRetry(relay, attempt: attempt + 1)) }
+                writerWake.yield()
+            }
         case .devices(let list):
             do {
                 try await bounded { try await self.store.saveDevices(list) }
@@ -697,28 +768,39 @@ final class ClusterLink: Sendable {
         let logger = logger
         try await connection.listen(on: ClusterStore.mailboxChannel(of: settings.nodeId)) { mailbox in
             try await connection.listen(on: ClusterStore.presenceChannel) { presence in
-                self.state.withLockedValue { $0.listens += 1 }
-                self.metrics.listens.increment()
-                // What was sent while the listener was away is read now.
-                wake(mailbox: true, presence: true)
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    group.addTask {
-                        for try await _ in mailbox { self.wake(mailbox: true, presence: false) }
-                        throw ClusterError("the mailbox notifications ended")
-                    }
-                    group.addTask {
-                        for try await _ in presence { self.wake(mailbox: false, presence: true) }
-                        throw ClusterError("the presence notifications ended")
-                    }
-                    group.addTask {
-                        // A restarted server may close the socket without an error reaching the listener.
-                        while true {
-                            try await Task.sleep(for: .seconds(2))
-                            for try await _ in try await connection.query("SELECT 1", logger: logger) {}
+                try await connection.listen(on: ClusterStore.invitationChannel(of: self.settings.nodeId)) {
+                    invitations in
+                    self.state.withLockedValue { $0.listens += 1 }
+                    self.metrics.listens.increment()
+                    // What was sent while the listener was away is read now.
+                    self.state.withLockedValue { $0.invitationsWoken = true }
+                    wake(mailbox: true, presence: true)
+                    try await withThrowingTaskGroup(of: Void.self) { group in
+                        group.addTask {
+                            for try await _ in mailbox { self.wake(mailbox: true, presence: false) }
+                            throw ClusterError("the mailbox notifications ended")
                         }
+                        group.addTask {
+                            for try await _ in presence { self.wake(mailbox: false, presence: true) }
+                            throw ClusterError("the presence notifications ended")
+                        }
+                        group.addTask {
+                            for try await _ in invitations {
+                                self.state.withLockedValue { $0.invitationsWoken = true }
+                                self.controlWake.yield()
+                            }
+                            throw ClusterError("the invitation notifications ended")
+                        }
+                        group.addTask {
+                            // A restarted server may close the socket without an error reaching the listener.
+                            while true {
+                                try await Task.sleep(for: .seconds(2))
+                                for try await _ in try await connection.query("SELECT 1", logger: logger) {}
+                            }
+                        }
+                        try await group.next()
+                        group.cancelAll()
                     }
-                    try await group.next()
-                    group.cancelAll()
                 }
             }
         }

@@ -17,6 +17,8 @@ struct ClusterStore: Sendable {
 
     /// The channel that wakes a node to read its mailbox.
     static func mailboxChannel(of node: String) -> String { "callapi_node_\(node)" }
+    /// The channel that wakes a node to read the steps of invitations other nodes passed to it.
+    static func invitationChannel(of node: String) -> String { "callapi_invitations_\(node)" }
     /// The channel that tells every node the sessions changed.
     static let presenceChannel = "callapi_presence"
     /// The advisory lock key of the cluster's migration ("callapic" in ASCII, as a number).
@@ -97,6 +99,17 @@ struct ClusterStore: Sendable {
             call_id text PRIMARY KEY, node_id text NOT NULL, epoch bigint NOT NULL, recorded_by text NOT NULL,
             caller text NOT NULL, callee text NOT NULL, orphaned_at timestamptz, snapshot text NOT NULL)
         """,
+        // Steps of invitations between the caller's node and the nodes of the callee's other sessions
+        // (docs/invitations.md, "In a cluster"): `step` is frame, request or gone; `frame` a frame's JSON text.
+        """
+        CREATE TABLE IF NOT EXISTS callapi_cluster_invitation_steps (
+            id bigserial PRIMARY KEY, target_node text NOT NULL, step text NOT NULL, from_node text NOT NULL,
+            user_id text NOT NULL, session_id bigint NOT NULL, frame text NOT NULL, expires_at timestamptz NOT NULL)
+        """,
+        """
+        CREATE INDEX IF NOT EXISTS callapi_cluster_invitation_steps_node
+            ON callapi_cluster_invitation_steps (target_node, id)
+        """,
     ]
 
     // MARK: - Membership
@@ -146,6 +159,9 @@ struct ClusterStore: Sendable {
                 UPDATE callapi_cluster_mailbox SET target_node = NULL, parked = false
                 WHERE target_node IN (SELECT node_id FROM dead)),
             e AS (DELETE FROM callapi_cluster_mailbox WHERE expires_at < now()),
+            i AS (
+                DELETE FROM callapi_cluster_invitation_steps
+                WHERE expires_at < now() OR target_node IN (SELECT node_id FROM dead)),
             b AS (DELETE FROM callapi_cluster_busy WHERE node_id IN (SELECT node_id FROM dead)),
             c AS (
                 UPDATE callapi_cluster_calls SET orphaned_at = now()
@@ -177,14 +193,14 @@ struct ClusterStore: Sendable {
     func remotePresence(deadAfterMillis: Int64) async throws -> RemotePresence {
         let rows = try await run(
             """
-            SELECT s.node_id, s.user_id, count(*)::bigint FROM callapi_cluster_sessions s
+            SELECT s.node_id, s.user_id, array_agg(s.session_id) FROM callapi_cluster_sessions s
             JOIN callapi_cluster_nodes n ON n.node_id = s.node_id AND n.epoch = s.epoch
             WHERE s.node_id <> $1 AND n.heartbeat_at >= now() - $2::bigint * interval '1 millisecond'
             GROUP BY s.node_id, s.user_id
             """, [.text(nodeId), .integer(deadAfterMillis)])
-        var found: [(node: String, user: String, sessions: Int)] = []
-        for try await (node, user, count) in rows.decode((String, String, Int64).self) {
-            found.append((node, user, Int(count)))
+        var found: [(node: String, user: String, sessions: [SessionID])] = []
+        for try await (node, user, ids) in rows.decode((String, String, [Int64]).self) {
+            found.append((node, user, ids.map { SessionID(UInt64(bitPattern: $0)) }))
         }
         return RemotePresence(rows: found)
     }
@@ -574,11 +590,11 @@ struct ClusterStore: Sendable {
 
     /// Runs a statement whose rows are not needed, reading them to the end: errors surface, and the connection
     /// goes back to the pool at once.
-    private func exec(_ sql: String, _ binds: [Bind]) async throws {
+    func exec(_ sql: String, _ binds: [Bind]) async throws {
         for try await _ in try await run(sql, binds) {}
     }
 
-    private func run(_ sql: String, _ binds: [Bind]) async throws -> PostgresRowSequence {
+    func run(_ sql: String, _ binds: [Bind]) async throws -> PostgresRowSequence {
         try await client.query(PostgresQuery(unsafeSQL: sql, binds: Self.bindings(binds)), logger: logger)
     }
 

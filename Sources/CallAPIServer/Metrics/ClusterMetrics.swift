@@ -1,13 +1,15 @@
 import Metrics
 
 /// A cluster node's own gauges and counters on `/metrics` (docs/scale-out.md, "Operating it"): whether it is a
-/// member, how many users it sees on the other nodes, what waits to be written, how often its listener connected,
+/// member, how many users and sessions it sees on the other nodes, what waits to be written, how often its listener connected,
 /// and writes that failed.
 struct ClusterMetrics: Sendable {
     /// 1 while the node is a member of the cluster, 0 while it is joining.
     let member: Metrics.Gauge
     /// Users online on other nodes, as the last presence read found them.
     let remoteUsers: Metrics.Gauge
+    /// Their sessions on the other nodes, as the last presence read found them.
+    let remoteSessions: Metrics.Gauge
     /// Messages for other nodes waiting for the writer.
     let pendingEnvelopes: Metrics.Gauge
     /// Times the notification listener started listening (1, plus one per reconnect).
@@ -18,6 +20,7 @@ struct ClusterMetrics: Sendable {
     init(factory: any MetricsFactory) {
         member = Metrics.Gauge(label: "callapi_cluster_member", factory: factory)
         remoteUsers = Metrics.Gauge(label: "callapi_cluster_remote_users", factory: factory)
+        remoteSessions = Metrics.Gauge(label: "callapi_cluster_remote_sessions", factory: factory)
         pendingEnvelopes = Metrics.Gauge(label: "callapi_cluster_pending_envelopes", factory: factory)
         listens = Metrics.Counter(label: "callapi_cluster_listens_total", factory: factory)
         writeFailures = Metrics.Counter(label: "callapi_cluster_write_failures_total", factory: factory)

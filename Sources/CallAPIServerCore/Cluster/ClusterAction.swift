@@ -26,6 +26,8 @@ package enum ClusterAction: Sendable, Equatable {
     /// Messages this node was to deliver whose receiver has no session here any more: put them back in the mailbox
     /// for whichever node the receiver logs in to.
     case unclaimed([ClusterEnvelope])
+    /// Pass a step of an invitation to the node named in it, and wake that node.
+    case invitation(InvitationRelay)
 }
 
 /// What waits for a forward to be written, to be told how it went.

@@ -14,4 +14,6 @@ package enum ClusterEvent: Sendable {
     case devices([UserDevices])
     /// The other nodes' tombstones not expired, as the link last read them.
     case tombstones([UserTombstone])
+    /// Steps of invitations other nodes passed to this one, in the order they were written.
+    case invitations([InvitationRelay])
 }

@@ -5,11 +5,13 @@ package struct RemotePresence: Sendable, Equatable {
     /// A user's sessions on one other node.
     package struct NodeSessions: Sendable, Equatable {
         package var node: String
-        package var sessions: Int
+        /// The sessions' ids, as that node numbers them, in order.
+        package var ids: [SessionID]
+        package var sessions: Int { ids.count }
 
-        package init(node: String, sessions: Int) {
+        package init(node: String, ids: [SessionID]) {
             self.node = node
-            self.sessions = sessions
+            self.ids = ids
         }
     }
 
@@ -18,10 +20,10 @@ package struct RemotePresence: Sendable, Equatable {
 
     package init() {}
 
-    /// Builds the view from rows of (node, user, sessions), in any order; rows with no session are left out.
-    package init(rows: [(node: String, user: String, sessions: Int)]) {
-        for row in rows where row.sessions > 0 {
-            byUser[row.user, default: []].append(NodeSessions(node: row.node, sessions: row.sessions))
+    /// Builds the view from rows of (node, user, the session ids), in any order; rows with no session are left out.
+    package init(rows: [(node: String, user: String, sessions: [SessionID])]) {
+        for row in rows where !row.sessions.isEmpty {
+            byUser[row.user, default: []].append(NodeSessions(node: row.node, ids: row.sessions.sorted()))
         }
         for user in byUser.keys { byUser[user]?.sort { $0.node < $1.node } }
     }
@@ -55,4 +57,7 @@ package struct RemotePresence: Sendable, Equatable {
 
     /// Whether no other node holds any session.
     package var isEmpty: Bool { byUser.isEmpty }
+
+    /// How many sessions the other nodes hold.
+    package var sessionCount: Int { byUser.values.reduce(0) { $0 + $1.reduce(0) { $0 + $1.sessions } } }
 }

@@ -23,10 +23,12 @@ extension HubState {
     mutating func clusterReported(_ event: ClusterEvent, now: Int64, into actions: inout [HubAction]) {
         switch event {
         case .remotePresence(let view):
-            if reportsRelays {
-                for (node, user) in presence.remote.departures(to: view) {
-                    actions.append(.remoteSessionsGone(.remote(node: node, user: user)))
-                }
+            let departures =
+                reportsRelays || !invitations.pending.isEmpty || remoteInvitations.count > 0
+                ? presence.remote.departures(to: view) : []
+            for (node, user) in departures {
+                if reportsRelays { actions.append(.remoteSessionsGone(.remote(node: node, user: user))) }
+                invitationDeparture(node: node, user: user, now: now, into: &actions)
             }
             for change in presence.replaceRemote(with: view) {
                 presenceChanged(change.userId, online: change.online, into: &actions)
@@ -85,6 +87,8 @@ extension HubState {
             devicesReported(lists, into: &actions)
         case .tombstones(let reported):
             tombstonesReported(reported, now: now, into: &actions)
+        case .invitations(let relays):
+            invitationsReported(relays, now: now, into: &actions)
         case .arrived(let envelopes):
             var unclaimed: [ClusterEnvelope] = []
             for envelope in envelopes {

@@ -47,6 +47,7 @@ extension HubState {
             for message in expired { endExpired(message, of: userId, now: now, into: &actions) }
         }
         runInvitations(.tick, now: now, into: &actions)
+        expireRemoteInvitations(now: now, into: &actions)
         runMatch(.tick, now: now, into: &actions)
         held.expireTombstones(now: now)
     }

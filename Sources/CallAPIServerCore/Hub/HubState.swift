@@ -25,6 +25,8 @@ package struct HubState: Sendable {
 
     /// Call invitations the hub arbitrates.
     var invitations: InvitationMachine
+    /// Invitations other nodes arbitrate whose callee has sessions here (only on a node of a cluster).
+    var remoteInvitations = RemoteInvitations()
     /// The match queue and server-placed calls (docs/match.md; routed in HubState+Match.swift).
     var match: MatchMachine
 
@@ -53,7 +55,10 @@ package struct HubState: Sendable {
         self.pushPolicy = pushPolicy
         self.devices = devices
         self.reportsRelays = reportsRelays
-        invitations = InvitationMachine(limits: limits.invitations)
+        invitations = InvitationMachine(
+            limits: limits.invitations,
+            // On a node of a cluster, ids the other nodes find the invitation by: this node's and this run's.
+            idPrefix: topology == .single ? "i-" : "i-\(matchIdPrefix)-")
         match = MatchMachine(limits: limits.match, idPrefix: matchIdPrefix)
     }
 
@@ -289,14 +294,17 @@ package struct HubState: Sendable {
             if removed { devicesChanged(of: [login.userId], into: &actions) }
         case .invite(let invite):
             let input = InvitationInput.invite(
-                id, caller: login.userId, invite, calleeSessions: presence.sessions(of: invite.to))
+                id, caller: login.userId, invite, calleeSessions: invitationEndpoints(of: invite.to))
             runInvitations(input, now: now, into: &actions)
         case .invitationReceived(let ref):
-            runInvitations(.received(id, ref), now: now, into: &actions)
+            if passInvitation(frame, ref.invitationId, from: id, into: &actions) { return }
+            runInvitations(.received(.local(id), ref), now: now, into: &actions)
         case .acceptInvitation(let reply):
-            runInvitations(.accept(id, reply), now: now, into: &actions)
+            if passInvitation(frame, reply.invitationId, from: id, into: &actions) { return }
+            runInvitations(.accept(.local(id), reply), now: now, into: &actions)
         case .refuseInvitation(let reply):
-            runInvitations(.refuse(id, reply), now: now, into: &actions)
+            if passInvitation(frame, reply.invitationId, from: id, into: &actions) { return }
+            runInvitations(.refuse(.local(id), reply), now: now, into: &actions)
         case .cancelInvitation(let ref):
             runInvitations(.cancel(id, ref), now: now, into: &actions)
         case .acknowledgeAccept(let ref):
@@ -323,7 +331,8 @@ package struct HubState: Sendable {
         let wentOffline = presence.loggedOut(id, as: userId)
         if case .node = topology { actions.append(.cluster(.offline(id, userId: userId))) }
         // The other side of its invitations hears of it before presence subscribers do.
-        runInvitations(.sessionClosed(id), now: now, into: &actions)
+        runInvitations(.sessionClosed(.local(id)), now: now, into: &actions)
+        remoteInvitationSessionClosed(id, of: userId, into: &actions)
         runMatch(.sessionClosed(id), now: now, into: &actions)
         if wentOffline {
             presenceChanged(userId, online: false, into: &actions)
@@ -339,13 +348,6 @@ package struct HubState: Sendable {
         actions.append(.send(id, .closing(.init(reason: reason, message: message))))
         actions.append(.close(id, code: SignalCloseCode.code(for: reason), reason: reason))
         remove(id, now: now, into: &actions)
-    }
-
-    /// Runs the invitation machine and queues its frames in order.
-    mutating func runInvitations(_ input: InvitationInput, now: Int64, into actions: inout [HubAction]) {
-        for case .send(let session, let frame) in invitations.handle(input, now: now) {
-            enqueue(frame, to: session, into: &actions)
-        }
     }
 
     /// Runs the match machine and performs what it asks, in order.

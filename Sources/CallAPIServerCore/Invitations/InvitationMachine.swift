@@ -6,18 +6,23 @@ import CallAPISignalProtocol
 /// An invitation belongs to the session that sent it and is handed to every session of the callee. The callee's
 /// client acknowledges receipt at once; one of its sessions may accept or refuse; the caller may cancel. An accept
 /// completes only when the caller's client acknowledges it. Windows (``InvitationLimits``) bound each wait. The
-/// only actions are frames to sessions.
+/// only actions are frames to sessions. In a cluster the caller's node arbitrates: the callee's sessions on other
+/// nodes are ``InvitationEndpoint/remote(node:session:)``, reached and heard through their nodes.
 package struct InvitationMachine: Sendable {
     let limits: InvitationLimits
     private(set) var pending: [String: PendingInvitation] = [:]
     /// The pending invitations each session is part of (as caller or callee), to end them when it closes.
-    private var involving: [SessionID: Set<String>] = [:]
+    private var involving: [InvitationEndpoint: Set<String>] = [:]
     /// Pending invitations by callee user.
     private var perCallee: [String: Int] = [:]
+    /// What every invitation id begins with: `i-` on a single node; in a cluster, one that no other node or earlier
+    /// run uses, since other nodes find an invitation's sessions by its id.
+    private let idPrefix: String
     private var nextNumber: UInt64 = 1
 
-    package init(limits: InvitationLimits) {
+    package init(limits: InvitationLimits, idPrefix: String = "i-") {
         self.limits = limits
+        self.idPrefix = idPrefix
     }
 
     /// Applies `input`, which happened at `now` (ms since 1970 on the server's clock), and returns the frames to send.
@@ -31,7 +36,7 @@ package struct InvitationMachine: Sendable {
     package mutating func handle(
         _ input: InvitationInput, now: Int64, into actions: inout [InvitationAction]
     ) {
-        func send(_ frame: ServerFrame, to session: SessionID) { actions.append(.send(session, frame)) }
+        func send(_ frame: ServerFrame, to endpoint: InvitationEndpoint) { actions.append(.send(endpoint, frame)) }
         switch input {
         case .invite(let session, let caller, let invite, let calleeSessions):
             start(invite, from: session, caller: caller, calleeSessions: calleeSessions, now: now, send)
@@ -45,24 +50,28 @@ package struct InvitationMachine: Sendable {
             cancel(ref, by: session, send)
         case .acknowledgeAccept(let session, let ref):
             acknowledgeAccept(ref, by: session, send)
-        case .sessionClosed(let session):
-            sessionClosed(session, send)
+        case .sessionClosed(let endpoint):
+            sessionClosed(endpoint, send)
+        case .remoteSessionsGone(let node, let user):
+            let gone = involving.keys.filter { $0.isRemote(node: node, user: user) }
+            for endpoint in gone.sorted() { sessionClosed(endpoint, send) }
         case .tick:
             tick(now: now, send)
         }
     }
 
     /// Where a handler sends a frame: appended to the actions, in order.
-    private typealias Send = (ServerFrame, SessionID) -> Void
+    private typealias Send = (ServerFrame, InvitationEndpoint) -> Void
 
     // MARK: - Caller
 
     private mutating func start(
-        _ invite: ClientFrame.Invite, from session: SessionID, caller: String, calleeSessions: [SessionID],
+        _ invite: ClientFrame.Invite, from session: SessionID, caller: String, calleeSessions: [InvitationEndpoint],
         now: Int64, _ send: Send
     ) {
+        let from = InvitationEndpoint.local(session)
         func refuse(_ code: SignalErrorCode, _ message: String) {
-            send(.error(.init(id: invite.id, code: code, message: message)), session)
+            send(.error(.init(id: invite.id, code: code, message: message)), from)
         }
         guard SignalProtocol.isValidUserId(invite.to) else {
             return refuse(.invalidTarget, "\"to\" must be 1-64 characters of A-Z a-z 0-9 . _ -")
@@ -79,7 +88,7 @@ package struct InvitationMachine: Sendable {
                 "\"channelId\" is \(channelId.count) characters; the limit is \(InvitationProtocol.maxChannelIdLength)"
             )
         }
-        let sent = (involving[session] ?? []).filter { pending[$0]?.callerSession == session }.count
+        let sent = (involving[from] ?? []).filter { pending[$0]?.callerSession == session }.count
         guard sent < limits.maxPerCaller else {
             return refuse(.tooManyInvitations, "this session already has \(sent) pending invitations, the most allowed")
         }
@@ -88,13 +97,13 @@ package struct InvitationMachine: Sendable {
             return refuse(
                 .tooManyInvitations, "user \(invite.to) already has \(waiting) pending invitations, the most allowed")
         }
-        let invitationId = "i-\(nextNumber)"
+        let invitationId = "\(idPrefix)\(nextNumber)"
         nextNumber += 1
         guard !calleeSessions.isEmpty else {
             // The server knows presence, so an offline callee fails the invitation at once.
             let failure = ServerFrame.LocalInvitation(
                 id: invite.id, invitationId: invitationId, calleeId: invite.to, state: .failure, reason: .peerOffline)
-            return send(.localInvitation(failure), session)
+            return send(.localInvitation(failure), from)
         }
         let invitation = PendingInvitation(
             invitationId: invitationId, caller: caller, callerSession: session, callee: invite.to,
@@ -105,19 +114,19 @@ package struct InvitationMachine: Sendable {
             .init(
                 invitationId: invitationId, callerId: caller, state: .invitationReceived,
                 content: invite.content ?? "", channelId: invite.channelId ?? "", expiresAt: invitation.expiresAt))
-        send(invitation.local(.sentToRemote, id: invite.id), session)
+        send(invitation.local(.sentToRemote, id: invite.id), from)
         for callee in calleeSessions { send(offer, callee) }
     }
 
     private mutating func cancel(_ ref: ClientFrame.InvitationRef, by session: SessionID, _ send: Send) {
         guard let invitation = pending[ref.invitationId], invitation.callerSession == session else {
-            return send(notFound(ref.invitationId, requestId: ref.id), session)
+            return send(notFound(ref.invitationId, requestId: ref.id), .local(session))
         }
         if case .acceptSent = invitation.stage {
-            return send(alreadyAccepted(ref.invitationId, requestId: ref.id), session)
+            return send(alreadyAccepted(ref.invitationId, requestId: ref.id), .local(session))
         }
         end(invitation)
-        send(invitation.local(.canceled, id: ref.id), session)
+        send(invitation.local(.canceled, id: ref.id), .local(session))
         for callee in invitation.calleeSessions { send(invitation.remote(.canceled), callee) }
     }
 
@@ -125,27 +134,27 @@ package struct InvitationMachine: Sendable {
         guard let invitation = pending[ref.invitationId], invitation.callerSession == session,
             case .acceptSent(_, let response, _) = invitation.stage
         else {
-            return send(notFound(ref.invitationId, requestId: ref.id), session)
+            return send(notFound(ref.invitationId, requestId: ref.id), .local(session))
         }
         end(invitation)
-        send(invitation.local(.acceptedByRemote, id: ref.id, response: response), session)
+        send(invitation.local(.acceptedByRemote, id: ref.id, response: response), .local(session))
         for callee in invitation.calleeSessions { send(invitation.remote(.accepted, response: response), callee) }
     }
 
     // MARK: - Callee
 
-    private mutating func received(_ ref: ClientFrame.InvitationRef, by session: SessionID, _ send: Send) {
+    private mutating func received(_ ref: ClientFrame.InvitationRef, by session: InvitationEndpoint, _ send: Send) {
         // A receipt is a notice, not a request: a late or repeated one (another device) is ignored.
         guard var invitation = pending[ref.invitationId], invitation.calleeSessions.contains(session),
             case .sent = invitation.stage
         else { return }
         invitation.stage = .received(expiresAt: invitation.expiresAt)
         pending[ref.invitationId] = invitation
-        send(invitation.local(.receivedByRemote), invitation.callerSession)
+        send(invitation.local(.receivedByRemote), .local(invitation.callerSession))
     }
 
     private mutating func accept(
-        _ reply: ClientFrame.InvitationReply, by session: SessionID, now: Int64, _ send: Send
+        _ reply: ClientFrame.InvitationReply, by session: InvitationEndpoint, now: Int64, _ send: Send
     ) {
         guard var invitation = pending[reply.invitationId], invitation.calleeSessions.contains(session) else {
             return send(notFound(reply.invitationId, requestId: reply.id), session)
@@ -158,17 +167,17 @@ package struct InvitationMachine: Sendable {
             return send(alreadyAccepted(reply.invitationId, requestId: reply.id), session)
         case .sent:
             // Accepting implies having received it: the caller hears both, in order.
-            send(invitation.local(.receivedByRemote), invitation.callerSession)
+            send(invitation.local(.receivedByRemote), .local(invitation.callerSession))
         case .received:
             break
         }
         invitation.stage = .acceptSent(by: session, response: reply.response, deadline: now + limits.acceptWindowMillis)
         pending[reply.invitationId] = invitation
         send(invitation.remote(.acceptSentToLocal, id: reply.id, response: reply.response), session)
-        send(invitation.local(.acceptPending, response: reply.response), invitation.callerSession)
+        send(invitation.local(.acceptPending, response: reply.response), .local(invitation.callerSession))
     }
 
-    private mutating func refuse(_ reply: ClientFrame.InvitationReply, by session: SessionID, _ send: Send) {
+    private mutating func refuse(_ reply: ClientFrame.InvitationReply, by session: InvitationEndpoint, _ send: Send) {
         guard let invitation = pending[reply.invitationId], invitation.calleeSessions.contains(session) else {
             return send(notFound(reply.invitationId, requestId: reply.id), session)
         }
@@ -180,7 +189,7 @@ package struct InvitationMachine: Sendable {
         }
         end(invitation)
         // Every session of the callee hears the ending; the one that refused gets it as its answer.
-        send(invitation.local(.refusedByRemote, response: reply.response), invitation.callerSession)
+        send(invitation.local(.refusedByRemote, response: reply.response), .local(invitation.callerSession))
         for callee in invitation.calleeSessions {
             send(invitation.remote(.refused, id: callee == session ? reply.id : nil, response: reply.response), callee)
         }
@@ -188,10 +197,10 @@ package struct InvitationMachine: Sendable {
 
     // MARK: - Endings nobody asked for
 
-    private mutating func sessionClosed(_ session: SessionID, _ send: Send) {
+    private mutating func sessionClosed(_ session: InvitationEndpoint, _ send: Send) {
         for invitationId in (involving.removeValue(forKey: session) ?? []).sorted() {
             guard var invitation = pending[invitationId] else { continue }
-            if invitation.callerSession == session {
+            if .local(invitation.callerSession) == session {
                 end(invitation)
                 for callee in invitation.calleeSessions {
                     send(invitation.remote(.failure, reason: .peerOffline), callee)
@@ -201,7 +210,7 @@ package struct InvitationMachine: Sendable {
             invitation.calleeSessions.removeAll { $0 == session }
             if invitation.calleeSessions.isEmpty {
                 end(invitation)
-                send(invitation.local(.failure, reason: .peerOffline), invitation.callerSession)
+                send(invitation.local(.failure, reason: .peerOffline), .local(invitation.callerSession))
             } else {
                 pending[invitationId] = invitation
             }
@@ -220,7 +229,7 @@ package struct InvitationMachine: Sendable {
                 }
             guard let reasons else { continue }
             end(invitation)
-            send(invitation.local(.failure, reason: reasons.caller), invitation.callerSession)
+            send(invitation.local(.failure, reason: reasons.caller), .local(invitation.callerSession))
             for callee in invitation.calleeSessions {
                 send(invitation.remote(.failure, reason: reasons.callee), callee)
             }
@@ -232,7 +241,7 @@ package struct InvitationMachine: Sendable {
     private mutating func add(_ invitation: PendingInvitation) {
         pending[invitation.invitationId] = invitation
         perCallee[invitation.callee, default: 0] += 1
-        for session in [invitation.callerSession] + invitation.calleeSessions {
+        for session in [InvitationEndpoint.local(invitation.callerSession)] + invitation.calleeSessions {
             involving[session, default: []].insert(invitation.invitationId)
         }
     }
@@ -241,7 +250,7 @@ package struct InvitationMachine: Sendable {
         pending[invitation.invitationId] = nil
         let waiting = (perCallee[invitation.callee] ?? 1) - 1
         perCallee[invitation.callee] = waiting > 0 ? waiting : nil
-        for session in [invitation.callerSession] + invitation.calleeSessions {
+        for session in [InvitationEndpoint.local(invitation.callerSession)] + invitation.calleeSessions {
             involving[session]?.remove(invitation.invitationId)
             if involving[session]?.isEmpty == true { involving[session] = nil }
         }

@@ -9,7 +9,7 @@ package struct PendingInvitation: Sendable, Equatable {
         /// A callee session acknowledged it; it expires at `expiresAt` unless someone acts.
         case received(expiresAt: Int64)
         /// The callee's session `by` accepted with `response`; the caller must acknowledge by `deadline`.
-        case acceptSent(by: SessionID, response: String?, deadline: Int64)
+        case acceptSent(by: InvitationEndpoint, response: String?, deadline: Int64)
     }
 
     var invitationId: String
@@ -17,8 +17,8 @@ package struct PendingInvitation: Sendable, Equatable {
     /// The session that sent it: only it hears of the invitation, and it vanishing ends it.
     var callerSession: SessionID
     var callee: String
-    /// The callee's sessions that were handed it and are still open.
-    var calleeSessions: [SessionID]
+    /// The callee's sessions that were handed it and are still open (in a cluster, some may be on other nodes).
+    var calleeSessions: [InvitationEndpoint]
     var expiresAt: Int64
     var stage: Stage
 

@@ -45,7 +45,7 @@ import Testing
 
     @Test mutating func aSendToAUserOnAnotherNodeIsForwardedAndAnsweredOnlyWhenWritten() {
         _ = login(alice, "1001")
-        _ = hub.handle(.cluster(.remotePresence(RemotePresence(rows: [("b", "1002", 2)]))), now: 1)
+        _ = hub.handle(.cluster(.remotePresence(RemotePresence(counts: [("b", "1002", 2)]))), now: 1)
         let actions = hub.handle(.frame(alice, .send(.init(id: 3, to: "1002", body: "x"))), now: 2)
         #expect(frames(actions, to: alice).isEmpty)
         let receipt = ForwardReceipt.answer(
@@ -103,7 +103,7 @@ import Testing
     @Test mutating func subscribersHearOfUsersComingAndGoingOnOtherNodes() {
         _ = login(alice, "1001")
         _ = hub.handle(.frame(alice, .subscribe(.init(id: 2))), now: 1)
-        let online = hub.handle(.cluster(.remotePresence(RemotePresence(rows: [("b", "1002", 1)]))), now: 2)
+        let online = hub.handle(.cluster(.remotePresence(RemotePresence(counts: [("b", "1002", 1)]))), now: 2)
         #expect(frames(online, to: alice) == [.presenceChanged(.init(userId: "1002", online: true))])
         #expect(hub.onlineUsers == ["1001", "1002"])
         let offline = hub.handle(.cluster(.remotePresence(RemotePresence())), now: 3)
@@ -130,9 +130,9 @@ import Testing
 
     @Test mutating func aUserLeavingAnotherNodeClosesItsStandInForTheLedger() {
         hub = HubState(limits: HubLimits(), reportsRelays: true, topology: .node("a"))
-        let both = RemotePresence(rows: [("b", "1002", 1), ("c", "1002", 2), ("c", "1003", 1)])
+        let both = RemotePresence(counts: [("b", "1002", 1), ("c", "1002", 2), ("c", "1003", 1)])
         _ = hub.handle(.cluster(.remotePresence(both)), now: 1)
-        let actions = hub.handle(.cluster(.remotePresence(RemotePresence(rows: [("b", "1002", 1)]))), now: 2)
+        let actions = hub.handle(.cluster(.remotePresence(RemotePresence(counts: [("b", "1002", 1)]))), now: 2)
         let gone = actions.compactMap { if case .remoteSessionsGone(let id) = $0 { id } else { nil } }
         #expect(gone == [.remote(node: "c", user: "1002"), .remote(node: "c", user: "1003")])
     }
@@ -151,7 +151,7 @@ import Testing
         #expect(hub.heldCount == 1)
 
         // 1002 logs in to node b: the next presence read hands the message to b's mailbox, flagged as held.
-        let read = hub.handle(.cluster(.remotePresence(RemotePresence(rows: [("b", "1002", 1)]))), now: 500)
+        let read = hub.handle(.cluster(.remotePresence(RemotePresence(counts: [("b", "1002", 1)]))), now: 500)
         let envelope = ClusterEnvelope(
             node: "b", userId: "1002", from: "1001", body: MessageBody("x"), sentAt: 10, messageId: "m-a-1",
             held: true)
@@ -166,7 +166,7 @@ import Testing
         // Not written (the database is away): held here again, and handed over at the next read.
         _ = hub.handle(.cluster(.forwardFailed(.handover(userId: userId, messages), reason: "down")), now: 600)
         #expect(hub.heldCount == 1)
-        let again = hub.handle(.cluster(.remotePresence(RemotePresence(rows: [("b", "1002", 1)]))), now: 700)
+        let again = hub.handle(.cluster(.remotePresence(RemotePresence(counts: [("b", "1002", 1)]))), now: 700)
         #expect(clusterActions(again) == [.forward([envelope], receipt: .handover(userId: "1002", messages))])
 
         let written = hub.handle(.cluster(.forwarded(.handover(userId: "1002", messages))), now: 800)
@@ -177,7 +177,7 @@ import Testing
     @Test mutating func aHeldMessageThatExpiredBeforeItsReceiverLoggedInElsewhereIsNotHandedOver() {
         _ = login(alice, "1001")
         _ = hub.handle(.frame(alice, .send(.init(id: 3, to: "1002", body: "x", ttl: 1))), now: 10)
-        let read = hub.handle(.cluster(.remotePresence(RemotePresence(rows: [("b", "1002", 1)]))), now: 1_010)
+        let read = hub.handle(.cluster(.remotePresence(RemotePresence(counts: [("b", "1002", 1)]))), now: 1_010)
         #expect(clusterActions(read).isEmpty)
         #expect(frames(read, to: alice) == [.heldResult(.init(messageId: "m-a-1", to: "1002", result: .expired))])
         #expect(hub.heldCount == 0)
@@ -185,7 +185,7 @@ import Testing
 
     @Test mutating func aCallPlacedForACallerOnAnotherNodeIsHandedToThatNodeWhichPlacesIt() {
         _ = login(bob, "1002")
-        _ = hub.handle(.cluster(.remotePresence(RemotePresence(rows: [("b", "1001", 1)]))), now: 1)
+        _ = hub.handle(.cluster(.remotePresence(RemotePresence(counts: [("b", "1001", 1)]))), now: 1)
         let order = PlaceCallOrder(caller: "1001", callee: "1002", media: .video)
         #expect(hub.placementProblem(order) == nil && hub.placesElsewhere(order))
         let handed = hub.handle(.placeCall(order, callId: "c-1"), now: 2)
@@ -196,7 +196,7 @@ import Testing
         var nodeB = HubClusterTests()
         nodeB.hub = HubState(limits: HubLimits(), topology: .node("b"))
         _ = nodeB.login(alice, "1001")
-        _ = nodeB.hub.handle(.cluster(.remotePresence(RemotePresence(rows: [("a", "1002", 1)]))), now: 1)
+        _ = nodeB.hub.handle(.cluster(.remotePresence(RemotePresence(counts: [("a", "1002", 1)]))), now: 1)
         let placed = nodeB.hub.handle(
             .cluster(.placements([ForwardedPlacement(node: "b", order: order, callId: "c-1")])), now: 3)
         #expect(frames(placed, to: alice) == [.placeCall(.init(callId: "c-1", callee: "1002", video: true))])
@@ -204,7 +204,7 @@ import Testing
     }
 
     @Test mutating func aCallHandedOverAfterItsCallerLeftIsRecordedNotPlaced() {
-        _ = hub.handle(.cluster(.remotePresence(RemotePresence(rows: [("c", "1002", 1)]))), now: 1)
+        _ = hub.handle(.cluster(.remotePresence(RemotePresence(counts: [("c", "1002", 1)]))), now: 1)
         let order = PlaceCallOrder(caller: "1001", callee: "1002", media: .audio)
         let actions = hub.handle(
             .cluster(.placements([ForwardedPlacement(node: "a", order: order, callId: "c-2")])), now: 2)
@@ -238,7 +238,7 @@ import Testing
     @Test mutating func aHandedOverMessageIsTakenOutOfTheMailboxOnceWritten() {
         _ = login(alice, "1001")
         _ = hub.handle(.frame(alice, .send(.init(id: 3, to: "1002", body: "x", ttl: 60))), now: 10)
-        let read = hub.handle(.cluster(.remotePresence(RemotePresence(rows: [("b", "1002", 1)]))), now: 20)
+        let read = hub.handle(.cluster(.remotePresence(RemotePresence(counts: [("b", "1002", 1)]))), now: 20)
         guard case .forward(_, .handover(let userId, let messages))? = clusterActions(read).first else {
             Issue.record("no handover in \(read)")
             return

@@ -8,8 +8,8 @@ import Testing
 @Suite struct InvitationMachineTests {
     var machine = InvitationMachine(limits: InvitationLimits())
     let caller = SessionID(1)
-    let callee = SessionID(2)
-    let calleeTablet = SessionID(3)
+    let callee = InvitationEndpoint.local(SessionID(2))
+    let calleeTablet = InvitationEndpoint.local(SessionID(3))
     let start: Int64 = 1_000_000
 
     /// Sends an invitation from "1001" (session 1) to "1002" (sessions 2 and 3); returns its id.
@@ -26,6 +26,10 @@ import Testing
     }
 
     func frames(_ actions: [InvitationAction], to id: SessionID) -> [ServerFrame] {
+        frames(actions, to: .local(id))
+    }
+
+    func frames(_ actions: [InvitationAction], to id: InvitationEndpoint) -> [ServerFrame] {
         actions.compactMap { if case .send(id, let frame) = $0 { frame } else { nil } }
     }
 
@@ -33,11 +37,15 @@ import Testing
         frames(actions, to: caller).compactMap { if case .localInvitation(let f) = $0 { f } else { nil } }
     }
 
-    func remote(_ actions: [InvitationAction], to id: SessionID) -> [ServerFrame.RemoteInvitation] {
+    func remote(_ actions: [InvitationAction], to id: InvitationEndpoint) -> [ServerFrame.RemoteInvitation] {
         frames(actions, to: id).compactMap { if case .remoteInvitation(let f) = $0 { f } else { nil } }
     }
 
     func errorCode(_ actions: [InvitationAction], to id: SessionID) -> SignalErrorCode? {
+        errorCode(actions, to: .local(id))
+    }
+
+    func errorCode(_ actions: [InvitationAction], to id: InvitationEndpoint) -> SignalErrorCode? {
         frames(actions, to: id).compactMap { if case .error(let e) = $0 { e.code } else { nil } }.first
     }
 
@@ -199,7 +207,7 @@ import Testing
     @Test mutating func theCallerVanishingFailsItForTheCallee() {
         let id = invite()
         _ = machine.handle(.accept(callee, .init(invitationId: id)), now: start)
-        let gone = machine.handle(.sessionClosed(caller), now: start)
+        let gone = machine.handle(.sessionClosed(.local(caller)), now: start)
         #expect(remote(gone, to: callee).map(\.reason) == [.peerOffline])
         #expect(remote(gone, to: calleeTablet).map(\.reason) == [.peerOffline])
         #expect(machine.handle(.tick, now: start + 100_000).isEmpty)
@@ -238,7 +246,7 @@ import Testing
                 machine.handle(.cancel(otherCallerDevice, .init(invitationId: id)), now: start), to: otherCallerDevice)
                 == .invitationNotFound)
         #expect(
-            errorCode(machine.handle(.accept(caller, .init(invitationId: id)), now: start), to: caller)
+            errorCode(machine.handle(.accept(.local(caller), .init(invitationId: id)), now: start), to: .local(caller))
                 == .invitationNotFound)
         #expect(
             errorCode(machine.handle(.refuse(callee, .init(invitationId: "i-404")), now: start), to: callee)
@@ -267,7 +275,7 @@ import Testing
             .invite(other, caller: "1005", .init(id: 2, to: "1002"), calleeSessions: [callee]), now: start)
         #expect(errorCode(fourth, to: other) == .tooManyInvitations)
         // Ending one frees its place.
-        _ = machine.handle(.sessionClosed(caller), now: start)
+        _ = machine.handle(.sessionClosed(.local(caller)), now: start)
         let again = machine.handle(
             .invite(other, caller: "1005", .init(id: 3, to: "1002"), calleeSessions: [callee]), now: start)
         #expect(local(again).isEmpty && frames(again, to: other).count == 1)
