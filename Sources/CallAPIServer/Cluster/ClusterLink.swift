@@ -507,6 +507,9 @@ final class ClusterLink: Sendable {
         case tombstone(UserTombstone)
         case placeCall(ForwardedPlacement)
         case invitation(InvitationRelay, attempt: Int)
+        case matchEnter(ClusterMatchEntry, maxWaiting: Int)
+        case matchLeave(user: String)
+        case matchSessionClosed(SessionID)
         case park(ClusterEnvelope, expiresAt: Int64, receipt: ForwardReceipt)
         case unpark([String])
         case online(SessionID, String)
@@ -533,6 +536,9 @@ final class ClusterLink: Sendable {
             case .hub(.tombstone(let tombstone)): return .tombstone(tombstone)
             case .hub(.placeCall(let placement)): return .placeCall(placement)
             case .hub(.invitation(let relay)): return .invitation(relay, attempt: 1)
+            case .hub(.matchEnter(let entry, let maxWaiting)): return .matchEnter(entry, maxWaiting: maxWaiting)
+            case .hub(.matchLeave(let user)): return .matchLeave(user: user)
+            case .hub(.matchSessionClosed(let session)): return .matchSessionClosed(session)
             case .invitationRetry(let relay, let attempt): return .invitation(relay, attempt: attempt)
             case .hub(.park(let envelope, let expiresAt, let receipt)):
                 return .park(envelope, expiresAt: expiresAt, receipt: receipt)
@@ -674,6 +680,40 @@ final class ClusterLink: Sendable {
                 try? await Task.sleep(for: .milliseconds(500))
                 state.withLockedValue { $0.work.append(.invitationRetry(relay, attempt: attempt + 1)) }
                 writerWake.yield()
+            }
+        case .matchEnter(let entry, let maxWaiting):
+            let outcome: ClusterMatchOutcome
+            if let epoch {
+                do {
+                    outcome = try await bounded {
+                        try await self.store.enterMatch(entry, maxWaiting: maxWaiting, epoch: epoch)
+                    }
+                } catch {
+                    metrics.writeFailures.increment()
+                    outcome = .failed(reason: "the cluster database did not take it: \(describe(error))")
+                }
+            } else {
+                outcome = .failed(reason: "this node is joining the cluster")
+            }
+            report(.matchEntered(entry, outcome))
+        case .matchLeave(let user):
+            do {
+                try await bounded { try await self.store.leaveMatch(user: user) }
+            } catch {
+                // Its row stays until its session closes or its node goes: it may still be matched meanwhile.
+                metrics.writeFailures.increment()
+                logger.warning(
+                    "a user who left the match queue could not be taken out of it",
+                    metadata: ["user": "\(user)", "error": "\(describe(error))"])
+            }
+        case .matchSessionClosed(let session):
+            do {
+                try await bounded { try await self.store.matchSessionClosed(session) }
+            } catch {
+                metrics.writeFailures.increment()
+                logger.warning(
+                    "the match queue entry of a closed session could not be taken out",
+                    metadata: ["session": "\(session)", "error": "\(describe(error))"])
             }
         case .devices(let list):
             do {

@@ -69,6 +69,11 @@ struct ClusterStore: Sendable {
             media text NOT NULL, call_id text NOT NULL, expires_at timestamptz NOT NULL)
         """,
         "CREATE INDEX IF NOT EXISTS callapi_cluster_placements_node ON callapi_cluster_placements (target_node, id)",
+        // A matched call handed to the node where its caller entered the match queue.
+        """
+        ALTER TABLE callapi_cluster_placements ADD COLUMN IF NOT EXISTS match_id text,
+            ADD COLUMN IF NOT EXISTS match_tag text, ADD COLUMN IF NOT EXISTS caller_session bigint
+        """,
         // Push devices: one row per user with its whole list (JSON), numbered by change (docs/scale-out.md).
         "CREATE SEQUENCE IF NOT EXISTS callapi_cluster_device_changes",
         """
@@ -110,6 +115,14 @@ struct ClusterStore: Sendable {
         CREATE INDEX IF NOT EXISTS callapi_cluster_invitation_steps_node
             ON callapi_cluster_invitation_steps (target_node, id)
         """,
+        // The match queue: one row per waiting user, by the node and session that entered it (docs/match.md).
+        "CREATE SEQUENCE IF NOT EXISTS callapi_cluster_match_arrivals",
+        """
+        CREATE TABLE IF NOT EXISTS callapi_cluster_match_queue (
+            user_id text PRIMARY KEY, node_id text NOT NULL, epoch bigint NOT NULL, session_id bigint NOT NULL,
+            tags text[] NOT NULL, arrival bigint NOT NULL)
+        """,
+        "CREATE INDEX IF NOT EXISTS callapi_cluster_match_queue_tags ON callapi_cluster_match_queue USING gin (tags)",
     ]
 
     // MARK: - Membership
@@ -126,7 +139,8 @@ struct ClusterStore: Sendable {
                 RETURNING epoch),
             s AS (DELETE FROM callapi_cluster_sessions WHERE node_id = $1),
             m AS (UPDATE callapi_cluster_mailbox SET target_node = NULL, parked = false WHERE target_node = $1),
-            c AS (UPDATE callapi_cluster_calls SET orphaned_at = now() WHERE node_id = $1 AND orphaned_at IS NULL)
+            c AS (UPDATE callapi_cluster_calls SET orphaned_at = now() WHERE node_id = $1 AND orphaned_at IS NULL),
+            q AS (DELETE FROM callapi_cluster_match_queue WHERE node_id = $1)
             SELECT epoch FROM n
             """, [.text(nodeId)])
         for try await epoch in rows.decode(Int64.self) { return epoch }
@@ -163,6 +177,7 @@ struct ClusterStore: Sendable {
                 DELETE FROM callapi_cluster_invitation_steps
                 WHERE expires_at < now() OR target_node IN (SELECT node_id FROM dead)),
             b AS (DELETE FROM callapi_cluster_busy WHERE node_id IN (SELECT node_id FROM dead)),
+            q AS (DELETE FROM callapi_cluster_match_queue WHERE node_id IN (SELECT node_id FROM dead)),
             c AS (
                 UPDATE callapi_cluster_calls SET orphaned_at = now()
                 WHERE node_id IN (SELECT node_id FROM dead) AND orphaned_at IS NULL)
@@ -182,7 +197,8 @@ struct ClusterStore: Sendable {
             s AS (DELETE FROM callapi_cluster_sessions WHERE node_id = $1),
             m AS (UPDATE callapi_cluster_mailbox SET target_node = NULL, parked = false WHERE target_node = $1),
             b AS (DELETE FROM callapi_cluster_busy WHERE node_id = $1),
-            c AS (UPDATE callapi_cluster_calls SET orphaned_at = now() WHERE node_id = $1 AND orphaned_at IS NULL)
+            c AS (UPDATE callapi_cluster_calls SET orphaned_at = now() WHERE node_id = $1 AND orphaned_at IS NULL),
+            q AS (DELETE FROM callapi_cluster_match_queue WHERE node_id = $1)
             SELECT pg_notify('\(Self.presenceChannel)', $1)
             """, [.text(nodeId), .integer(epoch)])
     }
@@ -487,8 +503,9 @@ struct ClusterStore: Sendable {
         let rows = try await run(
             """
             WITH ins AS (
-                INSERT INTO callapi_cluster_placements (target_node, caller, callee, media, call_id, expires_at)
-                SELECT $1, $2, $3, $4, $5, now() + $8::bigint * interval '1 second'
+                INSERT INTO callapi_cluster_placements
+                    (target_node, caller, callee, media, call_id, expires_at, match_id, match_tag, caller_session)
+                SELECT $1, $2, $3, $4, $5, now() + $8::bigint * interval '1 second', NULLIF($9, ''), $10, $11
                 WHERE EXISTS (SELECT 1 FROM callapi_cluster_nodes WHERE node_id = $6 AND epoch = $7)
                 RETURNING target_node)
             SELECT count(*)::bigint FROM (SELECT pg_notify('callapi_node_' || target_node, '') FROM ins) AS woken
@@ -496,7 +513,8 @@ struct ClusterStore: Sendable {
             [
                 .text(placement.node), .text(placement.order.caller), .text(placement.order.callee),
                 .text(placement.order.media.rawValue), .text(placement.callId), .text(nodeId), .integer(epoch),
-                .integer(Int64(keepSeconds)),
+                .integer(Int64(keepSeconds)), .text(placement.match?.matchId ?? ""), .text(placement.match?.tag ?? ""),
+                .integer(placement.match.map { Int64(bitPattern: $0.callerSession.number) } ?? 0),
             ])
         for try await woken in rows.decode(Int64.self) { return woken > 0 }
         return false
@@ -511,14 +529,19 @@ struct ClusterStore: Sendable {
                 SELECT id FROM callapi_cluster_placements WHERE target_node = $1 ORDER BY id LIMIT $3
                 FOR UPDATE SKIP LOCKED)
                 AND EXISTS (SELECT 1 FROM callapi_cluster_nodes WHERE node_id = $1 AND epoch = $2)
-            RETURNING id, caller, callee, media, call_id, expires_at > now()
+            RETURNING id, caller, callee, media, call_id, expires_at > now(), coalesce(match_id, ''),
+                coalesce(match_tag, ''), coalesce(caller_session, 0)
             """, [.text(nodeId), .integer(epoch), .integer(Int64(limit))])
         var taken: [(Int64, ForwardedPlacement)] = []
-        for try await (id, caller, callee, media, callId, live) in rows.decode(
-            (Int64, String, String, String, String, Bool).self)
+        for try await (id, caller, callee, media, callId, live, matchId, tag, session) in rows.decode(
+            (Int64, String, String, String, String, Bool, String, String, Int64).self)
         where live {
             let order = PlaceCallOrder(caller: caller, callee: callee, media: CallMedia(rawValue: media) ?? .video)
-            taken.append((id, ForwardedPlacement(node: nodeId, order: order, callId: callId)))
+            let match =
+                matchId.isEmpty
+                ? nil
+                : ForwardedMatch(matchId: matchId, tag: tag, callerSession: SessionID(UInt64(bitPattern: session)))
+            taken.append((id, ForwardedPlacement(node: nodeId, order: order, callId: callId, match: match)))
         }
         return taken.sorted { $0.0 < $1.0 }.map(\.1)
     }

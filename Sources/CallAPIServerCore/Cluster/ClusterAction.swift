@@ -28,6 +28,13 @@ package enum ClusterAction: Sendable, Equatable {
     case unclaimed([ClusterEnvelope])
     /// Pass a step of an invitation to the node named in it, and wake that node.
     case invitation(InvitationRelay)
+    /// Enter a session's user in the cluster's match queue (unless `maxWaiting` users wait), or pair it; then report
+    /// ``ClusterEvent/matchEntered(_:_:)``.
+    case matchEnter(ClusterMatchEntry, maxWaiting: Int)
+    /// Take `user` out of the match queue.
+    case matchLeave(user: String)
+    /// A session of this node closed: take out the user it entered.
+    case matchSessionClosed(SessionID)
 }
 
 /// What waits for a forward to be written, to be told how it went.

@@ -16,4 +16,6 @@ package enum ClusterEvent: Sendable {
     case tombstones([UserTombstone])
     /// Steps of invitations other nodes passed to this one, in the order they were written.
     case invitations([InvitationRelay])
+    /// What came of a ``ClusterAction/matchEnter(_:)``.
+    case matchEntered(ClusterMatchEntry, ClusterMatchOutcome)
 }

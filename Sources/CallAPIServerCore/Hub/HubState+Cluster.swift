@@ -78,10 +78,14 @@ extension HubState {
                         .callNotPlaced(
                             NotPlacedCall(
                                 callId: placement.callId, caller: order.caller, callee: order.callee,
-                                media: order.media, matchId: nil, reason: "callerGone")))
+                                media: order.media, matchId: placement.match?.matchId, reason: "callerGone")))
                     continue
                 }
-                placeCall(placement.order, callId: placement.callId, now: now, into: &actions)
+                if let match = placement.match {
+                    placeMatched(placement.order, callId: placement.callId, match: match, now: now, into: &actions)
+                } else {
+                    placeCall(placement.order, callId: placement.callId, now: now, into: &actions)
+                }
             }
         case .devices(let lists):
             devicesReported(lists, into: &actions)
@@ -89,6 +93,8 @@ extension HubState {
             tombstonesReported(reported, now: now, into: &actions)
         case .invitations(let relays):
             invitationsReported(relays, now: now, into: &actions)
+        case .matchEntered(let entry, let outcome):
+            clusterMatchEntered(entry, outcome, now: now, into: &actions)
         case .arrived(let envelopes):
             var unclaimed: [ClusterEnvelope] = []
             for envelope in envelopes {

@@ -29,6 +29,9 @@ package struct HubState: Sendable {
     var remoteInvitations = RemoteInvitations()
     /// The match queue and server-placed calls (docs/match.md; routed in HubState+Match.swift).
     var match: MatchMachine
+    /// On a node of a cluster, whose match queue is in the database: the sessions here that entered it and may
+    /// still wait (their closing takes them out).
+    var matchEntrants: Set<SessionID> = []
 
     /// Whether ``relay`` reports each `send` it handled (``HubAction/relayed(_:)``), for the call ledger.
     package let reportsRelays: Bool
@@ -310,8 +313,10 @@ package struct HubState: Sendable {
         case .acknowledgeAccept(let ref):
             runInvitations(.acknowledgeAccept(id, ref), now: now, into: &actions)
         case .matchEnter(let enter):
+            if case .node = topology { return enterClusterMatch(enter, from: id, user: login.userId, into: &actions) }
             runMatch(.enter(id, user: login.userId, enter), now: now, into: &actions)
         case .matchLeave(let request):
+            if case .node = topology { return leaveClusterMatch(request, from: id, user: login.userId, into: &actions) }
             runMatch(.leave(id, user: login.userId, request), now: now, into: &actions)
         }
     }
@@ -334,6 +339,7 @@ package struct HubState: Sendable {
         runInvitations(.sessionClosed(.local(id)), now: now, into: &actions)
         remoteInvitationSessionClosed(id, of: userId, into: &actions)
         runMatch(.sessionClosed(id), now: now, into: &actions)
+        if matchEntrants.remove(id) != nil { actions.append(.cluster(.matchSessionClosed(id))) }
         if wentOffline {
             presenceChanged(userId, online: false, into: &actions)
         }

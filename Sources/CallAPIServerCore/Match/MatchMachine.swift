@@ -70,6 +70,12 @@ package struct MatchMachine: Sendable {
                 callId: callId, caller: order.caller, callerSession: callerSession, callee: order.callee,
                 media: order.media, origin: .businessServer, deadline: now + limits.placeWindowMillis)
             add(placement, send, append)
+        case .placeMatched(let order, let callId, let matchId, let tag, let callerSession):
+            let placement = PendingPlacement(
+                callId: callId, caller: order.caller, callerSession: callerSession, callee: order.callee,
+                media: order.media, origin: .match(matchId: matchId, tag: tag),
+                deadline: now + limits.placeWindowMillis)
+            add(placement, send, append)
         case .callSent(let from, let to, let callId):
             if let placement = placements[callId], placement.caller == from, placement.callee == to {
                 removePlacement(callId)
@@ -118,9 +124,7 @@ package struct MatchMachine: Sendable {
             other.arrival < entry.arrival
             ? ((user: peer, entry: other), (user: user, entry: entry))
             : ((user: user, entry: entry), (user: peer, entry: other))
-        let number = takeMatchNumber()
-        let matchId = "match-\(idPrefix)-\(number)"
-        let callId = "call-\(idPrefix)-\(number)"
+        let (matchId, callId) = takeMatchIds()
         let placement = PendingPlacement(
             callId: callId, caller: caller.user, callerSession: caller.entry.session, callee: callee.user,
             media: .video, origin: .match(matchId: matchId, tag: tag), deadline: now + limits.placeWindowMillis)
@@ -214,8 +218,10 @@ package struct MatchMachine: Sendable {
         return nextArrival
     }
 
-    private mutating func takeMatchNumber() -> UInt64 {
+    /// A new match's id and its call's: `match-<run>-<n>` and `call-<run>-<n>` (also for the cluster's queue, whose
+    /// pairs the hub forms from the database's answer).
+    package mutating func takeMatchIds() -> (matchId: String, callId: String) {
         defer { nextMatch += 1 }
-        return nextMatch
+        return ("match-\(idPrefix)-\(nextMatch)", "call-\(idPrefix)-\(nextMatch)")
     }
 }
