@@ -11,14 +11,6 @@ import Testing
     let alice = SessionID(1)
     let bob = SessionID(5)
 
-    static func login(_ hub: inout HubState, _ id: SessionID, _ user: String) {
-        _ = hub.handle(.connected(id), now: 0)
-        _ = hub.handle(.frame(id, .login(.init(id: 1, token: "t"))), now: 0)
-        _ = hub.handle(
-            .tokenChecked(id, requestId: 1, purpose: .login, result: .valid(userId: user, expiresAt: 3_600_000)),
-            now: 0)
-    }
-
     static func frames(_ actions: [HubAction], to id: SessionID) -> [ServerFrame] {
         actions.compactMap {
             guard case .send(id, let frame) = $0 else { return nil }
@@ -35,8 +27,8 @@ import Testing
 
     /// alice 1001 on a, bob 1002 on b, each seeing the other.
     mutating func twoNodes() {
-        Self.login(&a, alice, "1001")
-        Self.login(&b, bob, "1002")
+        a.logIn(alice, as: "1001")
+        b.logIn(bob, as: "1002")
         _ = a.handle(.cluster(.remotePresence(RemotePresence(rows: [("b", "1002", [bob])]))), now: 1)
         _ = b.handle(.cluster(.remotePresence(RemotePresence(rows: [("a", "1001", [alice])]))), now: 1)
     }
@@ -60,7 +52,7 @@ import Testing
         #expect(Self.frames(answered, to: alice) == [.matchQueue(.init(id: 3, waiting: true, tags: ["paris"]))])
         // The session that entered closing takes the user out; one that did not enter writes nothing.
         #expect(Self.cluster(a.handle(.disconnected(alice), now: 8)).contains(.matchSessionClosed(alice)))
-        Self.login(&a, SessionID(2), "1003")
+        a.logIn(SessionID(2), as: "1003")
         #expect(
             !Self.cluster(a.handle(.disconnected(SessionID(2)), now: 9)).contains(.matchSessionClosed(SessionID(2))))
     }
@@ -95,7 +87,7 @@ import Testing
 
     @Test mutating func aPairWhoseWaitingSessionIsGoneIsRecordedNotPlaced() {
         twoNodes()
-        Self.login(&a, SessionID(3), "1001")  // alice's other device stays, so alice is still online
+        a.logIn(SessionID(3), as: "1001")  // alice's other device stays, so alice is still online
         _ = a.handle(.disconnected(alice), now: 20)
         let placement = ForwardedPlacement(
             node: "a", order: PlaceCallOrder(caller: "1001", callee: "1002", media: .video), callId: "call-rb-1",

@@ -11,11 +11,7 @@ import Testing
     let bob = SessionID(2)
 
     mutating func login(_ id: SessionID, _ user: String) -> [HubAction] {
-        _ = hub.handle(.connected(id), now: 0)
-        _ = hub.handle(.frame(id, .login(.init(id: 1, token: "t"))), now: 0)
-        return hub.handle(
-            .tokenChecked(id, requestId: 1, purpose: .login, result: .valid(userId: user, expiresAt: 3_600_000)),
-            now: 0)
+        hub.logIn(id, as: user)
     }
 
     func frames(_ actions: [HubAction], to id: SessionID) -> [ServerFrame] {

@@ -18,14 +18,6 @@ import Testing
     let phone = SessionID(7)
     let tablet = SessionID(8)
 
-    static func login(_ hub: inout HubState, _ id: SessionID, _ user: String) {
-        _ = hub.handle(.connected(id), now: 0)
-        _ = hub.handle(.frame(id, .login(.init(id: 1, token: "t"))), now: 0)
-        _ = hub.handle(
-            .tokenChecked(id, requestId: 1, purpose: .login, result: .valid(userId: user, expiresAt: 3_600_000)),
-            now: 0)
-    }
-
     static func frames(_ actions: [HubAction], to id: SessionID) -> [ServerFrame] {
         actions.compactMap {
             guard case .send(id, let frame) = $0 else { return nil }
@@ -42,9 +34,9 @@ import Testing
 
     /// Caller 1001 on a; callee 1002 with two sessions on b, which a has read.
     mutating func twoNodes() {
-        Self.login(&a, caller, "1001")
-        Self.login(&b, phone, "1002")
-        Self.login(&b, tablet, "1002")
+        a.logIn(caller, as: "1001")
+        b.logIn(phone, as: "1002")
+        b.logIn(tablet, as: "1002")
         _ = a.handle(.cluster(.remotePresence(RemotePresence(rows: [("b", "1002", [phone, tablet])]))), now: 1)
         _ = b.handle(.cluster(.remotePresence(RemotePresence(rows: [("a", "1001", [caller])]))), now: 1)
     }
@@ -208,7 +200,7 @@ import Testing
     @Test mutating func aStepForASessionThatIsGoneOrSomeoneElsesIsAnsweredGone() throws {
         twoNodes()
         _ = b.handle(.disconnected(tablet), now: 5)  // a has not read it yet
-        Self.login(&b, SessionID(9), "1003")
+        b.logIn(SessionID(9), as: "1003")
         let sent = a.handle(.frame(caller, .invite(.init(id: 3, to: "1002"))), now: 10)
         var steps = Self.relays(sent)
         // As if b had been restarted and given the phone's number to someone else's session.

@@ -12,11 +12,7 @@ import Testing
     let bob = SessionID(3)
 
     mutating func login(_ id: SessionID, _ user: String, now: Int64 = 0) {
-        _ = hub.handle(.connected(id), now: now)
-        _ = hub.handle(.frame(id, .login(.init(id: 1, token: "t"))), now: now)
-        _ = hub.handle(
-            .tokenChecked(
-                id, requestId: 1, purpose: .login, result: .valid(userId: user, expiresAt: 3_600_000)), now: now)
+        hub.logIn(id, as: user, now: now)
     }
 
     func frames(_ actions: [HubAction], to id: SessionID) -> [ServerFrame] {
