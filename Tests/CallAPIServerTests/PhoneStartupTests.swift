@@ -41,6 +41,7 @@ struct PhoneStartupTests {
         ])
         try await phone.expect("the token is for user 1002, not 1001")
         #expect(try await phone.finish() != 0)
+        try await phone.outputRead()
         #expect(phone.printedLines(containing: "call: prepared") == 0)
         try await server.stop()
     }

@@ -53,6 +53,7 @@ struct ServeStartupTests {
             try await serve.expect("push    off: no APNs key (--apns-key), no FCM account (--fcm-service-account)")
             serve.interrupt()
             #expect(try await serve.finish() == 0)
+            try await serve.outputRead()
             #expect(serve.printedLines(containing: "/v1/tokens (") == 0)
         }
     }
@@ -61,6 +62,7 @@ struct ServeStartupTests {
         let serve = try CLIProcess(["serve", "--port", "0", "--answer-busy", "--ledger", "0"])
         try await serve.expect("--answer-busy: the server answers busy from the call ledger: leave --ledger on")
         #expect(try await serve.finish() != 0)
+        try await serve.outputRead()
         #expect(serve.printedLines(containing: "listening on") == 0)
     }
 }

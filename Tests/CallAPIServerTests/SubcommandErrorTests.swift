@@ -14,6 +14,7 @@ struct SubcommandErrorTests {
         try await refused.expect("401")
         try await refused.expect("callapi calls --server")
         #expect(try await refused.finish() != 0)
+        try await refused.outputRead()
         #expect(refused.printedLines(containing: "callapi <subcommand>") == 0)
         try await server.stop()
     }
@@ -23,6 +24,7 @@ struct SubcommandErrorTests {
         try await serve.expect("--prot: no such setting")
         try await serve.expect("callapi serve")
         #expect(try await serve.finish() != 0)
+        try await serve.outputRead()
         #expect(serve.printedLines(containing: "callapi <subcommand>") == 0)
     }
 }

@@ -16,6 +16,7 @@ struct ClusterDatabaseRestartTests {
             shell: environment + "scripts/services/\(script) " + arguments.joined(separator: " "))
         let status = try await process.finish(within: 60)
         guard status == 0 else { throw TimedOut(what: "\(script) to succeed (exit status \(status))") }
+        try await process.outputRead()
         return process.printed.last ?? ""
     }
 

@@ -21,6 +21,8 @@ final class CLIProcess: Sendable {
     private let buffer = NIOLockedValueBox("")
     /// Every line the process printed, for the failure message of an `expect` that timed out.
     private let transcript = NIOLockedValueBox<[String]>([])
+    /// Whether the output pipe reached its end (every writer closed it).
+    private let outputEnded = NIOLockedValueBox(false)
 
     /// The package's root folder, where the README's commands run.
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
@@ -69,10 +71,12 @@ final class CLIProcess: Sendable {
         lines = stream
         let buffer = buffer
         let transcript = transcript
+        let outputEnded = outputEnded
         output.fileHandleForReading.readabilityHandler = { handle in
             let data = handle.availableData
             guard !data.isEmpty else {
                 handle.readabilityHandler = nil
+                outputEnded.withLockedValue { $0 = true }
                 continuation.finish()
                 return
             }
@@ -91,6 +95,15 @@ final class CLIProcess: Sendable {
 
     /// Every line printed so far.
     var printed: [String] { transcript.withLockedValue { $0 } }
+
+    /// Waits until the process's output has been read to its end: a process can exit before its last lines are
+    /// read, so ``printed`` right after ``finish(within:)`` may miss them.
+    func outputRead(within seconds: Double = 10) async throws {
+        let outputEnded = outputEnded
+        try await withTimeout(seconds, "the process's output to end") {
+            while !outputEnded.withLockedValue({ $0 }) { try await Task.sleep(for: .milliseconds(10)) }
+        }
+    }
 
     /// How many lines printed so far contain `text`.
     func printedLines(containing text: String) -> Int {
