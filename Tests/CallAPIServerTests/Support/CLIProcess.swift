@@ -124,6 +124,18 @@ final class CLIProcess: Sendable {
         try await expectTimed(text, within: seconds).line
     }
 
+    /// Waits for an output line that `matches`; returns it.
+    func expectLine(within seconds: Double = 10, where matches: @escaping @Sendable (String) -> Bool) async throws
+        -> String
+    {
+        do {
+            return try await lines.first(within: seconds, "a line of the expected form") { matches($0.line) }.line
+        } catch {
+            let printed = transcript.withLockedValue { $0 }.joined(separator: "\n")
+            throw ExpectFailed(description: "\(error); the process printed:\n\(printed)")
+        }
+    }
+
     /// Waits for an output line containing `text`; returns it and when it was read from the process's output.
     func expectTimed(_ text: String, within seconds: Double = 10) async throws -> TimedLine {
         do {
