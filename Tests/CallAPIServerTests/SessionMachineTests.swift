@@ -60,7 +60,7 @@ import Testing
         let id = SessionID(1)
         let (tokens, actions) = run(
             &channels, [.connected(id), .frame(id, .join(.init(channel: "room", uid: 1001, token: "t-room")))],
-            verdict: .valid(userId: "1001", channel: "room", expiresAt: now + 3_600_000)
+            verdict: .valid(userId: "1001", channel: "room", expiresAt: now + 3_600_000, issuedAt: now)
         ) { action in
             guard case .verifyToken(let id, let token, let purpose) = action else { return nil }
             return (token, (id, purpose))

@@ -58,16 +58,43 @@ import Testing
         }
     }
 
+    @Test func tokensCarryNotBeforeAndOneFromTheFutureIsRefusedUntilItsTime() async throws {
+        let clock = TestClock()
+        let authority = try await TokenAuthority.make(key: .hs256(secret: secret), clock: clock)
+        let now = try await authority.issue(userId: "1001", ttlSeconds: 600, channel: "room")
+        let keys = JWTKeyCollection()
+        await keys.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
+        let claims = try await keys.verify(now.token, as: SignalTokenClaims.self)
+        #expect(claims.nbf?.value == claims.iat.value)
+
+        // Issued by a clock a minute ahead: not valid here yet.
+        let ahead = TestClock()
+        ahead.advance(seconds: 60)
+        let future = try await TokenAuthority.make(key: .hs256(secret: secret), clock: ahead)
+            .issue(userId: "1001", ttlSeconds: 600, channel: "room")
+        guard case .invalid(.invalidToken, let message) = await authority.checkChannelToken(future.token) else {
+            Issue.record("a token from the future was accepted")
+            return
+        }
+        #expect(message.contains("not valid yet"))
+        clock.advance(seconds: 60)
+        guard case .valid = await authority.checkChannelToken(future.token) else {
+            Issue.record("the token was still refused at its time")
+            return
+        }
+    }
+
     @Test func channelTokensCarryTheirChannelAndLoginTokensCannotJoin() async throws {
-        let authority = try await TokenAuthority.make(key: .hs256(secret: secret))
+        let clock = TestClock()
+        let authority = try await TokenAuthority.make(key: .hs256(secret: secret), clock: clock)
         let rtc = try await authority.issue(userId: "1001", ttlSeconds: 60, channel: "room-1")
         #expect(
             await authority.checkChannelToken(rtc.token)
-                == .valid(userId: "1001", channel: "room-1", expiresAt: rtc.expiresAt))
+                == .valid(userId: "1001", channel: "room-1", expiresAt: rtc.expiresAt, issuedAt: clock.nowMillis()))
         let any = try await authority.issue(userId: "1001", ttlSeconds: 60, channel: "*")
         #expect(
             await authority.checkChannelToken(any.token)
-                == .valid(userId: "1001", channel: "*", expiresAt: any.expiresAt))
+                == .valid(userId: "1001", channel: "*", expiresAt: any.expiresAt, issuedAt: clock.nowMillis()))
         let login = try await authority.issue(userId: "1001", ttlSeconds: 60)
         guard case .invalid(.invalidToken, let message) = await authority.checkChannelToken(login.token) else {
             Issue.record("a login token passed as a channel token")

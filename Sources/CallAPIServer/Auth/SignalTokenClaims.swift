@@ -9,6 +9,9 @@ public struct SignalTokenClaims: JWTPayload, Equatable {
     public var exp: ExpirationClaim
     /// When it was issued.
     public var iat: IssuedAtClaim
+    /// Not valid before this time (the server's tokens: when they were issued). Optional: other issuers may leave
+    /// it out.
+    public var nbf: NotBeforeClaim?
     /// `signal` (log in to the signaling server) or `rtc` (join the media channel `chn`). Absent means signal.
     public var scope: String?
     /// The RTC channel an `rtc` token is for.
@@ -19,10 +22,14 @@ public struct SignalTokenClaims: JWTPayload, Equatable {
     /// The scope of RTC tokens.
     public static let rtcScope = TokenClaimRules.rtcScope
 
-    public init(sub: SubjectClaim, exp: ExpirationClaim, iat: IssuedAtClaim, scope: String?, chn: String?) {
+    public init(
+        sub: SubjectClaim, exp: ExpirationClaim, iat: IssuedAtClaim, nbf: NotBeforeClaim? = nil, scope: String?,
+        chn: String?
+    ) {
         self.sub = sub
         self.exp = exp
         self.iat = iat
+        self.nbf = nbf
         self.scope = scope
         self.chn = chn
     }

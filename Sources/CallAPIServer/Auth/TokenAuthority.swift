@@ -53,7 +53,9 @@ public final class TokenAuthority: Sendable {
     /// The shortest HS256 secret accepted: as long as the SHA-256 output.
     public static let minimumSecretBytes = 32
     /// The longest lifetime a token may be issued for: 30 days.
-    public static let maxTTLSeconds = 30 * 24 * 3600
+    public static let maxTTLSeconds = TokenLifetime.maxSeconds
+    /// How far ahead of this server's clock a token's `nbf` may be (another issuer's clock may run ahead).
+    static let notBeforeLeewayMillis: Int64 = 5_000
 
     private let keys: JWTKeyCollection
     private let clock: any SignalServerClock
@@ -104,6 +106,7 @@ public final class TokenAuthority: Sendable {
             sub: .init(value: userId),
             exp: .init(value: Date(timeIntervalSince1970: Double(expiresAt) / 1000)),
             iat: .init(value: Date(timeIntervalSince1970: Double(now) / 1000)),
+            nbf: .init(value: Date(timeIntervalSince1970: Double(now) / 1000)),
             scope: channel == nil ? SignalTokenClaims.signalScope : SignalTokenClaims.rtcScope,
             chn: channel)
         let token = try await keys.sign(claims)
@@ -138,7 +141,9 @@ public final class TokenAuthority: Sendable {
             sub: claims.sub.value, exp: claims.exp.value.timeIntervalSince1970,
             iat: claims.iat.value.timeIntervalSince1970, scope: claims.scope, chn: claims.chn)
         {
-        case .success(let join): return .valid(userId: join.userId, channel: join.channel, expiresAt: join.expiresAt)
+        case .success(let join):
+            return .valid(
+                userId: join.userId, channel: join.channel, expiresAt: join.expiresAt, issuedAt: join.issuedAt)
         case .failure(let refusal): return .invalid(.invalidToken, refusal.message)
         }
     }
@@ -147,7 +152,14 @@ public final class TokenAuthority: Sendable {
 
     private func verify(_ token: String) async -> Result<SignalTokenClaims, Refusal> {
         do {
-            return .success(try await keys.verify(token, as: SignalTokenClaims.self))
+            let claims = try await keys.verify(token, as: SignalTokenClaims.self)
+            // Against this server's clock: a token from the future is refused until its time.
+            if let notBefore = claims.nbf?.value.timeIntervalSince1970,
+                notBefore * 1000 > Double(clock.nowMillis() + Self.notBeforeLeewayMillis)
+            {
+                return .failure(Refusal(message: "the token is not valid yet (\"nbf\" is in the future)"))
+            }
+            return .success(claims)
         } catch let error as JWTError where error.errorType == .signatureVerificationFailed {
             return .failure(Refusal(message: "the token's signature does not match this server's key"))
         } catch let error as JWTError where error.errorType == .malformedToken {

@@ -22,6 +22,9 @@ public struct ChannelLimits: Sendable, Equatable {
     public var maxOutboxFrames: Int = 256
     /// Estimated bytes waiting to be written to one connection, at most (a lone frame always fits).
     public var maxOutboxBytes: Int = 4 << 20
+    /// Kicks whose revocation of earlier tokens is remembered at once, at most; past it the oldest is forgotten
+    /// (its member's tokens from before it work again, bars aside). Each is kept for the longest token lifetime.
+    public var maxRevocations: Int = 100_000
 
     public init() {}
 

@@ -67,6 +67,13 @@ package struct ChannelState: Sendable {
     private(set) var connections: Sessions<Phase, RelayedSignal>
     private(set) var rooms: [String: Room] = [:]
     private(set) var bars: [BarKey: Int64] = [:]
+    /// When each kicked uid was kicked from its channel (ms since 1970): its tokens issued until then may not join
+    /// that channel again. Kept for the longest token lifetime, and at most ``ChannelLimits/maxRevocations``.
+    private(set) var revocations: [BarKey: Int64] = [:]
+    /// How many kicks' revocations are remembered now.
+    package var revocationCount: Int { revocations.count }
+    /// When the revocations are next pruned (once a minute: they live for days).
+    private var nextRevocationPrune: Int64 = 0
     private(set) var isShuttingDown = false
     /// Frames and bytes queued for all connections' writers.
     package var queuedFrames: Int { connections.queuedFrames }
@@ -287,7 +294,7 @@ package struct ChannelState: Sendable {
         switch result {
         case .invalid(let code, let message):
             return .failure(Refusal(code: code, message: message))
-        case .valid(let userId, let tokenChannel, let expiresAt):
+        case .valid(let userId, let tokenChannel, let expiresAt, let issuedAt):
             guard userId == String(uid) else {
                 return .failure(Refusal(code: .wrongUser, message: "the token is for user \(userId), not uid \(uid)"))
             }
@@ -310,6 +317,14 @@ package struct ChannelState: Sendable {
                         code: .tokenExpired,
                         message: "the token expired \((now - expiresAt) / 1000) s ago; get a new one"
                     ))
+            }
+            if let revokedAt = revocations[BarKey(channel: channel, uid: uid)], issuedAt < revokedAt {
+                return .failure(
+                    Refusal(
+                        code: .tokenRevoked,
+                        message:
+                            "the token was issued before uid \(uid) was removed from channel \(channel); "
+                            + "get a new one"))
             }
             return .success(expiresAt)
         }
@@ -522,6 +537,7 @@ package struct ChannelState: Sendable {
     ) -> (kicked: Bool, barredUntil: Int64?) {
         let barredUntil: Int64? = barSeconds > 0 ? now + Int64(barSeconds) * 1000 : nil
         bars[BarKey(channel: channel, uid: uid)] = barredUntil
+        revoke(BarKey(channel: channel, uid: uid), at: now)
         guard let id = rooms[channel]?.members[uid] else { return (false, barredUntil) }
         var message = "removed from channel \(channel) by the operator"
         if let reason, !reason.isEmpty { message += ": \(reason)" }
@@ -620,5 +636,20 @@ package struct ChannelState: Sendable {
             }
         }
         bars = bars.filter { $0.value > now }
+        if now >= nextRevocationPrune {
+            nextRevocationPrune = now + 60_000
+            let keep = Int64(TokenLifetime.maxSeconds) * 1000
+            revocations = revocations.filter { now - $0.value < keep }
+        }
+    }
+
+    /// Refuses `key`'s tokens issued until `now`, forgetting the oldest revocation when there are too many.
+    private mutating func revoke(_ key: BarKey, at now: Int64) {
+        if revocations[key] == nil, revocations.count >= limits.maxRevocations,
+            let oldest = revocations.min(by: { $0.value < $1.value })?.key
+        {
+            revocations[oldest] = nil
+        }
+        revocations[key] = now
     }
 }

@@ -31,6 +31,9 @@ public enum ChannelErrorCode: Int, Codable, Sendable, Equatable, CaseIterable {
     case slowConsumer = 15
     /// The connection sent frames faster than the server allows.
     case rateLimited = 16
+    /// The token was issued before its uid was kicked from the channel: it may not join (or renew) there again;
+    /// a token issued since may.
+    case tokenRevoked = 17
     /// Client side only, never sent by a server: the connection failed or was lost.
     case connectionLost = 100
 

@@ -24,7 +24,7 @@ import Testing
         _ = state.handle(.connected(session), now: now)
         let start = state.handle(.frame(session, .join(.init(channel: channel, uid: uid, token: "t"))), now: now)
         #expect(start == [.verifyToken(session, token: "t", purpose: .join)])
-        let check = token ?? .valid(userId: String(uid), channel: channel, expiresAt: now + hour)
+        let check = token ?? .valid(userId: String(uid), channel: channel, expiresAt: now + hour, issuedAt: now)
         return state.handle(.tokenChecked(session, purpose: .join, result: check), now: now)
     }
 
@@ -74,12 +74,12 @@ import Testing
 
     @Test(arguments: [
         (
-            ChannelTokenCheck.valid(userId: "1001", channel: "other", expiresAt: 1_800_003_600_000),
+            ChannelTokenCheck.valid(userId: "1001", channel: "other", expiresAt: 1_800_003_600_000, issuedAt: 1_800_000_000_000),
             ChannelErrorCode.wrongChannel
         ),
-        (.valid(userId: "1002", channel: "room", expiresAt: 1_800_003_600_000), .wrongUser),
-        (.valid(userId: "1001", channel: "*", expiresAt: 1_800_003_600_000), .wrongChannel),
-        (.valid(userId: "1001", channel: "room", expiresAt: 1_799_999_999_000), .tokenExpired),
+        (.valid(userId: "1002", channel: "room", expiresAt: 1_800_003_600_000, issuedAt: 1_800_000_000_000), .wrongUser),
+        (.valid(userId: "1001", channel: "*", expiresAt: 1_800_003_600_000, issuedAt: 1_800_000_000_000), .wrongChannel),
+        (.valid(userId: "1001", channel: "room", expiresAt: 1_799_999_999_000, issuedAt: 1_800_000_000_000), .tokenExpired),
         (.invalid(.invalidToken, "bad signature"), .invalidToken),
     ])
     func tokensThatDoNotFitTheJoinAreRefused(check: ChannelTokenCheck, code: ChannelErrorCode) {
@@ -92,7 +92,8 @@ import Testing
 
     @Test func anyChannelTokensAreAcceptedOnlyWhenAllowed() {
         var state = makeState { $0.allowAnyChannelTokens = true }
-        let actions = join(&state, 1, uid: 1001, token: .valid(userId: "1001", channel: "*", expiresAt: t0 + hour))
+        let actions = join(
+            &state, 1, uid: 1001, token: .valid(userId: "1001", channel: "*", expiresAt: t0 + hour, issuedAt: t0))
         #expect(joinFailure(actions) == nil)
         #expect(state.members(of: "room") == [1001])
     }
@@ -204,6 +205,43 @@ import Testing
             })
     }
 
+    @Test func aKickRevokesTheMembersEarlierTokensForThatChannelAndAFreshTokenJoins() {
+        var state = makeState()
+        let issued = t0 - 10_000
+        let old = ChannelTokenCheck.valid(userId: "1001", channel: "room", expiresAt: t0 + hour, issuedAt: issued)
+        join(&state, 1, uid: 1001, now: issued, token: old)
+        var actions: [ChannelAction] = []
+        // No bar: only the tokens issued before the kick are refused.
+        _ = state.kick(channel: "room", uid: 1001, barSeconds: 0, reason: nil, now: t0, into: &actions)
+        #expect(joinFailure(join(&state, 2, uid: 1001, now: t0 + 1_000, token: old)) == .tokenRevoked)
+        let otherChannel = ChannelTokenCheck.valid(
+            userId: "1001", channel: "other", expiresAt: t0 + hour, issuedAt: issued)
+        #expect(joinFailure(join(&state, 3, uid: 1001, channel: "other", now: t0 + 1_000, token: otherChannel)) == nil)
+        let fresh = ChannelTokenCheck.valid(userId: "1001", channel: "room", expiresAt: t0 + hour, issuedAt: t0 + 500)
+        #expect(joinFailure(join(&state, 4, uid: 1001, now: t0 + 1_000, token: fresh)) == nil)
+        #expect(state.members(of: "room") == [1001])
+        // A renewal with a token from before the kick is refused too.
+        let renewal = state.handle(.tokenChecked(SessionID(4), purpose: .renew, result: old), now: t0 + 2_000)
+        #expect(
+            renewal.contains {
+                if case .send(_, .error(let error)) = $0 { error.errorCode == .tokenRevoked } else { false }
+            })
+    }
+
+    @Test func revocationsAreBoundedAndTheOldestIsForgotten() {
+        var state = makeState { $0.maxRevocations = 2 }
+        var actions: [ChannelAction] = []
+        for (index, uid) in [UInt(1001), 1002, 1003].enumerated() {
+            _ = state.kick(
+                channel: "room", uid: uid, barSeconds: 0, reason: nil, now: t0 + Int64(index), into: &actions)
+        }
+        #expect(state.revocationCount == 2)
+        let early = ChannelTokenCheck.valid(userId: "1001", channel: "room", expiresAt: t0 + hour, issuedAt: t0 - 1)
+        #expect(joinFailure(join(&state, 1, uid: 1001, now: t0 + 10, token: early)) == nil)
+        let earlyToo = ChannelTokenCheck.valid(userId: "1003", channel: "room", expiresAt: t0 + hour, issuedAt: t0 - 1)
+        #expect(joinFailure(join(&state, 2, uid: 1003, now: t0 + 10, token: earlyToo)) == .tokenRevoked)
+    }
+
     @Test func aBarAppliesToAUidThatIsNotInTheChannel() {
         var state = makeState()
         var actions: [ChannelAction] = []
@@ -242,7 +280,8 @@ import Testing
 
     @Test func membersAreToldBeforeTheirTokenExpiresAndMayRenew() {
         var state = makeState()
-        join(&state, 1, uid: 1001, token: .valid(userId: "1001", channel: "room", expiresAt: t0 + 120_000))
+        join(
+            &state, 1, uid: 1001, token: .valid(userId: "1001", channel: "room", expiresAt: t0 + 120_000, issuedAt: t0))
         #expect(state.handle(.tick, now: t0 + 59_000).isEmpty)
         #expect(
             state.handle(.tick, now: t0 + 60_000) == [
@@ -255,7 +294,8 @@ import Testing
         let wrong = state.handle(
             .tokenChecked(
                 SessionID(1), purpose: .renew,
-                result: .valid(userId: "1001", channel: "elsewhere", expiresAt: t0 + hour)), now: t0 + 61_000)
+                result: .valid(userId: "1001", channel: "elsewhere", expiresAt: t0 + hour, issuedAt: t0)),
+            now: t0 + 61_000)
         #expect(
             wrong == [
                 .send(
@@ -268,7 +308,8 @@ import Testing
         _ = state.handle(.frame(SessionID(1), .renew(.init(token: "new"))), now: t0 + 62_000)
         let renewed = state.handle(
             .tokenChecked(
-                SessionID(1), purpose: .renew, result: .valid(userId: "1001", channel: "room", expiresAt: t0 + hour)),
+                SessionID(1), purpose: .renew,
+                result: .valid(userId: "1001", channel: "room", expiresAt: t0 + hour, issuedAt: t0)),
             now: t0 + 62_000)
         #expect(renewed == [.send(SessionID(1), .renewed(.init(expiresAt: t0 + hour)))])
         #expect(state.handle(.tick, now: t0 + 100_000).isEmpty)
@@ -283,7 +324,8 @@ import Testing
         let renewed = state.handle(
             .tokenChecked(
                 SessionID(1), purpose: .renew,
-                result: .valid(userId: "1001", channel: "room", expiresAt: t0 + 200_000)), now: t0 + 20_000)
+                result: .valid(userId: "1001", channel: "room", expiresAt: t0 + 200_000, issuedAt: t0)),
+            now: t0 + 20_000)
         #expect(renewed == [.send(SessionID(1), .renewed(.init(expiresAt: t0 + 200_000)))])
         #expect(state.handle(.tick, now: t0 + 139_999).isEmpty)
         #expect(
@@ -300,7 +342,8 @@ import Testing
 
     @Test func anExpiredTokenRemovesTheMember() {
         var state = makeState()
-        join(&state, 1, uid: 1001, token: .valid(userId: "1001", channel: "room", expiresAt: t0 + 120_000))
+        join(
+            &state, 1, uid: 1001, token: .valid(userId: "1001", channel: "room", expiresAt: t0 + 120_000, issuedAt: t0))
         _ = state.handle(.tick, now: t0 + 60_000)
         let actions = state.handle(.tick, now: t0 + 120_000)
         #expect(

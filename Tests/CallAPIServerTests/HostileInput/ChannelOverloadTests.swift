@@ -26,7 +26,8 @@ import Testing
             _ = state.handle(
                 .tokenChecked(
                     id, purpose: .join,
-                    result: .valid(userId: String(uid), channel: "room", expiresAt: now + 3_600_000)), now: now)
+                    result: .valid(userId: String(uid), channel: "room", expiresAt: now + 3_600_000, issuedAt: now)),
+                now: now)
         }
         return state
     }

@@ -34,7 +34,7 @@ enum TokenClaimRules {
 
     /// An RTC token's user id, channel and expiry (ms since 1970).
     static func channel(sub: String, exp: Double, iat: Double, scope: String?, chn: String?) -> Result<
-        (userId: String, channel: String, expiresAt: Int64), Refusal
+        (userId: String, channel: String, expiresAt: Int64, issuedAt: Int64), Refusal
     > {
         guard scope == rtcScope else {
             return .failure(
@@ -46,7 +46,8 @@ enum TokenClaimRules {
         guard SignalProtocol.isValidUserId(sub) else {
             return .failure(Refusal(message: "the token's subject is not a valid user id"))
         }
-        return expiry(exp: exp, iat: iat).map { (sub, chn, $0) }
+        // `expiry` checked `iat` is representable.
+        return expiry(exp: exp, iat: iat).map { (sub, chn, $0, millis(iat) ?? 0) }
     }
 
     /// The expiry in milliseconds, once `exp` and `iat` are checked to be times this server can represent (a
