@@ -74,12 +74,22 @@ import Testing
 
     @Test(arguments: [
         (
-            ChannelTokenCheck.valid(userId: "1001", channel: "other", expiresAt: 1_800_003_600_000, issuedAt: 1_800_000_000_000),
+            ChannelTokenCheck.valid(
+                userId: "1001", channel: "other", expiresAt: 1_800_003_600_000, issuedAt: 1_800_000_000_000),
             ChannelErrorCode.wrongChannel
         ),
-        (.valid(userId: "1002", channel: "room", expiresAt: 1_800_003_600_000, issuedAt: 1_800_000_000_000), .wrongUser),
-        (.valid(userId: "1001", channel: "*", expiresAt: 1_800_003_600_000, issuedAt: 1_800_000_000_000), .wrongChannel),
-        (.valid(userId: "1001", channel: "room", expiresAt: 1_799_999_999_000, issuedAt: 1_800_000_000_000), .tokenExpired),
+        (
+            .valid(userId: "1002", channel: "room", expiresAt: 1_800_003_600_000, issuedAt: 1_800_000_000_000),
+            .wrongUser
+        ),
+        (
+            .valid(userId: "1001", channel: "*", expiresAt: 1_800_003_600_000, issuedAt: 1_800_000_000_000),
+            .wrongChannel
+        ),
+        (
+            .valid(userId: "1001", channel: "room", expiresAt: 1_799_999_999_000, issuedAt: 1_800_000_000_000),
+            .tokenExpired
+        ),
         (.invalid(.invalidToken, "bad signature"), .invalidToken),
     ])
     func tokensThatDoNotFitTheJoinAreRefused(check: ChannelTokenCheck, code: ChannelErrorCode) {
