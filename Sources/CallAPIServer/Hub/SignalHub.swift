@@ -30,8 +30,9 @@ final class SignalHub: SessionEndpoint {
         shell = EndpointShell(
             state: HubState(
                 limits: limits, pushPolicy: pushPolicy, devices: devices, reportsRelays: ledger != nil,
-                // Random per run, so that the ids of matched calls never repeat an earlier run's in the ledger.
-                matchIdPrefix: String(UInt64.random(in: 1 ... .max), radix: 36),
+                // Random per run, so that the ids of matched calls never repeat an earlier run's in the ledger, and
+                // (on a cluster) other nodes never mistake one run's invitation for another's.
+                runId: String(UInt64.random(in: 1 ... .max), radix: 36),
                 topology: cluster.map { .node($0.settings.nodeId) } ?? .single),
             performer: SignalHubPerformer(
                 authority: authority, clock: clock, metrics: metrics, logger: logger, ledger: ledger, push: push,

@@ -40,9 +40,11 @@ package struct HubState: Sendable {
     /// What every message id starts with: unique to the node in a cluster.
     let messageIdPrefix: [UInt8]
 
+    /// `runId` is in the ids of matches and (on a node of a cluster) of invitations: the shell makes it random per
+    /// run.
     package init(
         limits: HubLimits, pushPolicy: PushPolicy = PushPolicy(), devices: DeviceRegistry = DeviceRegistry(),
-        reportsRelays: Bool = false, matchIdPrefix: String = "m", topology: HubTopology = .single
+        reportsRelays: Bool = false, runId: String = "m", topology: HubTopology = .single
     ) {
         self.topology = topology
         messageIdPrefix =
@@ -61,8 +63,8 @@ package struct HubState: Sendable {
         invitations = InvitationMachine(
             limits: limits.invitations,
             // On a node of a cluster, ids the other nodes find the invitation by: this node's and this run's.
-            idPrefix: topology == .single ? "i-" : "i-\(matchIdPrefix)-")
-        match = MatchMachine(limits: limits.match, idPrefix: matchIdPrefix)
+            idPrefix: topology == .single ? "i-" : "i-\(runId)-")
+        match = MatchMachine(limits: limits.match, idPrefix: runId)
     }
 
     /// Users with at least one logged-in session, sorted.

@@ -6,8 +6,8 @@ import Testing
 /// The match queue on nodes of a cluster, at the hub (docs/match.md, "In a cluster"): entries wait for the
 /// database's answer, and a pair whose waiting user is on another node is placed there.
 @Suite struct ClusterMatchHubTests {
-    var a = HubState(limits: HubLimits(), matchIdPrefix: "ra", topology: .node("a"))
-    var b = HubState(limits: HubLimits(), matchIdPrefix: "rb", topology: .node("b"))
+    var a = HubState(limits: HubLimits(), runId: "ra", topology: .node("a"))
+    var b = HubState(limits: HubLimits(), runId: "rb", topology: .node("b"))
     let alice = SessionID(1)
     let bob = SessionID(5)
 

@@ -12,8 +12,8 @@ import Testing
         limits.idleTimeoutMillis = 3_600_000
         return limits
     }()
-    var a = HubState(limits: Self.limits, matchIdPrefix: "ra", topology: .node("a"))
-    var b = HubState(limits: Self.limits, matchIdPrefix: "rb", topology: .node("b"))
+    var a = HubState(limits: Self.limits, runId: "ra", topology: .node("a"))
+    var b = HubState(limits: Self.limits, runId: "rb", topology: .node("b"))
     let caller = SessionID(1)
     let phone = SessionID(7)
     let tablet = SessionID(8)

@@ -6,7 +6,7 @@ import Testing
 /// Server-placed calls and the match queue inside the hub: frames routed to the machine, the hub's presence checks,
 /// and the caller's call message settling a placement (docs/match.md).
 @Suite struct MatchHubTests {
-    var hub = HubState(limits: HubLimits(), matchIdPrefix: "h")
+    var hub = HubState(limits: HubLimits(), runId: "h")
     let alicePhone = SessionID(1)
     let aliceTablet = SessionID(2)
     let bob = SessionID(3)
