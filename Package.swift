@@ -56,6 +56,8 @@ let package = Package(
                 "CallAPIWire",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "HeapModule", package: "swift-collections"),
+                // HMAC only (TURN credentials): pure computation, no I/O.
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         .target(
@@ -254,7 +256,8 @@ if buildsWebRTC {
         .target(
             name: "CallAPIWebRTC",
             dependencies: [
-                "CallAPI", "CallAPISignalClient", "CGStreamerShim", .product(name: "Logging", package: "swift-log"),
+                "CallAPI", "CallAPISignalClient", "CallAPISignalProtocol", "CGStreamerShim",
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(

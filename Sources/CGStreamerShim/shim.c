@@ -117,6 +117,12 @@ void cgst_webrtc_add_ice_candidate(GstElement *webrtc, guint mline, const char *
     g_signal_emit_by_name(webrtc, "add-ice-candidate", mline, candidate);
 }
 
+gboolean cgst_webrtc_add_turn_server(GstElement *webrtc, const char *url) {
+    gboolean added = FALSE;
+    g_signal_emit_by_name(webrtc, "add-turn-server", url, &added);
+    return added;
+}
+
 static char *cgst_reply_error(const GstStructure *reply) {
     if (!reply || !gst_structure_has_field(reply, "error")) return NULL;
     GError *error = NULL;

@@ -29,7 +29,7 @@ import Testing
         let alice = RTCChannelClient.join(
             url: "ws://127.0.0.1:\(server.port)", channel: "room", uid: 1001,
             token: try await server.rtcToken(1001, channel: "room"), events: events.handler)
-        #expect(try await events.next() == .joined(members: []))
+        #expect(try await events.next() == .joined(members: [], iceServers: []))
         let (bob, _) = try await server.joined(1002, channel: "room")
         #expect(try await events.next() == .memberJoined(uid: 1002))
 

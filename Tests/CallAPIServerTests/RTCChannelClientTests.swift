@@ -14,12 +14,12 @@ import Testing
         let alice = RTCChannelClient.join(
             url: base, channel: "call-1", uid: 1001, token: try await server.rtcToken(1001, channel: "call-1"),
             events: aliceEvents.handler)
-        #expect(try await aliceEvents.next() == .joined(members: []))
+        #expect(try await aliceEvents.next() == .joined(members: [], iceServers: []))
         let bobEvents = ChannelEventRecorder()
         let bob = RTCChannelClient.join(
             url: base, channel: "call-1", uid: 1002, token: try await server.rtcToken(1002, channel: "call-1"),
             events: bobEvents.handler)
-        #expect(try await bobEvents.next() == .joined(members: [1001]))
+        #expect(try await bobEvents.next() == .joined(members: [1001], iceServers: []))
         #expect(try await aliceEvents.next() == .memberJoined(uid: 1002))
         alice.send(data: "offer", to: 1002)
         alice.send(data: "candidate-1", to: 1002)
@@ -44,7 +44,7 @@ import Testing
             token: try await server.rtcToken(1002, channel: "room"), events: bobEvents.handler)
         bob.send(data: "early-1", to: 1001)
         bob.send(data: "early-2", to: 1001)
-        #expect(try await bobEvents.next() == .joined(members: [1001]))
+        #expect(try await bobEvents.next() == .joined(members: [1001], iceServers: []))
         #expect(try await alice.channelFrame() == .memberJoined(.init(uid: 1002)))
         #expect(try await alice.channelFrame() == .signal(.init(from: 1002, data: "early-1")))
         #expect(try await alice.channelFrame() == .signal(.init(from: 1002, data: "early-2")))
@@ -91,7 +91,7 @@ import Testing
         let connection = RTCChannelClient.join(
             url: "ws://127.0.0.1:\(server.port)", channel: "room", uid: 1001,
             token: try await server.rtcToken(1001, channel: "room"), events: events.handler)
-        #expect(try await events.next() == .joined(members: []))
+        #expect(try await events.next() == .joined(members: [], iceServers: []))
         try await server.stop()
         guard case .removed(let code, _) = try await events.next() else {
             Issue.record("no removed event")
@@ -109,7 +109,7 @@ import Testing
         let connection = RTCChannelClient.join(
             url: "ws://127.0.0.1:\(server.port)", channel: "room", uid: 1001,
             token: try await server.rtcToken(1001, channel: "room", ttl: 100), logger: logger, events: events.handler)
-        #expect(try await events.next() == .joined(members: []))
+        #expect(try await events.next() == .joined(members: [], iceServers: []))
         clock.advance(seconds: 45)
         await server.tick()
         #expect(try await events.next() == .tokenWillExpire)
@@ -144,6 +144,6 @@ import Testing
         #expect(RTCChannelClientEvent.memberLeft(uid: 1, reason: 1).leaveReason == .dropped)
         #expect(RTCChannelClientEvent.memberLeft(uid: 1, reason: 7).leaveReason == nil)
         #expect(RTCChannelClientEvent.tokenWillExpire.errorCode == nil)
-        #expect(RTCChannelClientEvent.joined(members: []).leaveReason == nil)
+        #expect(RTCChannelClientEvent.joined(members: [], iceServers: []).leaveReason == nil)
     }
 }

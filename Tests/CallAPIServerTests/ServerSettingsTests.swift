@@ -114,6 +114,42 @@ import Testing
         }
     }
 
+    @Test func iceServersAndTheTURNSecretComeFromFlagsAndAFile() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ice-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let secretFile = folder.appendingPathComponent("secret").path
+        try "s3cret\n".write(toFile: secretFile, atomically: true, encoding: .utf8)
+        let configuration = try ServerSettings.configuration(
+            flags: [
+                "ice-servers": "stun:198.18.1.1:3478, turn:198.18.1.1:3478?transport=tcp",
+                "turn-secret-file": secretFile, "turn-credential-ttl": "600",
+            ],
+            environment: [:])
+        // The file's line end is not part of the secret.
+        #expect(
+            configuration.channels.ice
+                == (try ICESettings(
+                    urls: ["stun:198.18.1.1:3478", "turn:198.18.1.1:3478?transport=tcp"], turnSecret: "s3cret",
+                    credentialSeconds: 600)))
+    }
+
+    @Test(arguments: [
+        (["ice-servers": "turn:198.18.1.1:3478"], "TURN servers need the secret"),
+        (["ice-servers": "http://198.18.1.1"], "is not a stun:, turn: or turns: URL"),
+        (["turn-secret-file": "/nonexistent"], "give --ice-servers"),
+        (["ice-servers": "stun:x:1", "turn-secret-file": "/nonexistent/secret"], "cannot read /nonexistent/secret"),
+        (["ice-servers": "stun:x:1", "turn-credential-ttl": "5"], "turn-credential-ttl"),
+    ])
+    func badICESettingsAreExplained(flags: [String: String], message: String) {
+        do {
+            _ = try ServerSettings.configuration(flags: flags, environment: [:])
+            Issue.record("accepted \(flags)")
+        } catch {
+            #expect("\(error)".contains(message))
+        }
+    }
+
     @Test func environmentNamesFollowTheFlags() {
         #expect(ServerSettings.environmentName("max-frame-bytes") == "CALLAPI_MAX_FRAME_BYTES")
     }

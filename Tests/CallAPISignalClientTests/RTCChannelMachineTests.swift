@@ -29,7 +29,7 @@ import Testing
             .received(.joined(.init(channel: "room", uid: 1001, members: [1002], expiresAt: 1))))
         #expect(
             outputs == [
-                .emit(.joined(members: [1002])), .write(.signal(.init(to: 1002, data: "a"))),
+                .emit(.joined(members: [1002], iceServers: [])), .write(.signal(.init(to: 1002, data: "a"))),
                 .write(.renew(.init(token: "t2"))), .write(.signal(.init(to: 1002, data: "b"))),
             ])
         #expect(machine.handle(.send(data: "c", to: 1002)) == [.write(.signal(.init(to: 1002, data: "c")))])

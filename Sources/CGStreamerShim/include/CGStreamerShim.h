@@ -50,6 +50,9 @@ void cgst_webrtc_set_remote_description(GstElement *webrtc, GstWebRTCSessionDesc
                                         GstPromise *promise);
 /// Emits `add-ice-candidate`.
 void cgst_webrtc_add_ice_candidate(GstElement *webrtc, guint mline, const char *candidate);
+/// Emits `add-turn-server` with a `turn://` or `turns://` URL (user and password percent-escaped); whether the
+/// URL was taken.
+gboolean cgst_webrtc_add_turn_server(GstElement *webrtc, const char *url);
 
 /// The description a `create-offer`/`create-answer` promise replied with (`field` "offer" or "answer"),
 /// owned by the caller; NULL when the reply has none. On failure `*error_text` gets a newly allocated

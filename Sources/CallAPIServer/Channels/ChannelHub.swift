@@ -14,11 +14,11 @@ final class ChannelHub: SessionEndpoint {
     let maxMessageBytes: Int
 
     init(
-        limits: ChannelLimits, maxMessageBytes: Int, authority: TokenAuthority, clock: any SignalServerClock,
+        limits: ChannelLimits, ice: ICESettings, maxMessageBytes: Int, authority: TokenAuthority, clock: any SignalServerClock,
         metrics: ServerMetrics, webhook: WebhookNotifier?, logger: Logger
     ) {
         shell = EndpointShell(
-            state: ChannelState(limits: limits),
+            state: ChannelState(limits: limits, ice: ice),
             performer: ChannelHubPerformer(authority: authority, metrics: metrics, webhook: webhook, logger: logger),
             clock: clock, connectionMetrics: nil)
         self.limits = limits

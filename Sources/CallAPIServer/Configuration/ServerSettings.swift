@@ -74,6 +74,15 @@ public enum ServerSettings {
         .init("channel-watchdog", "seconds a member may stay alone after a call before removal (default 0: off)"),
         .init(
             "allow-any-channel-tokens", "accept RTC tokens for any channel (chn \"*\") (default off)", isSwitch: true),
+        .init(
+            "ice-servers",
+            "STUN and TURN servers handed to each RTC channel member with its join, comma-separated: "
+                + "stun:HOST:PORT, turn:HOST:PORT?transport=udp|tcp, turns:HOST:PORT (default none; docs/protocol.md)"),
+        .init(
+            "turn-secret-file",
+            "file holding the secret shared with the TURN server (coturn's static-auth-secret): each member gets "
+                + "short-lived TURN credentials minted with it (needed with turn: URLs)"),
+        .init("turn-credential-ttl", "seconds minted TURN credentials stay valid (default 86400)"),
         .init("webhook-url", "URL that channel events (userJoined, userLeft) are POSTed to (default: none)"),
         .init("webhook-secret", "HMAC-SHA256 key of the X-CallAPI-Signature header of webhook posts"),
         .init("ledger", "keep the call ledger (history, missed calls): 1 or true, 0 or false (default on)"),
@@ -313,6 +322,18 @@ public enum ServerSettings {
             default:
                 throw InvalidSetting(name: "allow-any-channel-tokens", problem: "\"\(text)\" is not 1/0 or true/false")
             }
+        }
+        if let list = value("ice-servers") {
+            let urls = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            let secret = try file("turn-secret-file")?.trimmingCharacters(in: .whitespacesAndNewlines)
+            let ttl = try int("turn-credential-ttl", range: 60...(30 * 86_400)) ?? 86_400
+            do {
+                channels.ice = try ICESettings(urls: urls, turnSecret: secret, credentialSeconds: Int64(ttl))
+            } catch {
+                throw InvalidSetting(name: "ice-servers", problem: error.description)
+            }
+        } else if value("turn-secret-file") != nil || value("turn-credential-ttl") != nil {
+            throw InvalidSetting(name: "turn-secret-file", problem: "give --ice-servers with the TURN server's URLs")
         }
         switch (value("webhook-url"), value("webhook-secret")) {
         case (let url?, let secret):

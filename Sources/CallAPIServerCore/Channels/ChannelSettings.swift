@@ -9,6 +9,8 @@ public struct ChannelSettings: Sendable, Equatable {
     public var allowAnyChannelTokens = false
     /// Where channel events are posted, if anywhere.
     public var webhook: WebhookSettings?
+    /// The STUN and TURN servers each member gets with `joined` (none by default).
+    public var ice = ICESettings()
 
     public init() {}
 

@@ -63,6 +63,8 @@ package struct ChannelState: Sendable {
     }
 
     package let limits: ChannelLimits
+    /// The ICE servers handed to each member that joins.
+    package let ice: ICESettings
     /// The connections: table, order, deadlines, outboxes and rate limit.
     private(set) var connections: Sessions<Phase, RelayedSignal>
     private(set) var rooms: [String: Room] = [:]
@@ -79,8 +81,9 @@ package struct ChannelState: Sendable {
     package var queuedFrames: Int { connections.queuedFrames }
     package var queuedBytes: Int { connections.queuedBytes }
 
-    package init(limits: ChannelLimits) {
+    package init(limits: ChannelLimits, ice: ICESettings = ICESettings()) {
         self.limits = limits
+        self.ice = ice
         connections = Sessions(
             rateLimit: RateLimit(
                 ratePerSecond: limits.ratePerSecond, burst: limits.burst, maxRefusalsInARow: limits.maxRefusalsInARow),
@@ -401,7 +404,10 @@ package struct ChannelState: Sendable {
             .member(Membership(channel: join.channel, uid: join.uid, lease: TokenLease(expiresAt: expiresAt))), of: id)
         scheduleTick(for: id)
         enqueue(
-            .joined(.init(channel: join.channel, uid: join.uid, members: existing, expiresAt: expiresAt)), to: id,
+            .joined(
+                .init(
+                    channel: join.channel, uid: join.uid, members: existing, expiresAt: expiresAt,
+                    iceServers: ice.servers(for: join.uid, now: now))), to: id,
             into: &actions)
         for uid in existing {
             if let other = current.members[uid] {

@@ -37,7 +37,12 @@ package enum FrameCost {
         case .signal(let signal): overhead + json(signal.data)
         case .joinFailed(let failure), .error(let failure), .removed(let failure): overhead + json(failure.message)
         case .signalFailed(let failed): overhead + json(failed.message)
-        case .joined(let joined): overhead + json(joined.channel) + joined.members.count * 21
+        case .joined(let joined):
+            overhead + json(joined.channel) + joined.members.count * 21
+                + joined.iceServers.reduce(0) { total, server in
+                    total + overhead + server.urls.reduce(0) { $0 + json($1) + 3 } + json(server.username ?? "")
+                        + json(server.credential ?? "")
+                }
         default: overhead
         }
     }

@@ -8,7 +8,7 @@ import Logging
 ///     url: "ws://127.0.0.1:8080", channel: "call-7f3a", uid: 1001, token: rtcToken
 /// ) { event in
 ///     switch event {
-///     case .joined(let members): print("in the channel with", members)
+///     case .joined(let members, _): print("in the channel with", members)
 ///     case .signal(let from, let data): engine.apply(data, from: from)
 ///     default: break
 ///     }
@@ -20,7 +20,7 @@ public enum RTCChannelClient {
     ///
     /// - Parameters:
     ///   - url: The server, `ws(s)://host:port` (`/v1/rtc` is added when there is no path; `http(s)` works too).
-    ///   - events: Called serially, in the server's order: first ``RTCChannelClientEvent/joined(members:)`` or
+    ///   - events: Called serially, in the server's order: first ``RTCChannelClientEvent/joined(members:iceServers:)`` or
     ///     ``RTCChannelClientEvent/joinFailed(code:message:)``, and nothing after
     ///     ``RTCChannelClientEvent/removed(code:message:)`` or ``RTCChannelConnection/leave()``.
     /// - Returns: The membership. Keep it: releasing it leaves the channel.

@@ -2,13 +2,14 @@ import CallAPISignalProtocol
 
 /// What happens to an ``RTCChannelConnection``, delivered serially in the server's order.
 ///
-/// The first event is ``joined(members:)`` or ``joinFailed(code:message:)``; ``joinFailed(code:message:)`` and
+/// The first event is ``joined(members:iceServers:)`` or ``joinFailed(code:message:)``; ``joinFailed(code:message:)`` and
 /// ``removed(code:message:)`` are the last. Codes are `ChannelErrorCode` raw values (`connectionLost`, 100, when the
 /// connection failed or was lost), kept as numbers as the frames keep them, so that a code from a newer server
 /// still arrives; match on ``errorCode`` and ``leaveReason`` to use the enums.
 public enum RTCChannelClientEvent: Sendable, Equatable {
-    /// The join succeeded; `members` are the other uids already in the channel, sorted.
-    case joined(members: [UInt])
+    /// The join succeeded; `members` are the other uids already in the channel, sorted. `iceServers` are the STUN
+    /// and TURN servers the server hands this member (TURN with credentials minted for it); empty when it has none.
+    case joined(members: [UInt], iceServers: [ICEServer])
     /// The join was refused, or the connection failed before it succeeded.
     case joinFailed(code: Int, message: String)
     /// Another member joined.

@@ -5,7 +5,7 @@ import NIOPosix
 /// One membership of an RTC channel, made by ``RTCChannelClient/join(url:channel:uid:token:logger:events:)``.
 ///
 /// Its methods return at once and take effect in the order they are called. Signals and renewals issued before
-/// ``RTCChannelClientEvent/joined(members:)`` are kept and sent right after it. Releasing the connection leaves the
+/// ``RTCChannelClientEvent/joined(members:iceServers:)`` are kept and sent right after it. Releasing the connection leaves the
 /// channel.
 public final class RTCChannelConnection: Sendable {
     /// The channel.

@@ -122,7 +122,7 @@ struct RTCChannelMachine: Sendable {
             phase = .joined
             let queued = pending
             pending = []
-            return [.emit(.joined(members: joined.members))] + queued.map { .write($0) }
+            return [.emit(.joined(members: joined.members, iceServers: joined.iceServers))] + queued.map { .write($0) }
         case (.joining, .joinFailed(let failure)), (.joining, .removed(let failure)):
             phase = .ended
             pending = []

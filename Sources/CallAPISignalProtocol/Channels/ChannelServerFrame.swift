@@ -48,11 +48,26 @@ public enum ChannelServerFrame: Sendable, Equatable {
         public var members: [UInt]
         /// When the token expires, in milliseconds since 1970 (server clock).
         public var expiresAt: Int64
-        public init(channel: String, uid: UInt, members: [UInt], expiresAt: Int64) {
+        /// The STUN and TURN servers this member's media may use, TURN with credentials minted for it; empty when
+        /// the server has none configured (an absent key reads as empty).
+        public var iceServers: [ICEServer]
+        public init(channel: String, uid: UInt, members: [UInt], expiresAt: Int64, iceServers: [ICEServer] = []) {
             self.channel = channel
             self.uid = uid
             self.members = members
             self.expiresAt = expiresAt
+            self.iceServers = iceServers
+        }
+
+        enum CodingKeys: String, CodingKey { case channel, uid, members, expiresAt, iceServers }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            channel = try container.decode(String.self, forKey: .channel)
+            uid = try container.decode(UInt.self, forKey: .uid)
+            members = try container.decode([UInt].self, forKey: .members)
+            expiresAt = try container.decode(Int64.self, forKey: .expiresAt)
+            iceServers = try container.decodeIfPresent([ICEServer].self, forKey: .iceServers) ?? []
         }
     }
 

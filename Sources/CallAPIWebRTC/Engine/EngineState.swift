@@ -37,6 +37,8 @@ struct ChannelSession: Sendable {
     let channel: String
     let uid: UInt
     var membership: (any WebRTCChannelMembership)?
+    /// What webrtcbin is given for this channel: the engine's ICE servers, then the transport's (set at `joined`).
+    var ice = PeerLink.ICE()
     var joined = false
     var peers: [UInt: PeerState] = [:]
     var publishedVideo = false

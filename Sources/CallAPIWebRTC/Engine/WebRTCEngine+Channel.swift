@@ -7,8 +7,11 @@ extension WebRTCEngine {
     func handle(_ event: WebRTCChannelEvent, session id: Int) {
         guard let session = state.withLock({ $0.session }), session.id == id else { return }
         switch event {
-        case .joined(let members):
-            state.withLock { $0.session?.joined = true }
+        case .joined(let members, let iceServers):
+            state.withLock { state in
+                state.session?.joined = true
+                state.session?.ice = PeerLink.ICE(ice, adding: iceServers)
+            }
             emit(.localJoined(channel: session.channel, uid: session.uid))
             for uid in members { addPeer(uid) }
         case .joinFailed(let code, let message):
@@ -50,7 +53,7 @@ extension WebRTCEngine {
             })
         let link: PeerLink
         do throws(WebRTCEngineError) {
-            link = try PeerLink.add(id: linkId, to: pipeline, callbacks: callbacks)
+            link = try PeerLink.add(id: linkId, to: pipeline, ice: session.ice, callbacks: callbacks)
         } catch {
             emit(.error(code: error.code.rawValue, message: error.message))
             return

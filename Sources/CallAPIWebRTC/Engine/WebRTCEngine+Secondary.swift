@@ -9,7 +9,7 @@ extension WebRTCEngine {
             let engine = secondaries.withLock { engines -> WebRTCEngine? in
                 guard !inCall, engines[channel] == nil else { return nil }
                 let engine = WebRTCEngine(
-                    transport: transport, sources: secondarySources, label: "\(label).\(channel)")
+                    transport: transport, sources: secondarySources, label: "\(label).\(channel)", ice: ice)
                 engines[channel] = engine
                 return engine
             }

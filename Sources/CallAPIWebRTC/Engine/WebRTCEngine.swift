@@ -38,13 +38,18 @@ public final class WebRTCEngine: CallRTCEngine {
     let label: String
     /// The sources of secondary channels' engines.
     let secondarySources: WebRTCMediaSources
+    /// The ICE servers and transport policy of every peer link.
+    public let ice: ICEConfiguration
 
     /// An engine meeting peers through `transport`. `label` names its queues (useful with several engines).
-    /// Secondary channels capture from `secondarySources` (default: `sources`).
+    /// Secondary channels capture from `secondarySources` (default: `sources`). `ice` gives the STUN and TURN
+    /// servers used in every channel (the transport may add more at each join) and the ICE transport policy.
     public init(
         transport: any WebRTCChannelTransport, sources: WebRTCMediaSources = WebRTCMediaSources(),
-        label: String = "webrtc", secondarySources: WebRTCMediaSources? = nil
+        label: String = "webrtc", secondarySources: WebRTCMediaSources? = nil,
+        ice: ICEConfiguration = ICEConfiguration()
     ) {
+        self.ice = ice
         GStreamerRuntime.ensureInitialized()
         self.transport = transport
         self.sources = sources

@@ -1,4 +1,5 @@
 import CGStreamerShim
+import CallAPISignalProtocol
 
 /// The part of the pipeline for one remote member: a `webrtcbin` fed from the capture tees through valves
 /// and encoders (VP8, Opus), and receive bins added when the peer's streams arrive. Lives in a bin of its
@@ -32,8 +33,26 @@ struct PeerLink: Sendable {
         var firstPacketSent: @Sendable (Kind) -> Void
     }
 
-    /// Builds the link for `id` inside `pipeline`, linked to its tees, and sets it playing.
-    static func add(id: Int, to media: MediaPipeline, callbacks: Callbacks) throws(WebRTCEngineError) -> PeerLink {
+    /// What webrtcbin is told about ICE.
+    struct ICE: Sendable, Equatable {
+        var stun: String?
+        var turn: [String] = []
+        var relayOnly = false
+
+        init() {}
+
+        /// The engine's configuration with the servers a channel's transport handed over.
+        init(_ configuration: ICEConfiguration, adding joined: [ICEServer]) {
+            (stun, turn) = ICEConfiguration.gstreamerURLs(configuration.servers + joined)
+            relayOnly = configuration.transportPolicy == .relay
+        }
+    }
+
+    /// Builds the link for `id` inside `pipeline`, linked to its tees, with `ice`'s servers and policy, and sets it
+    /// playing.
+    static func add(
+        id: Int, to media: MediaPipeline, ice: ICE, callbacks: Callbacks
+    ) throws(WebRTCEngineError) -> PeerLink {
         let description = """
             queue name=vq leaky=downstream max-size-buffers=2 \
             ! valve name=vvalve drop=true drop-mode=forward-sticky-events \
@@ -57,6 +76,11 @@ struct PeerLink: Sendable {
             gst_object_unref(bin.pointer)
             throw WebRTCEngineError(.pipeline, "peer bin lacks its elements")
         }
+        // Before anything gathers: ICE servers are read when the agent starts gathering (set-local-description).
+        if let stun = ice.stun { webrtc.set("stun-server", stun) }
+        for url in ice.turn { _ = cgst_webrtc_add_turn_server(webrtc.pointer, url) }
+        // GstWebRTCICETransportPolicy: 0 all, 1 relay.
+        if ice.relayOnly { cgst_set_int(webrtc.pointer, "ice-transport-policy", 1) }
         _ = gst_bin_add(cgst_bin(media.pipeline.pointer), bin.pointer)
         GstCallbacks.connectIceCandidate(webrtc, IceCandidateBox(callbacks.iceCandidate))
         GstCallbacks.connectPadAdded(webrtc, PadAddedBox(callbacks.padAdded))

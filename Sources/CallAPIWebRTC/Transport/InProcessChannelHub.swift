@@ -84,7 +84,7 @@ public final class InProcessChannelHub: WebRTCChannelTransport {
                 old.membership.deactivate()
                 for other in members.values { other.membership.deliver(.memberLeft(uid: uid, reason: 1)) }
             }
-            membership.deliver(.joined(members: members.keys.sorted()))
+            membership.deliver(.joined(members: members.keys.sorted(), iceServers: []))
             for other in members.values { other.membership.deliver(.memberJoined(uid: uid)) }
             members[uid] = Member(membership: membership)
             state.channels[channel] = members

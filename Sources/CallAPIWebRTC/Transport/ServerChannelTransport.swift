@@ -21,7 +21,7 @@ public struct ServerChannelTransport: WebRTCChannelTransport {
         let logger = logger
         let connection = RTCChannelClient.join(url: url, channel: channel, uid: uid, token: token) { event in
             switch event {
-            case .joined(let members): events(.joined(members: members))
+            case .joined(let members, let iceServers): events(.joined(members: members, iceServers: iceServers))
             case .joinFailed(let code, let message): events(.joinFailed(code: code, message: message))
             case .memberJoined(let uid): events(.memberJoined(uid: uid))
             case .memberLeft(let uid, let reason): events(.memberLeft(uid: uid, reason: reason))

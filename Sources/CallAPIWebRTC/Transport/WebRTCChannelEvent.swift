@@ -1,8 +1,11 @@
+import CallAPISignalProtocol
+
 /// What a ``WebRTCChannelTransport`` reports about one membership, in order.
 public enum WebRTCChannelEvent: Sendable, Equatable {
-    /// The join succeeded; `members` are the other uids already in the channel. Always the first event
-    /// of a successful membership.
-    case joined(members: [UInt])
+    /// The join succeeded; `members` are the other uids already in the channel, and `iceServers` the STUN and
+    /// TURN servers the transport hands this member (used after the engine's own). Always the first event of a
+    /// successful membership.
+    case joined(members: [UInt], iceServers: [ICEServer])
     /// The join was refused (bad token, channel full...). Nothing follows.
     case joinFailed(code: Int, message: String)
     /// `uid` joined the channel after this member.

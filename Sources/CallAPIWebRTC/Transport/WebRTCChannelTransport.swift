@@ -5,11 +5,11 @@
 /// implements it over its WebSocket.
 ///
 /// ## Contract
-/// - `join` returns at once; the outcome arrives through `events`: first ``WebRTCChannelEvent/joined(members:)``
+/// - `join` returns at once; the outcome arrives through `events`: first ``WebRTCChannelEvent/joined(members:iceServers:)``
 ///   or ``WebRTCChannelEvent/joinFailed(code:message:)``, then member and signal events.
 /// - `events` is called serially (never concurrently), in the order things happened in the channel; a
 ///   member's signals are delivered after its ``WebRTCChannelEvent/memberJoined(uid:)`` (or its presence in
-///   `joined(members:)`) and before its ``WebRTCChannelEvent/memberLeft(uid:reason:)``.
+///   `joined(members:iceServers:)`) and before its ``WebRTCChannelEvent/memberLeft(uid:reason:)``.
 /// - After ``WebRTCChannelMembership/leave()`` returns, `events` is not called again.
 /// - Signals sent to one member arrive in the order sent.
 public protocol WebRTCChannelTransport: Sendable {

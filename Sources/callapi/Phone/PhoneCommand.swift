@@ -74,6 +74,17 @@ struct PhoneCommand: AsyncParsableCommand {
     @Flag(help: "Play remote audio on the default sound device (with --media webrtc; otherwise it is discarded).")
     var speaker = false
     @Option(
+        name: .customLong("ice-server"),
+        help: """
+            A STUN server (stun:HOST:PORT) for every call, before those the server hands out with each room (with \
+            --media webrtc; repeatable). TURN servers and their credentials come from the server (--ice-servers).
+            """)
+    var iceServers: [String] = []
+    @Flag(
+        name: .customLong("relay-only"),
+        help: "Send media only through TURN relays (ICE transport policy relay; with --media webrtc).")
+    var relayOnly = false
+    @Option(
         name: .customLong("push-token"),
         help: "Register this phone's device for call pushes with this token (APNs: the device token in hex).")
     var pushToken: String?
@@ -103,8 +114,13 @@ struct PhoneCommand: AsyncParsableCommand {
             if let reason = PhoneMedia.webrtcUnavailableReason {
                 throw ValidationError("--media webrtc is not available: \(reason); use --media none")
             }
-        } else if snapshot != nil || camera != nil || mediaFile != nil || speaker {
-            throw ValidationError("--snapshot, --camera, --media-file and --speaker need --media webrtc")
+        } else if snapshot != nil || camera != nil || mediaFile != nil || speaker || !iceServers.isEmpty || relayOnly {
+            throw ValidationError(
+                "--snapshot, --camera, --media-file, --speaker, --ice-server and --relay-only need --media webrtc")
+        }
+        for url in iceServers where ICEServer.scheme(of: url) != .stun {
+            throw ValidationError(
+                "--ice-server \(url): give stun:HOST:PORT (TURN servers and their credentials come from the server)")
         }
         if let mediaFile, !FileManager.default.fileExists(atPath: mediaFile) {
             throw ValidationError("--media-file \(mediaFile): no such file")
@@ -198,7 +214,8 @@ struct PhoneCommand: AsyncParsableCommand {
         let engine: any CallRTCEngine =
             media == .webrtc
             ? try PhoneEngineFactory.webrtc(
-                server: servers[0], sources: .init(camera: camera, mediaFile: mediaFile, speaker: speaker))
+                server: servers[0], sources: .init(camera: camera, mediaFile: mediaFile, speaker: speaker),
+                ice: .init(stunURLs: iceServers, relayOnly: relayOnly))
             : SimulatedRTCWorld(clock: SystemCallClock()).engine(userId: user)
         let preparation = PhonePreparation(
             user: user, media: media, ringTimeoutMillis: ringTimeout * 1000, snapshotFolder: snapshot,
@@ -216,6 +233,7 @@ struct PhoneCommand: AsyncParsableCommand {
             for await change in changes {
                 tracker.update(change)
                 output.say(describe(change))
+                if change.state == .connected, let costs = Self.costs(in: change) { output.say(costs) }
                 if change.state == .connected, let canvas = preparation.currentSnapshot {
                     Task {
                         let saved = await PhoneEngineFactory.waitUntilSaved(canvas.canvas)
@@ -536,6 +554,18 @@ struct PhoneCommand: AsyncParsableCommand {
         } catch {
             output.say("error: \(error)")
         }
+    }
+
+    /// The connected state's cost map as one line, stages in the order they happened: "costs: acceptCall=812
+    /// localUserJoinChannel=840 … recvFirstFrame=1460" (milliseconds from the call's start on this side).
+    static func costs(in change: CallStateChange) -> String? {
+        guard case .object(let map)? = change.eventInfo[kCostTimeMap], !map.isEmpty else { return nil }
+        let stages = map.compactMap { name, value -> (String, Int)? in
+            guard case .int(let millis) = value else { return nil }
+            return (name, millis)
+        }
+        return "costs: "
+            + stages.sorted { ($0.1, $0.0) < ($1.1, $1.0) }.map { "\($0.0)=\($0.1)" }.joined(separator: " ")
     }
 
     private func describe(_ change: CallStateChange) -> String {

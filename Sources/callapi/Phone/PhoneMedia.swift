@@ -3,6 +3,7 @@ import CallAPI
 import CallAPITesting
 
 #if CALLAPI_WEBRTC
+    import CallAPISignalProtocol
     import CallAPIWebRTC
 #endif
 
@@ -49,8 +50,16 @@ enum PhoneEngineFactory {
         var speaker = false
     }
 
+    /// The phone's own ICE settings (the server adds its TURN servers with each room).
+    struct ICE: Sendable {
+        /// `stun:` URLs for every call.
+        var stunURLs: [String] = []
+        /// Media only through TURN relays.
+        var relayOnly = false
+    }
+
     /// A WebRTC engine meeting peers through the server at `server`'s RTC channels.
-    static func webrtc(server: String, sources: Sources = Sources()) throws -> any CallRTCEngine {
+    static func webrtc(server: String, sources: Sources = Sources(), ice: ICE = ICE()) throws -> any CallRTCEngine {
         #if CALLAPI_WEBRTC
             if let reason = PhoneMedia.webrtcUnavailableReason { throw ValidationError(reason) }
             var media = WebRTCMediaSources()
@@ -60,7 +69,11 @@ enum PhoneEngineFactory {
             }
             if let camera = sources.camera { media.video = .device(camera) }
             if sources.speaker { media.audioOutput = .speaker }
-            return WebRTCEngine(transport: ServerChannelTransport(url: server), sources: media)
+            return WebRTCEngine(
+                transport: ServerChannelTransport(url: server), sources: media,
+                ice: ICEConfiguration(
+                    servers: ice.stunURLs.isEmpty ? [] : [ICEServer(urls: ice.stunURLs)],
+                    transportPolicy: ice.relayOnly ? .relay : .all))
         #else
             throw ValidationError(PhoneMedia.webrtcUnavailableReason ?? "no WebRTC engine")
         #endif

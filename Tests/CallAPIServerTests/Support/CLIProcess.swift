@@ -44,6 +44,18 @@ final class CLIProcess: Sendable {
             executable: Self.executable!, arguments: arguments, environment: environment, directory: directory)
     }
 
+    /// `callapi` with `arguments` inside the network namespace `namespace` (`ip netns exec`, which execs it: the
+    /// process is `callapi` itself).
+    convenience init(namespace: String, _ arguments: [String]) throws {
+        try self.init(
+            executable: NetworkLab.ipCommand, arguments: ["netns", "exec", namespace, Self.executable!] + arguments)
+    }
+
+    /// Any program with `arguments` inside the network namespace `namespace`.
+    convenience init(namespace: String, program: String, _ arguments: [String]) throws {
+        try self.init(executable: NetworkLab.ipCommand, arguments: ["netns", "exec", namespace, program] + arguments)
+    }
+
     /// Another build of `callapi` (a release build, say), given by its path.
     convenience init(build path: String, _ arguments: [String]) throws {
         try self.init(executable: path, arguments: arguments)

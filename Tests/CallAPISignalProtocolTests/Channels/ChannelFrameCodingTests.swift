@@ -21,7 +21,19 @@ import Testing
         let cases: [(ChannelServerFrame, String)] = [
             (
                 .joined(.init(channel: "c", uid: 1001, members: [1002], expiresAt: 5)),
-                "{\"channel\":\"c\",\"expiresAt\":5,\"members\":[1002],\"type\":\"joined\",\"uid\":1001}"
+                "{\"channel\":\"c\",\"expiresAt\":5,\"iceServers\":[],\"members\":[1002],\"type\":\"joined\",\"uid\":1001}"
+            ),
+            (
+                .joined(
+                    .init(
+                        channel: "c", uid: 1001, members: [], expiresAt: 5,
+                        iceServers: [
+                            ICEServer(urls: ["stun:s:3478"]),
+                            ICEServer(urls: ["turn:t:3478?transport=tcp"], username: "9:1001", credential: "p/+="),
+                        ])),
+                "{\"channel\":\"c\",\"expiresAt\":5,\"iceServers\":[{\"urls\":[\"stun:s:3478\"]},"
+                    + "{\"credential\":\"p/+=\",\"urls\":[\"turn:t:3478?transport=tcp\"],\"username\":\"9:1001\"}],"
+                    + "\"members\":[],\"type\":\"joined\",\"uid\":1001}"
             ),
             (.joinFailed(.init(code: .barred, message: "m")), "{\"code\":5,\"message\":\"m\",\"type\":\"joinFailed\"}"),
             (.memberJoined(.init(uid: 1002)), "{\"type\":\"memberJoined\",\"uid\":1002}"),
@@ -37,6 +49,13 @@ import Testing
             #expect(ChannelFrameCoding.encode(frame) == text)
             #expect(try ChannelFrameCoding.decodeServerFrame(text).get() == frame)
         }
+    }
+
+    @Test func aJoinedFrameWithoutICEServersReadsAsNone() throws {
+        let text = "{\"channel\":\"c\",\"expiresAt\":5,\"members\":[],\"type\":\"joined\",\"uid\":1001}"
+        #expect(
+            try ChannelFrameCoding.decodeServerFrame(text).get()
+                == .joined(.init(channel: "c", uid: 1001, members: [], expiresAt: 5, iceServers: [])))
     }
 
     @Test(arguments: [

@@ -1,0 +1,53 @@
+import Foundation
+
+/// coturn (`turnserver`, Debian), run by a test inside a namespace of a ``NetworkLab``, for short-lived credentials
+/// (the TURN REST API scheme: `use-auth-secret` with `secret`), UDP and TCP on port 3478 of `addresses`, no TLS.
+struct TURNServer: Sendable {
+    /// The `turnserver` binary `.ci/run` installs (`scripts/services/install-coturn.sh`), if given.
+    static let executable: String? = {
+        guard let path = ProcessInfo.processInfo.environment["CALLAPI_TEST_TURNSERVER"], !path.isEmpty,
+            FileManager.default.isExecutableFile(atPath: path)
+        else { return nil }
+        return path
+    }()
+
+    let process: CLIProcess
+    let folder: URL
+    /// The shared secret, also in `secretFile` for `callapi serve --turn-secret-file`.
+    let secret: String
+    let secretFile: String
+
+    /// Starts coturn in `namespace`, listening and relaying on `addresses`, and waits until its relays are ready.
+    static func start(in namespace: String, addresses: [String]) async throws -> TURNServer {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("turn-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let secret = (0..<4).map { _ in UUID().uuidString.replacingOccurrences(of: "-", with: "") }.joined()
+        var lines = addresses.flatMap { ["listening-ip=\($0)", "relay-ip=\($0)"] }
+        lines += [
+            "listening-port=3478", "use-auth-secret", "static-auth-secret=\(secret)", "realm=callapi.test", "no-tls",
+            "no-dtls", "no-cli", "fingerprint", "no-rfc5780", "userdb=\(folder.path)/turndb", "log-file=stdout",
+            "verbose", "simple-log", "pidfile=\(folder.path)/turnserver.pid",
+        ]
+        // The secret stays out of argv: a 0600 file for coturn, another for the server.
+        let config = folder.appendingPathComponent("turnserver.conf").path
+        let secretFile = folder.appendingPathComponent("turn-secret").path
+        for (path, text) in [(config, lines.joined(separator: "\n") + "\n"), (secretFile, secret + "\n")] {
+            guard
+                FileManager.default.createFile(
+                    atPath: path, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600])
+            else { throw CocoaError(.fileWriteUnknown) }
+        }
+        let process = try CLIProcess(namespace: namespace, program: executable!, ["-c", config])
+        try await process.expect("Total General servers", within: 20)
+        return TURNServer(process: process, folder: folder, secret: secret, secretFile: secretFile)
+    }
+
+    /// How many lines coturn has logged containing `text` (e.g. a successful `CHANNEL_BIND`).
+    func logged(_ text: String) -> Int { process.printedLines(containing: text) }
+
+    func stop() async throws {
+        process.interrupt()
+        _ = try? await process.finish()
+        try? FileManager.default.removeItem(at: folder)
+    }
+}
