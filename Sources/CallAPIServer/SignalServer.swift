@@ -91,7 +91,8 @@ public final class SignalServer: Service, Sendable {
         self.webhook = webhook
         channels = ChannelHub(
             limits: ChannelLimits(settings: configuration.channels, hub: configuration.limits),
-            ice: configuration.channels.ice, maxMessageBytes: SignalHub.hardLimit(for: configuration.limits), authority: authority, clock: clock,
+            ice: configuration.channels.ice, maxMessageBytes: SignalHub.hardLimit(for: configuration.limits),
+            authority: authority, clock: clock,
             metrics: metrics, webhook: webhook, logger: logger)
     }
 

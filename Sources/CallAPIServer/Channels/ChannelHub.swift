@@ -14,7 +14,8 @@ final class ChannelHub: SessionEndpoint {
     let maxMessageBytes: Int
 
     init(
-        limits: ChannelLimits, ice: ICESettings, maxMessageBytes: Int, authority: TokenAuthority, clock: any SignalServerClock,
+        limits: ChannelLimits, ice: ICESettings, maxMessageBytes: Int, authority: TokenAuthority,
+        clock: any SignalServerClock,
         metrics: ServerMetrics, webhook: WebhookNotifier?, logger: Logger
     ) {
         shell = EndpointShell(
