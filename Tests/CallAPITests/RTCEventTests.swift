@@ -36,6 +36,23 @@ struct RTCEventTests {
         #expect(driver.machine.state == .connected)
     }
 
+    @Test(
+        "the peer's media interrupted and resumed: events mediaReconnecting and mediaReconnected (the gap); the call stays connected"
+    )
+    func mediaReconnecting() {
+        var driver = MachineDriver(.connected)
+        let interrupted = driver.handle(.rtc(.remoteMediaInterrupted(channel: Self.room, uid: Self.peer)))
+        #expect(interrupted.events == [.mediaReconnecting])
+        #expect(driver.machine.state == .connected)
+        let resumed = driver.handle(.rtc(.remoteMediaResumed(channel: Self.room, uid: Self.peer, gapMillis: 2100)))
+        #expect(resumed.events == [.mediaReconnected])
+        #expect(resumed.eventReason(of: .mediaReconnected) == "2100")
+        #expect(driver.machine.state == .connected)
+        // Another room's or another user's media is not this call's.
+        #expect(driver.handle(.rtc(.remoteMediaInterrupted(channel: "elsewhere", uid: Self.peer))).events.isEmpty)
+        #expect(driver.handle(.rtc(.remoteMediaInterrupted(channel: Self.room, uid: 4242))).events.isEmpty)
+    }
+
     @Test("first remote video frame in a video call: event recvRemoteFirstFrame, cost recvFirstFrame")
     func firstVideoFrame() {
         var driver = MachineDriver(.callingAsCaller)

@@ -44,11 +44,12 @@ struct PeerNegotiationTests {
     @Test func signalsRoundTripAsJSON() {
         let signals: [WebRTCSignal] = [
             .offer(sdp: "v=0\r\n"), .answer(sdp: "v=0"), .iceCandidate(mline: 1, candidate: "candidate:1 1 UDP"),
-            .subscription(audio: true, video: false),
+            .subscription(audio: true, video: false), .publishing(audio: false, video: true), .restart(generation: 3),
         ]
         for signal in signals {
             #expect(WebRTCSignal(jsonText: signal.jsonText) == signal)
         }
         #expect(WebRTCSignal(jsonText: "{\"type\":\"nope\"}") == nil)
+        #expect(WebRTCSignal.restart(generation: 2).jsonText == "{\"generation\":2,\"type\":\"restart\"}")
     }
 }

@@ -36,4 +36,9 @@ public enum CallEvent: Int, Sendable, CaseIterable {
     case answeredElsewhere = 151
     /// Ours: another device of this user rejected the call; see ``CallStateReason/rejectedElsewhere``.
     case rejectedElsewhere = 152
+    /// Ours: the peer's media stopped arriving (the network path broke) and the engine is looking for another path
+    /// (an ICE restart). The call stays in its state; show "reconnecting". It ends only by the usual rules.
+    case mediaReconnecting = 153
+    /// Ours: the peer's media arrives again after ``mediaReconnecting``; the event reason is the gap in milliseconds.
+    case mediaReconnected = 154
 }

@@ -33,6 +33,10 @@ extension CallStateMachine {
             firstFrameArrived(now: now, into: &actions)
         case .remoteFirstAudioFrameDecoded(let channel, let uid) where fromPeer(channel, uid) && type == .audio:
             firstFrameArrived(now: now, into: &actions)
+        case .remoteMediaInterrupted(let channel, let uid) where fromPeer(channel, uid):
+            actions.append(.notifyEvent(.mediaReconnecting, reason: nil))
+        case .remoteMediaResumed(let channel, let uid, let gapMillis) where fromPeer(channel, uid):
+            actions.append(.notifyEvent(.mediaReconnected, reason: "\(gapMillis)"))
         case .localFirstVideoFrameCaptured:
             phase.changeCall { $1.recordCost(.localFirstFrameDidCapture, now: now) }
             actions.append(.notifyEvent(.captureFirstLocalVideoFrame, reason: nil))

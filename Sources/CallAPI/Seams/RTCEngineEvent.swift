@@ -23,6 +23,12 @@ public enum RTCEngineEvent: Sendable, Equatable {
     case localFirstVideoFramePublished(channel: String)
     /// The first local audio frame was sent into `channel`.
     case localFirstAudioFramePublished(channel: String)
+    /// Media from `uid` stopped arriving while it publishes (the network path broke): the engine is restarting
+    /// ICE to find another path. Optional for engines: one that never reports it never shows the call reconnecting.
+    case remoteMediaInterrupted(channel: String, uid: UInt)
+    /// Media from `uid` arrives again after ``remoteMediaInterrupted(channel:uid:)``, `gapMillis` after the last
+    /// media before the break.
+    case remoteMediaResumed(channel: String, uid: UInt, gapMillis: Int)
     /// The channel token expires soon; call `renewToken`.
     case tokenWillExpire(channel: String)
     /// The engine failed; `code` is the engine's.
@@ -35,7 +41,8 @@ public enum RTCEngineEvent: Sendable, Equatable {
             .remoteJoined(let channel, _), .remoteLeft(let channel, _, _),
             .remotePublishingChanged(let channel, _, _, _), .remoteFirstVideoFrameDecoded(let channel, _),
             .remoteFirstAudioFrameDecoded(let channel, _), .localFirstVideoFramePublished(let channel),
-            .localFirstAudioFramePublished(let channel), .tokenWillExpire(let channel):
+            .localFirstAudioFramePublished(let channel), .tokenWillExpire(let channel),
+            .remoteMediaInterrupted(let channel, _), .remoteMediaResumed(let channel, _, _):
             channel
         case .localFirstVideoFrameCaptured, .error:
             nil

@@ -58,4 +58,10 @@ struct PeerState: Sendable {
     var receiveAudio: PeerLink.ReceiveBin?
     var videoDecodedReported = false
     var audioDecodedReported = false
+    /// What the peer said it publishes (everything until it says otherwise).
+    var peerPublishes: (audio: Bool, video: Bool) = (true, true)
+    /// The link's number: 1, then one more at each restart (``WebRTCSignal/restart(generation:)``).
+    var generation = 1
+    /// Whether the peer's media flows, as the media watch sees it.
+    var flow = MediaFlow.waiting(since: 0)
 }

@@ -1,5 +1,6 @@
 import CGStreamerShim
 import CallAPI
+import Foundation
 
 // The channel side of the engine: transport events, peer links, and the offer/answer exchange.
 // Everything here runs on the engine's queue unless it says otherwise.
@@ -13,6 +14,7 @@ extension WebRTCEngine {
                 state.session?.ice = PeerLink.ICE(ice, adding: iceServers)
             }
             emit(.localJoined(channel: session.channel, uid: session.uid))
+            scheduleMediaWatch(session: id)
             for uid in members { addPeer(uid) }
         case .joinFailed(let code, let message):
             state.withLock { $0.session = nil }
@@ -39,25 +41,7 @@ extension WebRTCEngine {
             uid != session.uid, session.peers[uid] == nil
         else { return }
         emit(.remoteJoined(channel: session.channel, uid: uid))
-        guard let pipeline else { return }
-        let linkId = state.withLock { $0.makeId() }
-        let callbacks = PeerLink.Callbacks(
-            iceCandidate: { [weak self] mline, candidate in
-                guard let self else { return }
-                queue.async { self.localCandidate(mline, candidate, to: uid, link: linkId) }
-            },
-            padAdded: { [weak self] pad in self?.remotePad(pad, from: uid, link: linkId) },
-            firstPacketSent: { [weak self] kind in
-                guard let self else { return }
-                queue.async { self.firstPacketSent(kind, link: linkId) }
-            })
-        let link: PeerLink
-        do throws(WebRTCEngineError) {
-            link = try PeerLink.add(id: linkId, to: pipeline, ice: session.ice, callbacks: callbacks)
-        } catch {
-            emit(.error(code: error.code.rawValue, message: error.message))
-            return
-        }
+        guard let pipeline, let link = makeLink(to: uid, in: pipeline, ice: session.ice) else { return }
         let (actions, media) = state.withLock { state -> ([PeerNegotiation.Action], RTCMediaOptions) in
             var peer = PeerState(uid: uid, negotiation: PeerNegotiation(localUid: session.uid, remoteUid: uid))
             peer.link = link
@@ -79,6 +63,28 @@ extension WebRTCEngine {
         perform(actions, peer: uid)
     }
 
+    /// A new peer link to `uid` in `pipeline`, its callbacks hopping onto the queue; `nil` (reported) when it
+    /// cannot be built.
+    func makeLink(to uid: UInt, in pipeline: MediaPipeline, ice: PeerLink.ICE) -> PeerLink? {
+        let linkId = state.withLock { $0.makeId() }
+        let callbacks = PeerLink.Callbacks(
+            iceCandidate: { [weak self] mline, candidate in
+                guard let self else { return }
+                queue.async { self.localCandidate(mline, candidate, to: uid, link: linkId) }
+            },
+            padAdded: { [weak self] pad in self?.remotePad(pad, from: uid, link: linkId) },
+            firstPacketSent: { [weak self] kind in
+                guard let self else { return }
+                queue.async { self.firstPacketSent(kind, link: linkId) }
+            })
+        do throws(WebRTCEngineError) {
+            return try PeerLink.add(id: linkId, to: pipeline, ice: ice, callbacks: callbacks)
+        } catch {
+            emit(.error(code: error.code.rawValue, message: error.message))
+            return nil
+        }
+    }
+
     /// Removes the link with `uid`; whether there was one.
     func removePeer(_ uid: UInt) -> Bool {
         let (peer, pipeline) = state.withLock { state in
@@ -96,9 +102,17 @@ extension WebRTCEngine {
             applySending(to: uid)
             return
         case .publishing(let audio, let video):
-            guard let channel = state.withLock({ $0.session?.peers[uid] != nil ? $0.session?.channel : nil })
+            guard
+                let channel = state.withLock({ state -> String? in
+                    guard state.session?.peers[uid] != nil else { return nil }
+                    state.session?.peers[uid]?.peerPublishes = (audio, video)
+                    return state.session?.channel
+                })
             else { return }
             emit(.remotePublishingChanged(channel: channel, uid: uid, audio: audio, video: video))
+            return
+        case .restart(let generation):
+            peerRestarted(uid, generation: generation)
             return
         case .offer, .answer, .iceCandidate:
             break
@@ -147,7 +161,7 @@ extension WebRTCEngine {
 
     // MARK: - Negotiation
 
-    private func perform(_ actions: [PeerNegotiation.Action], peer uid: UInt) {
+    func perform(_ actions: [PeerNegotiation.Action], peer uid: UInt) {
         guard !actions.isEmpty,
             let (link, membership) = state.withLock({ state in
                 state.session?.peers[uid]?.link.map { ($0, state.session?.membership) }

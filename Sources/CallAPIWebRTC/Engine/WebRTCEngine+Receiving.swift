@@ -9,8 +9,10 @@ extension WebRTCEngine {
         guard let link = state.withLock({ $0.session?.peers[uid]?.link }), link.id == linkId,
             let kind = PeerLink.kind(of: pad)
         else { return }
+        let arrivals = link.arrivals
         let decoded = BufferProbeBox { [weak self] pad, buffer in
-            self?.decoded(kind, buffer, on: pad, from: uid, link: linkId) ?? false
+            arrivals.record()
+            return self?.decoded(kind, buffer, on: pad, from: uid, link: linkId) ?? false
         }
         guard let receive = link.attachReceiveBin(for: pad, sources: sources, decoded: decoded) else { return }
         state.withLock { state in
@@ -58,8 +60,8 @@ extension WebRTCEngine {
                         : .remoteFirstAudioFrameDecoded(channel: channel, uid: uid))
             }
         }
-        // Video keeps its probe for snapshot canvases set later; audio needs only its first frame.
-        return kind == .video
+        // Kept for the media watch (every buffer records its arrival) and for snapshot canvases set later.
+        return true
     }
 }
 

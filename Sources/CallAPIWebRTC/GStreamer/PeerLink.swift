@@ -17,6 +17,8 @@ struct PeerLink: Sendable {
     /// Tee request pads feeding the bin (owned references).
     let videoTeePad: PadRef
     let audioTeePad: PadRef
+    /// When media from the peer was last decoded on this link.
+    let arrivals = MediaArrivals()
 
     /// The streams' kinds, for probes and receive bins.
     enum Kind: String, Sendable {

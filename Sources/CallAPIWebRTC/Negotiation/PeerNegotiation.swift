@@ -111,7 +111,7 @@ struct PeerNegotiation: Sendable, Equatable {
                 return []
             }
             return [.addRemoteCandidate(mline: mline, candidate: candidate)]
-        case .subscription, .publishing:
+        case .subscription, .publishing, .restart:
             return []
         }
     }

@@ -4,8 +4,8 @@ import Foundation
 ///
 /// Transports treat it as opaque: ``jsonText`` and ``init(jsonText:)`` give a stable JSON form
 /// (`{"type":"offer","sdp":"..."}`, `{"type":"ice","mline":0,"candidate":"..."}`,
-/// `{"type":"media","audio":true,"video":false}`, `{"type":"publishing","audio":false,"video":false}`) for
-/// relays that carry text.
+/// `{"type":"media","audio":true,"video":false}`, `{"type":"publishing","audio":false,"video":false}`,
+/// `{"type":"restart","generation":2}`) for relays that carry text.
 public enum WebRTCSignal: Sendable, Equatable, Codable {
     /// A session description offer (SDP text). Sent by the member with the lower uid.
     case offer(sdp: String)
@@ -18,9 +18,13 @@ public enum WebRTCSignal: Sendable, Equatable, Codable {
     /// Which kinds the sender publishes now (sent when that changes, and to a newcomer when it is neither):
     /// the receiver reports ``RTCEngineEvent/remotePublishingChanged(channel:uid:audio:video:)``.
     case publishing(audio: Bool, video: Bool)
+    /// The sender lost the path to the receiver's media and starts over with a fresh peer link (new ICE
+    /// credentials, new candidates, a new DTLS handshake) numbered `generation`; the receiver does the same unless
+    /// it already has that generation. Everything the sender signals after it belongs to the new link.
+    case restart(generation: Int)
 
     private enum CodingKeys: String, CodingKey {
-        case type, sdp, mline, candidate, audio, video
+        case type, sdp, mline, candidate, audio, video, generation
     }
 
     public init(from decoder: any Decoder) throws {
@@ -40,6 +44,7 @@ public enum WebRTCSignal: Sendable, Equatable, Codable {
             self = .publishing(
                 audio: try container.decode(Bool.self, forKey: .audio),
                 video: try container.decode(Bool.self, forKey: .video))
+        case "restart": self = .restart(generation: try container.decode(Int.self, forKey: .generation))
         case let other:
             throw DecodingError.dataCorruptedError(
                 forKey: .type, in: container, debugDescription: "unknown signal type \(other)")
@@ -67,6 +72,9 @@ public enum WebRTCSignal: Sendable, Equatable, Codable {
             try container.encode("publishing", forKey: .type)
             try container.encode(audio, forKey: .audio)
             try container.encode(video, forKey: .video)
+        case .restart(let generation):
+            try container.encode("restart", forKey: .type)
+            try container.encode(generation, forKey: .generation)
         }
     }
 

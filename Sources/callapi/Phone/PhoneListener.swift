@@ -17,7 +17,7 @@ final class PhoneListener: CallApiListenerProtocol {
 
     func onCallEventChanged(with event: CallEvent, eventReason: String?) {
         switch event {
-        case .remoteJoined, .remoteLeft, .recvRemoteFirstFrame, .localJoined:
+        case .remoteJoined, .remoteLeft, .recvRemoteFirstFrame, .localJoined, .mediaReconnecting, .mediaReconnected:
             say("event: \(event)" + (eventReason.map { $0.isEmpty ? "" : " (\($0))" } ?? ""))
         default:
             break

@@ -32,8 +32,7 @@ struct RelayedCallTests {
             namespace: lab.t,
             [
                 "serve", "--host", "0.0.0.0", "--port", "0", "--secret", secret, "--admin-key", adminKey,
-                "--ice-servers",
-                "turn:\(lab.tAddressForA):3478?transport=udp,turn:\(lab.tAddressForA):3478?transport=tcp",
+                "--ice-servers", "turn:\(lab.tAddressForA):3478?transport=udp",
                 "--turn-secret-file", turn.secretFile, "--ledger", "0",
             ])
         let line = try await serve.expect("listening on ws://", within: 20)
@@ -83,6 +82,58 @@ struct RelayedCallTests {
         let accept = try #require(stages["acceptCall"], "no acceptCall in \(costs)")
         let frame = try #require(stages["recvFirstFrame"], "no recvFirstFrame in \(costs)")
         return frame - accept
+    }
+
+    /// The network-change figure: the reconnect gap of each side (ms from its last media before the break to its
+    /// first after), from its `mediaReconnected` event.
+    static func gap(_ line: String) throws -> Int {
+        let reason = try #require(line.split(separator: "(").last?.prefix { $0.isNumber }, "no gap in \(line)")
+        return try #require(Int(reason), "no gap in \(line)")
+    }
+
+    @Test func aCallWhosePathBreaksRestartsICEAndResumesThroughTheRelay() async throws {
+        let lab = try NetworkLab.make("change")
+        defer { lab.remove() }
+        try lab.setForwarding(true)
+        let servers = try await startServers(in: lab)
+        let bob = try await phone("1002", in: lab.b, servers: servers)
+        try await bob.expect("call: prepared", within: 20)
+        let alice = try await phone("1001", in: lab.a, servers: servers)
+        try await alice.expect("online: 1001, 1002", within: 20)
+        try await alice.expect("call: prepared", within: 20)
+        alice.type("call 1002")
+        try await bob.expect("call: calling (remoteVideoCall) peer 1001", within: 20)
+        try await alice.expect("event: localJoined", within: 20)
+        try await bob.expect("event: localJoined", within: 20)
+        bob.type("accept")
+        try await alice.expect("call: connected (recvRemoteFirstFrame)", within: 30)
+        try await bob.expect("call: connected (recvRemoteFirstFrame)", within: 30)
+        #expect(try lab.reaches(lab.bAddress, from: lab.a))
+
+        // Alice's default route goes: she still reaches the servers on her link, but no longer Bob.
+        let permissionsBefore = servers.turn.logged("CREATE_PERMISSION processed, success")
+        try lab.route("del", ["default"], in: lab.a)
+        #expect(try !lab.reaches(lab.bAddress, from: lab.a))
+        try await alice.expect("event: mediaReconnecting", within: 10)
+        try await bob.expect("event: mediaReconnecting", within: 10)
+        let aliceGap = try Self.gap(try await alice.expect("event: mediaReconnected", within: 30))
+        let bobGap = try Self.gap(try await bob.expect("event: mediaReconnected", within: 30))
+        // The new path is a relay: a phone asked coturn to let the other's address through.
+        #expect(servers.turn.logged("CREATE_PERMISSION processed, success") > permissionsBefore)
+        // The call never left its state: the hang-up ends it as a connected call's does.
+        #expect(alice.printedLines(containing: "call: prepared (") == 1)
+        #expect(bob.printedLines(containing: "call: prepared (") == 1)
+        alice.type("hangup")
+        try await alice.expect("call: prepared (localHangup)", within: 20)
+        try await bob.expect("call: prepared (remoteHangup)", within: 20)
+        print("network change figures: reconnect gap, ms: alice \(aliceGap), bob \(bobGap)")
+        for phone in [alice, bob] {
+            phone.type("quit")
+            #expect(try await phone.finish(within: 20) == 0)
+        }
+        servers.serve.interrupt()
+        #expect(try await servers.serve.finish(within: 20) == 0)
+        try await servers.turn.stop()
     }
 
     @Test func phonesThatCannotReachEachOtherConnectThroughTheTURNRelay() async throws {

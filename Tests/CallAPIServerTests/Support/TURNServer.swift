@@ -1,3 +1,4 @@
+import CallAPIServerTesting
 import Foundation
 
 /// coturn (`turnserver`, Debian), run by a test inside a namespace of a ``NetworkLab``, for short-lived credentials
@@ -25,7 +26,8 @@ struct TURNServer: Sendable {
         var lines = addresses.flatMap { ["listening-ip=\($0)", "relay-ip=\($0)"] }
         lines += [
             "listening-port=3478", "use-auth-secret", "static-auth-secret=\(secret)", "realm=callapi.test", "no-tls",
-            "no-dtls", "no-cli", "fingerprint", "no-rfc5780", "userdb=\(folder.path)/turndb", "log-file=stdout",
+            "no-dtls", "no-cli", "fingerprint", "no-rfc5780", "userdb=\(folder.path)/turndb",
+            "log-file=\(folder.path)/turnserver.log",
             "verbose", "simple-log", "pidfile=\(folder.path)/turnserver.pid",
         ]
         // The secret stays out of argv: a 0600 file for coturn, another for the server.
@@ -38,12 +40,23 @@ struct TURNServer: Sendable {
             else { throw CocoaError(.fileWriteUnknown) }
         }
         let process = try CLIProcess(namespace: namespace, program: executable!, ["-c", config])
-        try await process.expect("Total General servers", within: 20)
-        return TURNServer(process: process, folder: folder, secret: secret, secretFile: secretFile)
+        let server = TURNServer(process: process, folder: folder, secret: secret, secretFile: secretFile)
+        // Its log goes to a file: written to a pipe, a burst of it could stall coturn until the test read it.
+        try await withTimeout(20, "coturn to start its relays") {
+            while server.logged("Total General servers") == 0 { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        return server
     }
 
     /// How many lines coturn has logged containing `text` (e.g. a successful `CHANNEL_BIND`).
-    func logged(_ text: String) -> Int { process.printedLines(containing: text) }
+    func logged(_ text: String) -> Int {
+        // coturn names its log after the day: turnserver_<date>.log beside the configured name.
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+        return files.filter { $0.hasPrefix("turnserver") && $0.hasSuffix(".log") }.reduce(0) { count, name in
+            let log = (try? String(contentsOfFile: folder.appendingPathComponent(name).path, encoding: .utf8)) ?? ""
+            return count + log.split(separator: "\n").count { $0.contains(text) }
+        }
+    }
 
     func stop() async throws {
         process.interrupt()
