@@ -62,6 +62,6 @@ struct PeerState: Sendable {
     var peerPublishes: (audio: Bool, video: Bool) = (true, true)
     /// The link's number: 1, then one more at each restart (``WebRTCSignal/restart(generation:)``).
     var generation = 1
-    /// Whether the peer's media flows, as the media watch sees it.
-    var flow = MediaFlow.waiting(since: 0)
+    /// Whether the peer's media flows, as the media watch sees it (from the link's creation).
+    var flow: MediaFlow
 }

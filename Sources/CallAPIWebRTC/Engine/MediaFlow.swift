@@ -4,9 +4,9 @@
 /// from ICE: webrtcbin 1.22 does not enable consent freshness, so its connection state stays `connected`. The watch
 /// therefore judges by the media itself: silence from a peer that publishes what this member subscribes to means the
 /// path broke, and the engine restarts the link. A link that never brings media after its negotiation is restarted
-/// too: with a TURN server configured, webrtcbin 1.22 with libnice 0.1.21 now and then never reports a single local
-/// candidate for an offer made right after the link was built (seen in about one first call in four between the test
-/// namespaces; never without TURN), and a fresh link connects.
+/// too: with a TURN server configured, webrtcbin 1.22 with libnice 0.1.21 at times never reports a single local
+/// candidate for the offer of a process's first link (it starts gathering and goes no further; seen in 4 of 6 runs of
+/// the network-change test between the test namespaces, never in 5 without TURN), and the fresh link connects.
 enum MediaFlow: Sendable, Equatable {
     /// No media is expected (the peer publishes nothing this member takes, or the link is still negotiating), or none
     /// has been decoded since it was expected from `since`.

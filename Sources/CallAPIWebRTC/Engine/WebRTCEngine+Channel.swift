@@ -43,7 +43,9 @@ extension WebRTCEngine {
         emit(.remoteJoined(channel: session.channel, uid: uid))
         guard let pipeline, let link = makeLink(to: uid, in: pipeline, ice: session.ice) else { return }
         let (actions, media) = state.withLock { state -> ([PeerNegotiation.Action], RTCMediaOptions) in
-            var peer = PeerState(uid: uid, negotiation: PeerNegotiation(localUid: session.uid, remoteUid: uid))
+            var peer = PeerState(
+                uid: uid, negotiation: PeerNegotiation(localUid: session.uid, remoteUid: uid),
+                flow: .waiting(since: MediaArrivals.nowMillis))
             peer.link = link
             let actions = peer.negotiation.start()
             state.session?.peers[uid] = peer

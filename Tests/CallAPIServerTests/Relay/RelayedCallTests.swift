@@ -32,7 +32,8 @@ struct RelayedCallTests {
             namespace: lab.t,
             [
                 "serve", "--host", "0.0.0.0", "--port", "0", "--secret", secret, "--admin-key", adminKey,
-                "--ice-servers", "turn:\(lab.tAddressForA):3478?transport=udp",
+                "--ice-servers",
+                "turn:\(lab.tAddressForA):3478?transport=udp,turn:\(lab.tAddressForA):3478?transport=tcp",
                 "--turn-secret-file", turn.secretFile, "--ledger", "0",
             ])
         let line = try await serve.expect("listening on ws://", within: 20)
