@@ -245,7 +245,8 @@ struct WireFormatTests {
             .remoteCallBusy: 117, .captureFirstLocalVideoFrame: 119, .publishFirstLocalVideoFrame: 120,
             .publishFirstLocalAudioFrame: 130, .localVideoCall: 140, .localAudioCall: 141,
             .remoteVideoCall: 142, .remoteAudioCall: 143,
-            .peerLost: 150, .answeredElsewhere: 151, .rejectedElsewhere: 152,  // ours
+            .peerLost: 150, .answeredElsewhere: 151, .rejectedElsewhere: 152, .mediaReconnecting: 153,  // ours
+            .mediaReconnected: 154,  // ours
         ]
         #expect(CallEvent.allCases.count == events.count)
         for (event, raw) in events { #expect(event.rawValue == raw, "\(event)") }
