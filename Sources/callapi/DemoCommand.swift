@@ -1,5 +1,7 @@
 import ArgumentParser
 import CallAPI
+import CallAPIServerCore
+import Foundation
 
 struct DemoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -19,6 +21,46 @@ struct DemoCommand: AsyncParsableCommand {
     @Option(help: "none (simulated media) or webrtc (real VP8 and Opus between the two users, in this process).")
     var media: PhoneMedia = .none
 
+    @Option(
+        name: .customLong("ice-servers"),
+        help: """
+            With --media webrtc: STUN and TURN servers for both users, comma-separated (stun:HOST:PORT, \
+            turn:HOST:PORT?transport=udp|tcp, turns:HOST:PORT), TURN with credentials minted from --turn-secret-file \
+            as callapi serve mints them.
+            """)
+    var iceServers: String?
+
+    @Option(name: .customLong("turn-secret-file"), help: "The file holding the secret shared with the TURN server.")
+    var turnSecretFile: String?
+
+    @Flag(name: .customLong("relay-only"), help: "With --media webrtc: media only through TURN relays.")
+    var relayOnly = false
+
+    /// The ICE settings of both users' engines, as `callapi serve` would hand them out.
+    func iceSettings() throws -> ICESettings {
+        guard let iceServers else {
+            if turnSecretFile != nil || relayOnly {
+                throw ValidationError("--turn-secret-file and --relay-only need --ice-servers")
+            }
+            return ICESettings()
+        }
+        guard media == .webrtc else { throw ValidationError("--ice-servers needs --media webrtc") }
+        let secret = try turnSecretFile.map { path in
+            do {
+                return try String(contentsOfFile: path, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+            } catch {
+                throw ValidationError("--turn-secret-file \(path): cannot read it")
+            }
+        }
+        do {
+            return try ICESettings(
+                urls: iceServers.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) },
+                turnSecret: secret)
+        } catch {
+            throw ValidationError("--ice-servers: \(error.description)")
+        }
+    }
+
     func run() async throws {
         if scenario == .match {
             guard media == .none else { throw ValidationError("the match scenario uses simulated media") }
@@ -26,13 +68,15 @@ struct DemoCommand: AsyncParsableCommand {
         }
         var demo = DemoRun(scenario: scenario, clock: SystemCallClock(), pacer: SleepingPacer())
         demo.networkLatencyMillis = latency
-        if media == .webrtc { demo.makeEngine = try PhoneEngineFactory.inProcessWebRTC() }
+        let ice = try iceSettings()
+        if media == .webrtc { demo.makeEngine = try PhoneEngineFactory.inProcessWebRTC(ice: ice, relayOnly: relayOnly) }
         print(
             "callapi demo --scenario \(scenario.rawValue): users \(DemoRun.caller) (caller) and \(DemoRun.callee) (callee)"
         )
         if media == .webrtc {
             print(
-                "signaling latency \(demo.networkLatencyMillis) ms; media: webrtc (VP8 + Opus test sources, loopback)\n"
+                "signaling latency \(demo.networkLatencyMillis) ms; media: webrtc (VP8 + Opus test sources, loopback)"
+                    + (iceServers.map { "; ICE servers \($0)" } ?? "") + (relayOnly ? ", relay only" : "") + "\n"
             )
         } else {
             print(

@@ -1,6 +1,8 @@
 import ArgumentParser
 import CallAPI
+import CallAPIServerCore
 import CallAPITesting
+import Foundation
 
 #if CALLAPI_WEBRTC
     import CallAPISignalProtocol
@@ -80,11 +82,20 @@ enum PhoneEngineFactory {
     }
 
     /// WebRTC engines for users in one process, meeting through an in-process channel hub.
-    static func inProcessWebRTC() throws -> @Sendable (UInt) -> any CallRTCEngine {
+    /// `ice`'s servers are handed to each user as `callapi serve` hands them to a room member (TURN with credentials
+    /// minted for that user); with `relayOnly`, media goes only through TURN relays.
+    static func inProcessWebRTC(ice: ICESettings = ICESettings(), relayOnly: Bool = false) throws
+        -> @Sendable (UInt) -> any CallRTCEngine
+    {
         #if CALLAPI_WEBRTC
             if let reason = PhoneMedia.webrtcUnavailableReason { throw ValidationError(reason) }
             let hub = InProcessChannelHub()
-            return { user in WebRTCEngine(transport: hub, label: "webrtc-\(user)") }
+            return { user in
+                let servers = ice.servers(for: user, now: Int64(Date().timeIntervalSince1970 * 1000))
+                return WebRTCEngine(
+                    transport: hub, label: "webrtc-\(user)",
+                    ice: ICEConfiguration(servers: servers, transportPolicy: relayOnly ? .relay : .all))
+            }
         #else
             throw ValidationError(PhoneMedia.webrtcUnavailableReason ?? "no WebRTC engine")
         #endif
