@@ -54,6 +54,27 @@ struct RelayedCallTests {
             ] + extra)
     }
 
+    /// Bob (1002) in `b` and Alice (1001) in `a`, logged in and prepared, Alice seeing Bob online.
+    func twoPhones(in lab: NetworkLab, servers: Servers) async throws -> (alice: CLIProcess, bob: CLIProcess) {
+        let bob = try await phone("1002", in: lab.b, servers: servers)
+        try await bob.expect("call: prepared", within: 20)
+        let alice = try await phone("1001", in: lab.a, servers: servers)
+        try await alice.expect("online: 1001, 1002", within: 20)
+        try await alice.expect("call: prepared", within: 20)
+        return (alice, bob)
+    }
+
+    /// Quits `phones` and stops the servers, each exiting cleanly.
+    func stop(_ phones: [CLIProcess], _ servers: Servers) async throws {
+        for phone in phones {
+            phone.type("quit")
+            #expect(try await phone.finish(within: 20) == 0)
+        }
+        servers.serve.interrupt()
+        #expect(try await servers.serve.finish(within: 20) == 0)
+        try await servers.turn.stop()
+    }
+
     /// One call from `alice` to `bob`, connected on a decoded frame on both sides and hung up; bob's accept → first
     /// decoded frame, from his cost map (milliseconds).
     func call(from alice: CLIProcess, to bob: CLIProcess, caller: String = "1001") async throws -> Int {
@@ -97,11 +118,7 @@ struct RelayedCallTests {
         defer { lab.remove() }
         try lab.setForwarding(true)
         let servers = try await startServers(in: lab)
-        let bob = try await phone("1002", in: lab.b, servers: servers)
-        try await bob.expect("call: prepared", within: 20)
-        let alice = try await phone("1001", in: lab.a, servers: servers)
-        try await alice.expect("online: 1001, 1002", within: 20)
-        try await alice.expect("call: prepared", within: 20)
+        let (alice, bob) = try await twoPhones(in: lab, servers: servers)
         alice.type("call 1002")
         try await bob.expect("call: calling (remoteVideoCall) peer 1001", within: 20)
         try await alice.expect("event: localJoined", within: 20)
@@ -128,13 +145,7 @@ struct RelayedCallTests {
         try await alice.expect("call: prepared (localHangup)", within: 20)
         try await bob.expect("call: prepared (remoteHangup)", within: 20)
         print("network change figures: reconnect gap, ms: alice \(aliceGap), bob \(bobGap)")
-        for phone in [alice, bob] {
-            phone.type("quit")
-            #expect(try await phone.finish(within: 20) == 0)
-        }
-        servers.serve.interrupt()
-        #expect(try await servers.serve.finish(within: 20) == 0)
-        try await servers.turn.stop()
+        try await stop([alice, bob], servers)
     }
 
     @Test func phonesThatCannotReachEachOtherConnectThroughTheTURNRelay() async throws {
@@ -144,11 +155,7 @@ struct RelayedCallTests {
         #expect(try !lab.reaches(lab.bAddress, from: lab.a))
         #expect(try lab.reaches(lab.tAddressForB, from: lab.a))
         let servers = try await startServers(in: lab)
-        let bob = try await phone("1002", in: lab.b, servers: servers)
-        try await bob.expect("call: prepared", within: 20)
-        let alice = try await phone("1001", in: lab.a, servers: servers)
-        try await alice.expect("online: 1001, 1002", within: 20)
-        try await alice.expect("call: prepared", within: 20)
+        let (alice, bob) = try await twoPhones(in: lab, servers: servers)
 
         var relayed: [Int] = []
         for _ in 0..<Self.calls { relayed.append(try await call(from: alice, to: bob)) }
@@ -173,12 +180,6 @@ struct RelayedCallTests {
         #expect(permissionsBefore == 0)
         _ = try await call(from: carol, to: bob, caller: "1003")
         #expect(servers.turn.logged(":1003>: incoming packet CREATE_PERMISSION processed, success") > 0)
-        for phone in [carol, bob] {
-            phone.type("quit")
-            #expect(try await phone.finish(within: 20) == 0)
-        }
-        servers.serve.interrupt()
-        #expect(try await servers.serve.finish(within: 20) == 0)
-        try await servers.turn.stop()
+        try await stop([carol, bob], servers)
     }
 }
