@@ -73,9 +73,15 @@ struct NetworkLab: Sendable {
         try Self.run(Self.ipCommand, ["netns", "exec", t, "sysctl", "-qw", "net.ipv4.ip_forward=\(on ? 1 : 0)"])
     }
 
-    /// Removes the namespaces (their links go with them). Never throws: called from `defer`.
+    /// Kills every process still inside the namespaces (a test that failed midway leaves its servers and phones
+    /// there; coturn does not even stop on SIGTERM), then removes the namespaces, and their links with them. Never
+    /// throws: called from `defer`.
     func remove() {
-        for namespace in [a, b, t] { try? Self.ip(["netns", "delete", namespace]) }
+        for namespace in [a, b, t] {
+            let pids = (try? Self.run(Self.ipCommand, ["netns", "pids", namespace])) ?? ""
+            for pid in pids.split(separator: "\n").compactMap({ Int32($0) }) { kill(pid, SIGKILL) }
+            try? Self.ip(["netns", "delete", namespace])
+        }
     }
 
     /// Adds or removes a route in `namespace` (the network-change test's broken path).

@@ -58,9 +58,9 @@ struct TURNServer: Sendable {
         }
     }
 
+    /// Stops coturn (SIGKILL: it ignores SIGINT and SIGTERM, seen here) and removes its folder.
     func stop() async throws {
-        process.interrupt()
-        _ = try? await process.finish()
+        process.kill()
         try? FileManager.default.removeItem(at: folder)
     }
 }
