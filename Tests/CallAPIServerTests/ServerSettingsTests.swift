@@ -191,18 +191,21 @@ import Testing
     @Test func settingsChooseTheDatabaseRetentionAndBusyAnswers() throws {
         let ledger = try ServerSettings.configuration(
             flags: ["ledger-database": "postgres://callapi@db:5432/calls", "ledger-retention-days": "0"],
-            environment: ["CALLAPI_ANSWER_BUSY": "1", "CALLAPI_LEDGER_LIVENESS": "45"]
+            environment: [
+                "CALLAPI_ANSWER_BUSY": "1", "CALLAPI_LEDGER_LIVENESS": "45", "CALLAPI_LEDGER_RING_TIMEOUT": "90",
+            ]
         ).ledger
         #expect(ledger.database == .postgres(url: "postgres://callapi@db:5432/calls"))
         #expect(ledger.retentionDays == nil)
         #expect(ledger.answersBusy)
         #expect(ledger.livenessSeconds == 45)
+        #expect(ledger.ringTimeoutSeconds == 90)
         #expect(try ServerSettings.configuration(flags: ["ledger": "off"], environment: [:]).ledger.enabled == false)
     }
 
     @Test(arguments: [
         ["ledger": "maybe"], ["ledger-database": "mysql://x@y/z"], ["ledger-retention-days": "-1"],
-        ["ledger-liveness": "0"], ["answer-busy": "1", "ledger": "0"],
+        ["ledger-liveness": "0"], ["ledger-ring-timeout": "0"], ["answer-busy": "1", "ledger": "0"],
     ])
     func badLedgerSettingsAreRefusedWithTheirName(flags: [String: String]) {
         #expect(throws: ServerSettings.InvalidSetting.self) {

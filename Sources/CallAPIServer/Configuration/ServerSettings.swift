@@ -111,6 +111,9 @@ public enum ServerSettings {
         .init("answer-busy", "answer calls to users in a call with busy on their behalf (default off)", isSwitch: true),
         .init("ledger-liveness", "seconds after a call's last session closed that it ends as dropped (default 30)"),
         .init(
+            "ledger-ring-timeout",
+            "seconds a ringing call may go unspoken of before the server ends it on both sides (default 120)"),
+        .init(
             "call-webhook-url",
             "URL that call events (ringing, accepted, connected, ended, missed) are POSTed to, durably, in order per "
                 + "call, retried from a queue in the ledger's database (needs the ledger; default: none)"
@@ -472,6 +475,7 @@ public enum ServerSettings {
                 name: "answer-busy", problem: "the server answers busy from the call ledger: leave --ledger on")
         }
         if let seconds = try int("ledger-liveness", 1...86_400) { ledger.livenessSeconds = seconds }
+        if let seconds = try int("ledger-ring-timeout", 1...86_400) { ledger.ringTimeoutSeconds = seconds }
         switch (value("call-webhook-url"), value("call-webhook-secret")) {
         case (let url?, let secret):
             guard url.hasPrefix("http://") || url.hasPrefix("https://") else {

@@ -136,7 +136,10 @@ final class SignalHub: SessionEndpoint {
 
     /// Runs the time-based checks now.
     func tick() {
-        shell.tick { now in ledger?.handle(.tick, now: now) }
+        var abandoned: [AbandonedRing] = []
+        shell.tick { now in abandoned = ledger?.handle(.tick, now: now) ?? [] }
+        // After the tick, under the lock again: the ledger ran inside the hub's event and cannot feed it.
+        for ring in abandoned { shell.handle(.ringAbandoned(ring)) }
     }
 
     /// Applies what the cluster link reports.

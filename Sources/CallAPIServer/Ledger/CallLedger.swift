@@ -87,22 +87,35 @@ final class CallLedger: Sendable {
     }
 
     /// Feeds the machine and performs its actions: the records of ended calls and the call webhook events go to
-    /// the writer together, all or none, so that a call's record and its events share one transaction.
-    func handle(_ input: LedgerInput, now: Int64) {
+    /// the writer together, all or none, so that a call's record and its events share one transaction. Returns the
+    /// rings the ledger ended, whose sides the hub tells (the ledger runs under the hub's lock, so it cannot).
+    @discardableResult
+    func handle(_ input: LedgerInput, now: Int64) -> [AbandonedRing] {
         let actions = machine.withLockedValue { $0.handle(input, now: now) }
-        if !actions.isEmpty { queue(actions, now: now) }
+        let abandoned = actions.isEmpty ? [] : queue(actions, now: now)
         if case .tick = input { webhooks?.tick(now: now) }
+        return abandoned
     }
 
-    private func queue(_ actions: [LedgerAction], now: Int64) {
+    private func queue(_ actions: [LedgerAction], now: Int64) -> [AbandonedRing] {
         var records: [CallRecord] = []
         var events: [EmittedCallEvent] = []
+        var abandoned: [AbandonedRing] = []
         for action in actions {
             switch action {
             case .save(let record):
                 records.append(record)
             case .notify(let event):
                 if let admitted = webhooks?.admit(event, now: now) { events.append(admitted) }
+            case .endRing(let ring):
+                abandoned.append(ring)
+            }
+        }
+        defer {
+            for ring in abandoned {
+                logger.info(
+                    "ring ended by the server: neither side spoke of it for the ring window",
+                    metadata: ["callId": "\(ring.callId)", "caller": "\(ring.caller)", "callee": "\(ring.callee)"])
             }
         }
         let limit = max(1, settings.writeQueueLimit)
@@ -125,7 +138,7 @@ final class CallLedger: Sendable {
                         "reason": "\(record.endReason)",
                     ])
             }
-            return
+            return abandoned
         }
         for record in records {
             metrics.ledgerRecordLost()
@@ -136,6 +149,7 @@ final class CallLedger: Sendable {
         for event in events {
             webhooks?.notStored(event, problem: "the ledger's write queue is full or closed", now: now)
         }
+        return abandoned
     }
 
     /// The accepted call `user` is in, if any: recorded here, or (in a cluster) by another node.

@@ -58,7 +58,8 @@ public struct StoredCallEvent: Sendable, Equatable {
     static func body(_ event: CallEvent, seq: Int64, key: String) -> String {
         let payload = Payload(
             seq: seq, idempotencyKey: key, event: event.kind, callId: event.callId, caller: event.caller,
-            callee: event.callee, at: event.at, outcome: event.outcome?.rawValue)
+            callee: event.callee, at: event.at, outcome: event.outcome?.rawValue, endReason: event.endReason,
+            endedBy: event.endedBy, serverEnded: event.serverEnded)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         // A struct of strings and numbers always encodes.
@@ -76,5 +77,11 @@ public struct StoredCallEvent: Sendable, Equatable {
         var at: Int64
         /// For `ended` and `missed`.
         var outcome: String?
+        /// For `ended` and `missed`: the record's `endReason`.
+        var endReason: String?
+        /// For `ended` and `missed`, when a user's message ended the call.
+        var endedBy: String?
+        /// For `ended` and `missed`, when the server ended the call and told both sides.
+        var serverEnded: Bool?
     }
 }

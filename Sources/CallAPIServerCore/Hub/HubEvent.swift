@@ -19,6 +19,8 @@ package enum HubEvent: Sendable {
     /// The call ledger answers the session's `send` on its target's behalf with `body` (a busy reject) instead of
     /// relaying it.
     case answeredOnBehalf(SessionID, ClientFrame.Send, body: String)
+    /// The call ledger ended a ring neither side spoke of for the ring window: tell both sides.
+    case ringAbandoned(AbandonedRing)
     /// The call ledger's answer to a session's `calls` request (``HubAction/queryCalls(_:userId:_:)``).
     case ledgerAnswered(SessionID, ServerFrame)
     /// The connection closed.

@@ -146,6 +146,8 @@ package struct HubState: Sendable {
             remove(id, now: now, into: &actions)
         case .answeredOnBehalf(let id, let send, let body):
             answerOnBehalf(id, send, body: body, now: now, into: &actions)
+        case .ringAbandoned(let ring):
+            endAbandonedRing(ring, now: now, into: &actions)
         case .ledgerAnswered(let id, let frame):
             // The session may have gone while the ledger was read.
             if sessions[id] != nil { enqueue(frame, to: id, into: &actions) }

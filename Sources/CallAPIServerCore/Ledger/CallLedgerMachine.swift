@@ -287,7 +287,8 @@ package struct CallLedgerMachine: Sendable {
 
     /// Forgets `call` and returns its record to save and the webhook events.
     private mutating func end(
-        _ call: LiveCall, outcome: CallOutcome, by user: String?, reason: String, now: Int64
+        _ call: LiveCall, outcome: CallOutcome, by user: String?, reason: String, serverEnded: Bool = false,
+        now: Int64
     ) -> [LedgerAction] {
         forget(call)
         ended.add(call.callId, now: now)
@@ -302,11 +303,26 @@ package struct CallLedgerMachine: Sendable {
             startedAt: call.startedAt, rangAt: rangAt, acceptedAt: acceptedAt, connectedAt: acceptedAt, endedAt: now,
             endedBy: user, endReason: reason, outcome: outcome,
             durationMillis: acceptedAt.map { max(0, now - $0) } ?? 0, devices: devices)
-        var actions: [LedgerAction] = [.save(record)]
-        if outcome == .missed || outcome == .busy || (outcome == .cancelled && rangAt != nil) {
-            actions.append(.notify(call.event(.missed, at: now, outcome: outcome)))
+        var actions: [LedgerAction] =
+            serverEnded
+            ? [
+                .endRing(
+                    AbandonedRing(
+                        callId: call.callId, caller: call.caller, callee: call.callee,
+                        callerDevice: call.devices.first { $0.userId == call.caller && $0.deviceId != nil }?.deviceId))
+            ] : []
+        actions.append(.save(record))
+        func ending(_ kind: CallEvent.Kind) -> CallEvent {
+            var event = call.event(kind, at: now, outcome: outcome)
+            event.endReason = reason
+            event.endedBy = user
+            event.serverEnded = serverEnded ? true : nil
+            return event
         }
-        actions.append(.notify(call.event(.ended, at: now, outcome: outcome)))
+        if outcome == .missed || outcome == .busy || (outcome == .cancelled && rangAt != nil) {
+            actions.append(.notify(ending(.missed)))
+        }
+        actions.append(.notify(ending(.ended)))
         return actions
     }
 
@@ -353,7 +369,9 @@ package struct CallLedgerMachine: Sendable {
                 let reason = call.takenOverFrom == nil ? "participantsGone" : "recordingNodeLost"
                 actions += end(call, outcome: .dropped, by: nil, reason: reason, now: now)
             } else if !call.isAccepted, now - call.lastHeard >= limits.ringTimeoutMillis {
-                actions += end(call, outcome: .missed, by: nil, reason: "noAnswer", now: now)
+                // Neither side spoke of the call for the ring window: both may be waiting on each other forever
+                // (hung, cut off, or without a ring timer), so the server ends it for them.
+                actions += end(call, outcome: .missed, by: nil, reason: "noAnswer", serverEnded: true, now: now)
             }
         }
         return actions

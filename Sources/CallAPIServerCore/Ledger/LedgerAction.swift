@@ -6,6 +6,8 @@ package enum LedgerAction: Sendable, Equatable {
     case save(CallRecord)
     /// Tell the business server (call webhooks).
     case notify(CallEvent)
+    /// Tell both sides of a ringing call nobody spoke of for the ring window that it ended (before its record).
+    case endRing(AbandonedRing)
 }
 
 /// A moment in a call's life, for call webhooks.
@@ -22,13 +24,26 @@ public struct CallEvent: Sendable, Codable, Equatable {
     public var at: Int64
     /// For `ended` and `missed`: how the call ended.
     public var outcome: CallOutcome?
+    /// For `ended` and `missed`: why, as the record's `endReason` says (docs/ledger.md).
+    public var endReason: String?
+    /// For `ended` and `missed`: the user whose message ended the call, when one did.
+    public var endedBy: String?
+    /// For `ended` and `missed`: true when the server itself ended the call and told both sides (a ring nobody
+    /// spoke of for the ring window); `nil` otherwise.
+    public var serverEnded: Bool?
 
-    public init(kind: Kind, callId: String, caller: String, callee: String, at: Int64, outcome: CallOutcome?) {
+    public init(
+        kind: Kind, callId: String, caller: String, callee: String, at: Int64, outcome: CallOutcome?,
+        endReason: String? = nil, endedBy: String? = nil, serverEnded: Bool? = nil
+    ) {
         self.kind = kind
         self.callId = callId
         self.caller = caller
         self.callee = callee
         self.at = at
         self.outcome = outcome
+        self.endReason = endReason
+        self.endedBy = endedBy
+        self.serverEnded = serverEnded
     }
 }

@@ -165,7 +165,10 @@ import Testing
         #expect(record?.startedAt == 7000 && record?.endedAt == 7000)
         #expect(
             actions.last
-                == .notify(CallEvent(kind: .ended, callId: "p1", caller: "1", callee: "2", at: 7000, outcome: .failed)))
+                == .notify(
+                    CallEvent(
+                        kind: .ended, callId: "p1", caller: "1", callee: "2", at: 7000, outcome: .failed,
+                        endReason: "notPlaced")))
         // A call that did start under that id is left alone.
         _ = relay(&machine, Self.message(0, callId: "p2"), from: "1", a, to: "2", .delivered([b]), at: 8000)
         let late = NotPlacedCall(
@@ -266,9 +269,39 @@ import Testing
         let actions = machine.handle(.tick, now: 60_000)
         #expect(saved(actions)?.outcome == .missed)
         #expect(saved(actions)?.endReason == "noAnswer")
+        // Both sides are told first, then the record and the events, which say the server ended it.
+        #expect(actions.first == .endRing(AbandonedRing(callId: "c1", caller: "1", callee: "2")))
         #expect(
             actions.contains(
-                .notify(CallEvent(kind: .missed, callId: "c1", caller: "1", callee: "2", at: 60_000, outcome: .missed)))
+                .notify(
+                    CallEvent(
+                        kind: .missed, callId: "c1", caller: "1", callee: "2", at: 60_000, outcome: .missed,
+                        endReason: "noAnswer", serverEnded: true))))
+    }
+
+    @Test func theCancelsThatEndAnAbandonedRingComeFromEachSideToTheOtherAsATimedOutRingsCancel() throws {
+        let ring = AbandonedRing(callId: "c1", caller: "1001", callee: "1002")
+        let cancels = ring.cancels(now: 5)
+        #expect(cancels.map(\.from) == ["1001", "1002"])
+        #expect(cancels.map(\.to) == ["1002", "1001"])
+        for cancel in cancels {
+            let fields = try #require(CallMessageFields.parse(cancel.body))
+            #expect(fields.callId == "c1")
+            #expect(fields.action == .cancel(byTimer: true))
+            #expect(cancel.body.contains("\"fromUserId\":\(cancel.from)"))
+        }
+        // A side whose peer has no CallAPI user id cannot be written a message from it.
+        #expect(AbandonedRing(callId: "c2", caller: "alice", callee: "1002").cancels(now: 5).map(\.to) == ["alice"])
+    }
+
+    @Test func aRingStillHeardFromIsNotEndedByTheServer() {
+        var machine = CallLedgerMachine(limits: LedgerLimits(ringTimeoutMillis: 60_000))
+        _ = relay(&machine, Self.message(0), from: "1", a, to: "2", .delivered([b]), at: 0)
+        // The caller's keep-alive at 50 s counts as the call being spoken of.
+        _ = relay(&machine, Self.message(21), from: "1", a, to: "2", .delivered([b]), at: 50_000)
+        #expect(machine.handle(.tick, now: 100_000).isEmpty)
+        #expect(
+            machine.handle(.tick, now: 110_000).first == .endRing(AbandonedRing(callId: "c1", caller: "1", callee: "2"))
         )
     }
 }

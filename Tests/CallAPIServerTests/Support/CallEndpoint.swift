@@ -9,14 +9,15 @@ struct CallEndpoint {
     let signal: SignalClient
     let changes: AsyncStream<CallStateChange>
 
-    /// CallAPI initialized and prepared over `signal` (logged in already), its room `room-<user>`.
+    /// CallAPI initialized and prepared over `signal` (logged in already), its room `room-<user>`; its timers
+    /// (ring timeout, retries, keep-alives) run on `clock`.
     static func prepared(
-        _ user: UInt, signal: SignalClient, world: SimulatedRTCWorld, ringTimeoutMillis: UInt64 = 15_000
+        _ user: UInt, signal: SignalClient, world: SimulatedRTCWorld, ringTimeoutMillis: UInt64 = 15_000,
+        clock: any CallClock = SystemCallClock()
     ) async throws -> CallEndpoint {
         let api = CallApiImpl()
         api.initialize(
-            config: CallConfig(
-                userId: user, rtcEngine: world.engine(userId: user), signalClient: signal, clock: SystemCallClock()))
+            config: CallConfig(userId: user, rtcEngine: world.engine(userId: user), signalClient: signal, clock: clock))
         let changes = api.stateChanges
         try await api.prepareForCall(
             prepareConfig: PrepareConfig(
