@@ -2,7 +2,8 @@ import CallAPISignalProtocol
 import CallAPIWire
 
 /// Reads the kind of a CallAPI message (wire format 1.0) to mark its send for the server's push logic: calls (video
-/// or audio) ring, cancels withdraw. Everything else is not marked.
+/// or audio) ring, cancels withdraw, accepts and rejects answer (withdrawing the pushes to the callee's other
+/// devices). Everything else is not marked.
 enum CallPushMarking {
     /// The mark for `message`, or nil when it is not a call or a cancel (or not a CallAPI message).
     ///
@@ -30,7 +31,9 @@ enum CallPushMarking {
             return .call(callId: callId, callerName: name, video: head.action == .videoCall)
         case .cancelCall:
             return .withdraw(callId: callId, reason: head.cancelCallByInternal == 1 ? .expired : .cancelled)
-        case .accept, .reject, .hangup, .ack, .keepAlive:
+        case .accept, .reject:
+            return .answer(callId: callId, accepted: head.action == .accept)
+        case .hangup, .ack, .keepAlive:
             return nil
         }
     }

@@ -285,7 +285,8 @@ public final class SignalClient: ISignalClient {
 
     public func sendMessage(userId: String, message: String, completion: (@Sendable ((any Error)?) -> Void)?) {
         let ttl = configuration.messageTTLSeconds
-        // Calls and cancels are marked, so the server can push a call to an offline user and withdraw it.
+        // Calls, cancels, accepts and rejects are marked, so the server can push a call to a user's devices and
+        // withdraw it.
         let copy = configuration.copiesToOwnSessions
         let push = CallPushMarking.mark(forCallAPIMessage: message)
         commands.yield {

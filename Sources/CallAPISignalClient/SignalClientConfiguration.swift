@@ -24,6 +24,11 @@ public struct SignalClientConfiguration: Sendable {
     /// other sessions, so that a user's other devices learn at once that a call was accepted or rejected on this
     /// one (docs/multi-device.md).
     public var copiesToOwnSessions = true
+    /// The push device this client runs on: the `deviceId` it registers with ``SignalClient/registerDevice(_:)``
+    /// (docs/push.md). Sent at login, it lets the server push a call to this user's other devices while this one is
+    /// online, and deliver a pushed call to this device when it logs in. `nil`: the server knows no device of this
+    /// session, and pushes none of the user's devices while it is online.
+    public var deviceId: String?
     /// How often to ping the server.
     public var pingIntervalMillis: Int64 = 15_000
     /// With nothing from the server for this long, the connection is considered dead and replaced.

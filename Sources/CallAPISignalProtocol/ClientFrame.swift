@@ -96,10 +96,14 @@ public enum ClientFrame: Sendable, Equatable {
         public var token: String
         /// The protocol version the client speaks.
         public var version: Int?
-        public init(id: Int? = nil, token: String, version: Int? = SignalProtocol.version) {
+        /// The push device this session runs on (the `deviceId` it registers, docs/push.md): a call to its user then
+        /// pushes only the registered devices no session names. Optional; the same rules as a push device's id.
+        public var deviceId: String?
+        public init(id: Int? = nil, token: String, version: Int? = SignalProtocol.version, deviceId: String? = nil) {
             self.id = id
             self.token = token
             self.version = version
+            self.deviceId = deviceId
         }
     }
 

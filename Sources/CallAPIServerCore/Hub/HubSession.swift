@@ -6,8 +6,8 @@ package extension HubState {
     enum Phase: Sendable, Equatable {
         /// Connected; no login yet (or the last one was refused).
         case awaitingLogin
-        /// A `login`'s token is being checked.
-        case verifyingLogin
+        /// A `login`'s token is being checked; the push device the session says it runs on, if it said.
+        case verifyingLogin(deviceId: String?)
         /// Logged in.
         case loggedIn(Login)
     }
@@ -17,6 +17,8 @@ package extension HubState {
     struct Login: Sendable, Equatable {
         var userId: String
         var lease: TokenLease
+        /// The push device the session runs on, when its `login` named one (docs/push.md).
+        var deviceId: String?
     }
 
     /// A relayed message in a session's outbox: whom to tell if it is never written.

@@ -25,7 +25,11 @@ extension HubState {
                 into: &actions)
             return
         }
-        sessions.setPhase(.verifyingLogin, of: id)
+        if let deviceId = login.deviceId, let problem = PushDevice.deviceIdProblem(deviceId) {
+            refuse(id, requestId: login.id, isSend: false, .invalidFrame, problem, into: &actions)
+            return
+        }
+        sessions.setPhase(.verifyingLogin(deviceId: login.deviceId), of: id)
         actions.append(.verifyToken(id, requestId: login.id, token: login.token, purpose: .login))
     }
 
@@ -35,13 +39,15 @@ extension HubState {
     ) {
         guard let session = sessions[id] else { return }
         switch (purpose, session.phase) {
-        case (.login, .verifyingLogin):
+        case (.login, .verifyingLogin(let deviceId)):
             switch accept(result, now: now) {
             case .refused(let code, let message):
                 sessions.setPhase(.awaitingLogin, of: id)
                 refuse(id, requestId: requestId, isSend: false, code, message, into: &actions)
             case .accepted(let userId, let expiresAt):
-                logIn(id, userId: userId, expiresAt: expiresAt, requestId: requestId, now: now, into: &actions)
+                logIn(
+                    id, userId: userId, deviceId: deviceId, expiresAt: expiresAt, requestId: requestId, now: now,
+                    into: &actions)
             }
         case (.renew, .loggedIn(var login)) where login.lease.renewal == .checking:
             switch accept(result, now: now) {
@@ -88,7 +94,7 @@ extension HubState {
 
     /// A session whose login token was accepted logs in, unless its user has as many sessions as allowed.
     mutating func logIn(
-        _ id: SessionID, userId: String, expiresAt: Int64, requestId: Int?, now: Int64,
+        _ id: SessionID, userId: String, deviceId: String?, expiresAt: Int64, requestId: Int?, now: Int64,
         into actions: inout [HubAction]
     ) {
         let existing = presence.sessions(of: userId)
@@ -99,7 +105,8 @@ extension HubState {
                 "user \(userId) already has \(existing.count) sessions, the most this server allows", into: &actions)
             return
         }
-        sessions.setPhase(.loggedIn(Login(userId: userId, lease: TokenLease(expiresAt: expiresAt))), of: id)
+        sessions.setPhase(
+            .loggedIn(Login(userId: userId, lease: TokenLease(expiresAt: expiresAt), deviceId: deviceId)), of: id)
         scheduleTick(for: id)
         let cameOnline = presence.loggedIn(id, as: userId)
         if case .node = topology { actions.append(.cluster(.online(id, userId: userId))) }
@@ -115,6 +122,7 @@ extension HubState {
             enqueue(.callWithdrawn(tombstone), to: id, into: &actions)
         }
         deliverHeld(to: userId, session: id, now: now, into: &actions)
+        if let deviceId { deliverRinging(to: userId, device: deviceId, session: id, now: now, into: &actions) }
         tokenNotice(id, now: now, into: &actions)
     }
 

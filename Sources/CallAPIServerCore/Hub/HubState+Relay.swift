@@ -47,6 +47,7 @@ extension HubState {
         if let problem = send.push?.problem {
             return fail(.invalidFrame, problem, into: &actions)
         }
+        if let mark = send.push { settleRinging(mark, to: send.to, from: user, now: now, into: &actions) }
         let messageId = makeMessageId()
         let targets = presence.sessions(of: send.to)
         let remote = presence.remote.nodes(of: send.to)
@@ -72,6 +73,9 @@ extension HubState {
                     into: &actions)
             }
             report(send, from: id, user: user, .delivered(reached), into: &actions)
+            if let mark = send.push {
+                pushSleepingDevices(send, mark, from: user, messageId: messageId, now: now, into: &actions)
+            }
             if send.copy == true {
                 let others = otherSessions(of: user, than: id)
                 if !others.isEmpty {
@@ -268,6 +272,7 @@ extension HubState {
                 // Taken over signaling (or over): its pushes not sent yet are pointless.
                 actions.append(.push(.cancel(callId: callId, userId: userId)))
                 if outcome == .expired { addTombstone(callId, .expired, for: userId, now: now, into: &actions) }
+                if outcome == .delivered { keepRinging(message, callId: callId, for: userId, deliveredTo: id) }
             }
             if outcome == .delivered {
                 enqueue(

@@ -46,6 +46,9 @@ extension HubState {
         for (userId, expired) in held.takeExpired(now: now) {
             for message in expired { endExpired(message, of: userId, now: now, into: &actions) }
         }
+        for (userId, ring) in ringing.takeExpired(now: now) {
+            addTombstone(ring.callId, .expired, for: userId, now: now, into: &actions)
+        }
         runInvitations(.tick, now: now, into: &actions)
         expireRemoteInvitations(now: now, into: &actions)
         runMatch(.tick, now: now, into: &actions)

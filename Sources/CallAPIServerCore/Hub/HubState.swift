@@ -11,6 +11,8 @@ package struct HubState: Sendable {
     var presence = Presence()
     /// Messages held for offline users, with the counts their limits are checked against.
     var held = HeldMessages()
+    /// Calls that ring a user's sessions and were pushed to that user's devices with no session.
+    var ringing = RingingPushes()
     /// Messages held for offline users, and their body bytes (as JSON carries them).
     package var heldCount: Int { held.count }
     package var heldBytes: Int { held.bytes }

@@ -77,6 +77,8 @@ struct ConnectionMachine: Sendable {
         var requestTimeoutMillis: Int64
         /// The servers configured (``SignalClientConfiguration/urls``), tried in turn when a connection is lost.
         var servers = 1
+        /// The push device named at login (``SignalClientConfiguration/deviceId``).
+        var deviceId: String? = nil
     }
 
     enum Phase: Sendable, Equatable {
@@ -342,7 +344,10 @@ struct ConnectionMachine: Sendable {
             guard case .connecting(var attempt) = phase, attempt.socket == socket else { return }
             attempt.since = now
             phase = .authenticating(attempt)
-            actions.append(.write(socket, .login(.init(id: Self.loginRequestId, token: attempt.login.token))))
+            actions.append(
+                .write(
+                    socket,
+                    .login(.init(id: Self.loginRequestId, token: attempt.login.token, deviceId: settings.deviceId))))
         case .socketClosed(let socket, let cause, let jitter):
             guard socket == currentSocket else { return }
             connectionLost(cause: cause, now: now, jitter: jitter, into: &actions)

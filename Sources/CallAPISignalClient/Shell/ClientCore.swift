@@ -57,7 +57,8 @@ final class ClientCore: ClientSocketDelegate {
                 connectTimeoutMillis: configuration.connectTimeoutMillis,
                 sendQueueLimit: configuration.sendQueueLimit,
                 sendQueueTimeoutMillis: configuration.sendQueueTimeoutMillis,
-                requestTimeoutMillis: configuration.requestTimeoutMillis, servers: configuration.urls.count))
+                requestTimeoutMillis: configuration.requestTimeoutMillis, servers: configuration.urls.count,
+                deviceId: configuration.deviceId))
         urls = configuration.urls
         trustedCertificatesPEM = configuration.trustedCertificatesPEM
         self.logger = logger

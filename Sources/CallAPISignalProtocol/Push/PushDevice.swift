@@ -52,8 +52,8 @@ public struct PushDevice: Codable, Sendable, Equatable {
     /// The longest topic, in characters.
     public static let maxTopicLength = 255
 
-    /// Why these credentials cannot be used, or nil when they can.
-    public var problem: String? {
+    /// Why `deviceId` cannot name a device (here, or in a `login`), or nil when it can.
+    public static func deviceIdProblem(_ deviceId: String) -> String? {
         let idAllowed = deviceId.utf8.allSatisfy { byte in
             switch byte {
             case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
@@ -63,9 +63,15 @@ public struct PushDevice: Codable, Sendable, Equatable {
             default: false
             }
         }
-        guard !deviceId.isEmpty, deviceId.utf8.count <= Self.maxDeviceIdLength, idAllowed else {
-            return "\"deviceId\" must be 1-\(Self.maxDeviceIdLength) characters of A-Z a-z 0-9 . _ - :"
+        guard !deviceId.isEmpty, deviceId.utf8.count <= maxDeviceIdLength, idAllowed else {
+            return "\"deviceId\" must be 1-\(maxDeviceIdLength) characters of A-Z a-z 0-9 . _ - :"
         }
+        return nil
+    }
+
+    /// Why these credentials cannot be used, or nil when they can.
+    public var problem: String? {
+        if let problem = Self.deviceIdProblem(deviceId) { return problem }
         guard !token.isEmpty, token.utf8.count <= Self.maxTokenBytes,
             token.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F })
         else {

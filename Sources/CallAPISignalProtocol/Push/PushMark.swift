@@ -11,6 +11,9 @@ public struct PushMark: Codable, Sendable, Equatable {
     public enum Kind: String, Codable, Sendable, Equatable {
         case call
         case withdraw
+        /// The sender (the callee) answered or declined the call on this device: the pushes that ring its other
+        /// devices are withdrawn (`reason` `answeredElsewhere` or `declinedElsewhere`).
+        case answer
     }
 
     /// Why a call was withdrawn.
@@ -19,6 +22,10 @@ public struct PushMark: Codable, Sendable, Equatable {
         case cancelled
         /// Its ring time ran out.
         case expired
+        /// Another device of the callee answered it.
+        case answeredElsewhere
+        /// Another device of the callee declined it.
+        case declinedElsewhere
     }
 
     public var kind: Kind
@@ -46,6 +53,13 @@ public struct PushMark: Codable, Sendable, Equatable {
         PushMark(kind: .withdraw, callId: callId, callerName: nil, video: nil, reason: reason)
     }
 
+    /// An `answer` mark: the callee answered (`accepted`) or declined the call on the sending device.
+    public static func answer(callId: String, accepted: Bool) -> PushMark {
+        PushMark(
+            kind: .answer, callId: callId, callerName: nil, video: nil,
+            reason: accepted ? .answeredElsewhere : .declinedElsewhere)
+    }
+
     public init(kind: Kind, callId: String, callerName: String?, video: Bool?, reason: Reason?) {
         self.kind = kind
         self.callId = callId
@@ -62,6 +76,15 @@ public struct PushMark: Codable, Sendable, Equatable {
         if let callerName, callerName.count > Self.maxCallerNameLength {
             return "\"push.callerName\" must have at most \(Self.maxCallerNameLength) characters"
         }
-        return nil
+        switch (kind, reason) {
+        case (.call, _), (.withdraw, nil), (.withdraw, .cancelled), (.withdraw, .expired),
+            (.answer, .answeredElsewhere),
+            (.answer, .declinedElsewhere):
+            return nil
+        case (.withdraw, _):
+            return "\"push.reason\" of a withdraw must be cancelled or expired"
+        case (.answer, _):
+            return "\"push.reason\" of an answer must be answeredElsewhere or declinedElsewhere"
+        }
     }
 }

@@ -55,6 +55,8 @@ import Testing
                 == .withdraw(callId: "c-1", reason: .expired))
         #expect(mark(#"{"message_action":1,"callId":"c-1"}"#) == .withdraw(callId: "c-1", reason: .cancelled))
         #expect(mark(#"{"message_action":1,"callId":"c-1","cancelCallByInternal":"1"}"#) == nil)
-        #expect(mark(#"{"message_action":2,"callId":"c-1"}"#) == nil)
+        #expect(mark(#"{"message_action":2,"callId":"c-1"}"#) == .answer(callId: "c-1", accepted: true))
+        #expect(mark(#"{"message_action":3,"callId":"c-1"}"#) == .answer(callId: "c-1", accepted: false))
+        #expect(mark(#"{"message_action":4,"callId":"c-1"}"#) == nil)
     }
 }

@@ -25,8 +25,11 @@ import Testing
                 == .withdraw(callId: "c-1", reason: .expired))
         #expect(
             CallPushMarking.mark(forCallAPIMessage: Self.callAPI(1)) == .withdraw(callId: "c-1", reason: .cancelled))
-        // Accept, reject, hangup and anything that is not a CallAPI message are not marked.
-        for action in [2, 3, 4] { #expect(CallPushMarking.mark(forCallAPIMessage: Self.callAPI(action)) == nil) }
+        // Accepts and rejects answer (withdrawing the pushes to the callee's other devices).
+        #expect(CallPushMarking.mark(forCallAPIMessage: Self.callAPI(2)) == .answer(callId: "c-1", accepted: true))
+        #expect(CallPushMarking.mark(forCallAPIMessage: Self.callAPI(3)) == .answer(callId: "c-1", accepted: false))
+        // Hangups, keep-alives, acks and anything that is not a CallAPI message are not marked.
+        for action in [4, 20, 21] { #expect(CallPushMarking.mark(forCallAPIMessage: Self.callAPI(action)) == nil) }
         #expect(CallPushMarking.mark(forCallAPIMessage: "hello") == nil)
     }
 

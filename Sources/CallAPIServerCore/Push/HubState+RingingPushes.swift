@@ -1,0 +1,103 @@
+import CallAPISignalProtocol
+
+/// Pushes to the devices of a user who is online elsewhere (docs/push.md): a call rings the user's sessions over
+/// signaling and is pushed to each registered device no session names; the device that answers or declines, or the
+/// caller's cancel, withdraws those pushes with a tombstone saying why.
+extension HubState {
+    /// The user's registered devices that no session of theirs names, when every session named its device; `nil`
+    /// when one did not (the old rule then holds: no push while the user is online), or when the user also has
+    /// sessions on other nodes of a cluster (whose devices this node does not know).
+    func sleepingDevices(of userId: String) -> [DeviceRegistry.Entry]? {
+        guard presence.remote.nodes(of: userId).isEmpty else { return nil }
+        var awake: Set<String> = []
+        for session in presence.sessions(of: userId) {
+            guard let deviceId = sessions[session]?.login?.deviceId else { return nil }
+            awake.insert(deviceId)
+        }
+        return devices.devices(of: userId).filter { !awake.contains($0.device.deviceId) }
+    }
+
+    /// A call relayed to `send.to`'s online sessions: pushed to their devices with no session, once per call (a
+    /// repeat only refreshes the call kept for a pushed device that logs in).
+    mutating func pushSleepingDevices(
+        _ send: ClientFrame.Send, _ mark: PushMark, from user: String, messageId: String, now: Int64,
+        into actions: inout [HubAction]
+    ) {
+        guard mark.kind == .call, pushPolicy.ringSeconds > 0, devices.hasDevices(send.to),
+            let callerId = UInt64(user)
+        else { return }
+        if let kept = ringing.ring(of: send.to, callId: mark.callId) {
+            guard kept.from == user else { return }
+            return ringing.replaceBody(of: mark.callId, for: send.to, with: send.relayBody, sentAt: now)
+        }
+        guard let sleeping = sleepingDevices(of: send.to), !sleeping.isEmpty,
+            // The kept calls share the held messages' budget: past it, the sleeping devices are not pushed (the call
+            // still rings on the sessions).
+            held.bytes + ringing.bytes + send.relayBody.escapedCount <= limits.maxHeldBytes
+        else { return }
+        let ringSeconds = send.ttl.map { $0 > 0 ? min($0, pushPolicy.ringSeconds) : pushPolicy.ringSeconds }
+        let expiresAt = now + Int64(ringSeconds ?? pushPolicy.ringSeconds) * 1000
+        ringing.add(
+            RingingPushes.Ring(
+                callId: mark.callId, from: user, devices: sleeping.map(\.device.deviceId), body: send.relayBody,
+                messageId: messageId, sentAt: now, expiresAt: expiresAt),
+            for: send.to, maxPerUser: limits.maxHeldPerUser)
+        let push = CallPush(
+            callId: mark.callId, callerId: callerId, callerName: mark.callerName, video: mark.video ?? false,
+            ringDeadline: expiresAt)
+        for entry in sleeping {
+            actions.append(.push(.deliver(PushJob(userId: send.to, device: entry.device, call: push))))
+        }
+    }
+
+    /// A withdraw (the caller's cancel, to the callee) or an answer (the callee's accept or decline, from the callee)
+    /// ends the pushes of a call that rang the callee online: the ones not sent yet are dropped, and a tombstone
+    /// tells the pushed devices why when they log in.
+    mutating func settleRinging(
+        _ mark: PushMark, to target: String, from user: String, now: Int64,
+        into actions: inout [HubAction]
+    ) {
+        let callee: String
+        switch mark.kind {
+        case .call: return
+        case .withdraw: callee = target
+        case .answer: callee = user
+        }
+        guard let ring = ringing.remove(mark.callId, of: callee) else { return }
+        // Only the caller withdraws its call.
+        guard mark.kind == .answer || ring.from == user else {
+            return ringing.add(ring, for: callee, maxPerUser: limits.maxHeldPerUser)
+        }
+        actions.append(.push(.cancel(callId: mark.callId, userId: callee)))
+        addTombstone(mark.callId, mark.reason ?? .cancelled, for: callee, now: now, into: &actions)
+    }
+
+    /// A session of `userId` on push device `device` logged in: the calls pushed to that device that still ring are
+    /// delivered to it, as held messages are.
+    mutating func deliverRinging(
+        to userId: String, device: String, session id: SessionID, now: Int64, into actions: inout [HubAction]
+    ) {
+        for ring in ringing.rings(of: userId, pushing: device) where ring.expiresAt > now {
+            enqueue(
+                .message(
+                    .init(
+                        from: ring.from, relayBody: ring.body, sentAt: ring.sentAt, messageId: ring.messageId,
+                        held: true)), to: id, into: &actions)
+        }
+    }
+
+    /// A held, pushed call delivered to the first session of its callee to log in: the callee's other devices were
+    /// pushed too, so the call is kept as ringing them until it is answered, declined, cancelled or over.
+    mutating func keepRinging(
+        _ message: HeldMessages.Message, callId: String, for userId: String, deliveredTo id: SessionID
+    ) {
+        let here = sessions[id]?.login?.deviceId
+        let others = devices.devices(of: userId).map(\.device.deviceId).filter { $0 != here }
+        guard !others.isEmpty, ringing.ring(of: userId, callId: callId) == nil else { return }
+        ringing.add(
+            RingingPushes.Ring(
+                callId: callId, from: message.from, devices: others, body: message.body, messageId: message.messageId,
+                sentAt: message.sentAt, expiresAt: message.expiresAt),
+            for: userId, maxPerUser: limits.maxHeldPerUser)
+    }
+}
