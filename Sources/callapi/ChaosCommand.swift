@@ -47,23 +47,34 @@ struct ChaosCommand: AsyncParsableCommand {
         let runner = ChaosRunner(configuration: configuration)
         let start = Date()
         let (count, seed, workers) = (scenarios, self.seed, max(1, workers))
-        let failures = await withTaskGroup(of: [ChaosOutcome].self) { group in
+        // Each worker returns its failing scenarios and the calls its scenarios connected (the figure a change of
+        // course is compared by).
+        let (failures, connected) = await withTaskGroup(of: ([ChaosOutcome], Int).self) { group in
             for worker in 0..<workers {
                 group.addTask {
-                    stride(from: worker, to: count, by: workers).compactMap { index in
+                    var failing: [ChaosOutcome] = []
+                    var connected = 0
+                    for index in stride(from: worker, to: count, by: workers) {
                         let outcome = runner.run(seed: seed &+ UInt64(index))
-                        return outcome.violations.isEmpty ? nil : outcome
+                        connected += outcome.callsConnected
+                        if !outcome.violations.isEmpty { failing.append(outcome) }
                     }
+                    return (failing, connected)
                 }
             }
-            return await group.reduce(into: []) { $0 += $1 }.sorted { $0.seed < $1.seed }
+            let all = await group.reduce(into: ([ChaosOutcome](), 0)) {
+                $0.0 += $1.0
+                $0.1 += $1.1
+            }
+            return (all.0.sorted { $0.seed < $1.seed }, all.1)
         }
         let elapsed = Date().timeIntervalSince(start)
         for failure in allTraces ? failures : Array(failures.prefix(1)) { print(failure.report, "\n") }
         let violations = failures.map(\.violations.count).reduce(0, +)
+        if !failures.isEmpty { print("failing seeds: \(failures.map { String($0.seed) }.joined(separator: " "))") }
         print(
-            "\(count) scenarios, \(violations) violations (\(String(format: "%.1f", elapsed)) s, "
-                + "\(Int(Double(count) / max(elapsed, 0.001))) scenarios/s)")
+            "\(count) scenarios, \(violations) violations, \(connected) calls connected "
+                + "(\(String(format: "%.1f", elapsed)) s, \(Int(Double(count) / max(elapsed, 0.001))) scenarios/s)")
         if violations > 0 { throw ExitCode(1) }
     }
 }

@@ -33,7 +33,8 @@ package struct Call: Sendable, Equatable {
 
     init(
         id: String, peer: UInt, room: String, type: CallType, role: Role, startedAt: Int64,
-        media: Media = .notJoined, peerDevice: String? = nil, callerSendsNotice: Bool = false
+        media: Media = .notJoined, peerDevice: String? = nil, callerSendsNotice: Bool = false,
+        peerKeepsAlive: Bool = false
     ) {
         self.peerDevice = peerDevice
         self.callerSendsNotice = callerSendsNotice
@@ -45,6 +46,7 @@ package struct Call: Sendable, Equatable {
         self.startedAt = startedAt
         self.media = media
         self.liveness = PeerLiveness(lastHeardAt: startedAt)
+        liveness.keepsAlive = peerKeepsAlive
     }
 
     package enum Role: Sendable, Equatable {

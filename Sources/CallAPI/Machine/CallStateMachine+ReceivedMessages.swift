@@ -217,7 +217,11 @@ extension CallStateMachine {
         let call = Call(
             id: message.callId, peer: sender, room: room, type: type, role: .callee, startedAt: now,
             peerDevice: message.deviceId,
-            callerSendsNotice: message.reliable && message.deviceId != nil)
+            callerSendsNotice: message.reliable && message.deviceId != nil,
+            // A caller whose call carries the reliability mark keeps alive: the callee watches it from the call
+            // on, so that a caller gone before its next message (its cancel lost) does not leave the callee in a
+            // call alone (chaos seed 27144083).
+            peerKeepsAlive: message.reliable)
         phase = .inCall(endpoint, call)
         actions.append(.stateChanged(.calling, type == .video ? .remoteVideoCall : .remoteAudioCall, info: info))
         actions.append(.notifyEvent(type == .video ? .remoteVideoCall : .remoteAudioCall, reason: nil))
@@ -275,7 +279,11 @@ extension CallStateMachine {
         let call = Call(
             id: message.callId, peer: old.peer, room: room, type: type, role: .callee, startedAt: now, media: media,
             peerDevice: message.deviceId,
-            callerSendsNotice: message.reliable && message.deviceId != nil)
+            callerSendsNotice: message.reliable && message.deviceId != nil,
+            // A caller whose call carries the reliability mark keeps alive: the callee watches it from the call
+            // on, so that a caller gone before its next message (its cancel lost) does not leave the callee in a
+            // call alone (chaos seed 27144083).
+            peerKeepsAlive: message.reliable)
         phase = .inCall(endpoint, call)
         actions.append(.log(.normal, "user \(old.peer) called again: call \(message.callId) replaces \(old.id)"))
         if wasJoined && old.room != room { actions.append(.leaveRTC(remoteUid: old.peer)) }

@@ -67,11 +67,10 @@ extension ChaosTests {
 
 extension ChaosTests {
     /// Seeds that once left two devices of one user connected in one call (`callapi chaos --devices 3 --legacy 2`):
-    /// 1216, a deployed-client caller whose callee devices' copies of each other's accepts were lost; 13544, a
-    /// device still ringing (its copy of another device's accept lost to a partition) that accepted too;
+    /// 13544, a device still ringing (its copy of another device's accept lost to a partition) that accepted too;
     /// 5088744, two devices that accepted while the path to the caller was cut, so that no accept reached it and
     /// its notice could not come back: the bound counts from when the caller can be reached again.
-    @Test(arguments: [UInt64(1216), 13544, 5_088_744])
+    @Test(arguments: [UInt64(13544), 5_088_744])
     func formerlyFailingMultiDeviceSeedKeepsEveryInvariant(seed: UInt64) {
         var configuration = ChaosConfiguration()
         configuration.maxDevicesPerUser = 3
@@ -79,6 +78,18 @@ extension ChaosTests {
         let outcome = ChaosRunner(configuration: configuration).run(seed: seed)
         #expect(outcome.violations.isEmpty, "\(outcome.report)")
         #expect(outcome.callsConnected > 0)
+    }
+
+    /// Seed 1216 once had a deployed-client caller whose callee devices' copies of each other's accepts were lost.
+    /// Since callees watch a reliable caller from its call message on (seed 27144083), the keep-alives that adds
+    /// change every later draw and the seed connects no call; its case is kept in small in
+    /// `MultiDeviceLegacyCallerTests`. It must still keep every invariant.
+    @Test func formerlyFailingSeed1216KeepsEveryInvariant() {
+        var configuration = ChaosConfiguration()
+        configuration.maxDevicesPerUser = 3
+        configuration.legacyEndpoints = 2
+        let outcome = ChaosRunner(configuration: configuration).run(seed: 1216)
+        #expect(outcome.violations.isEmpty, "\(outcome.report)")
     }
 }
 
@@ -94,5 +105,22 @@ extension ChaosTests {
             outcome.violations.contains { $0.contains(" still ") && $0.hasSuffix(" connected in it") }
         }
         #expect(caught != nil)
+    }
+}
+
+extension ChaosTests {
+    /// Seed 27144083 of `--endpoints 4 --devices 3 --loss 0.3 --dup 0.15 --reorder 0.3`: the caller cancelled before
+    /// its first keep-alive, the cancel was lost, and the callee, which armed its liveness timers only on the
+    /// caller's first message after the call, accepted and stayed connected alone. The callee now watches a caller
+    /// that keeps alive from the call message on.
+    @Test func aCalleeWhoseCallerVanishedBeforeItsFirstKeepAliveDoesNotStayConnectedAlone() {
+        var configuration = ChaosConfiguration()
+        configuration.endpoints = 4
+        configuration.maxDevicesPerUser = 3
+        configuration.loss = 0.3
+        configuration.duplication = 0.15
+        configuration.reorder = 0.3
+        let outcome = ChaosRunner(configuration: configuration).run(seed: 27_144_083)
+        #expect(outcome.violations.isEmpty, "\(outcome.report)")
     }
 }
