@@ -38,6 +38,9 @@ public final class SimulatedRTCWorld: Sendable {
         var uid: UInt
         var media: RTCMediaOptions
         var session: Int
+        /// When it joined, as a count of the world's joins: members are reported in join order, as our RTC
+        /// channels list them.
+        var joinNumber: Int
         /// (publisher uid, is video) pairs whose first frame this member has already decoded.
         var framesSeen: Set<FrameKey> = []
     }
@@ -53,6 +56,7 @@ public final class SimulatedRTCWorld: Sendable {
         var engines: [EngineKey: SimulatedRTCEngine] = [:]
         var joinFailures: [UInt: Int] = [:]
         var nextSession = 0
+        var joins = 0
     }
 
     private let state: Locked<State>
@@ -124,15 +128,19 @@ public final class SimulatedRTCWorld: Sendable {
         let media = engine.media(session: session) ?? joinMedia
         let uid = key.uid
         let others = state.withLock { state -> [EngineKey] in
-            let others = Array((state.channels[channel] ?? [:]).keys)
-            state.channels[channel, default: [:]][key] = Member(uid: uid, media: media, session: session)
+            let others = (state.channels[channel] ?? [:]).sorted { $0.value.joinNumber < $1.value.joinNumber }.map(
+                \.key)
+            state.joins += 1
+            state.channels[channel, default: [:]][key] = Member(
+                uid: uid, media: media, session: session, joinNumber: state.joins)
             return others
         }
         engine.emit(.localJoined(channel: channel, uid: uid))
         if media.publishMicrophone { engine.emit(.localFirstAudioFramePublished(channel: channel)) }
         if media.publishCamera { engine.emit(.localFirstVideoFramePublished(channel: channel)) }
         let uidWasIn = others.contains { $0.uid == uid }
-        for other in Set(others.map(\.uid)).sorted() where other != uid {
+        var reported: Set<UInt> = [uid]
+        for other in others.map(\.uid) where reported.insert(other).inserted {
             engine.emit(.remoteJoined(channel: channel, uid: other))
         }
         for other in others where other.uid != uid && !uidWasIn {

@@ -74,8 +74,8 @@ package struct Call: Sendable, Equatable {
         case notJoined
         /// The join waits for the token provider.
         case awaitingToken(firstFrame: Bool)
-        /// The engine was asked to join the call's room.
-        case joined(firstFrame: Bool)
+        /// The engine was asked to join the call's room; `peerInRoom` while the engine reports the peer in it.
+        case joined(firstFrame: Bool, peerInRoom: Bool)
 
         /// A join was asked (of the engine, or its token of the provider).
         var isJoining: Bool { self != .notJoined }
@@ -83,8 +83,14 @@ package struct Call: Sendable, Equatable {
         package var firstFrameArrived: Bool {
             switch self {
             case .notJoined: false
-            case .awaitingToken(let firstFrame), .joined(let firstFrame): firstFrame
+            case .awaitingToken(let firstFrame), .joined(let firstFrame, _): firstFrame
             }
+        }
+
+        /// Whether the engine reports the peer in the call's room now.
+        var peerInRoom: Bool {
+            if case .joined(_, let peerInRoom) = self { return peerInRoom }
+            return false
         }
     }
 

@@ -31,7 +31,7 @@ extension CallStateMachine {
             }
             Self.join(call, endpoint, token: endpoint.config.rtcToken, into: &actions)
             actions.append(.notifyEvent(.joinRTCStart, reason: nil))
-            return .joined(firstFrame: false)
+            return .joined(firstFrame: false, peerInRoom: false)
         }
         guard let media = media ?? nil else { return }
         phase.changeCall { $1.media = media }
@@ -54,7 +54,7 @@ extension CallStateMachine {
         guard case .inCall(let endpoint, var call) = phase, call.id == callId,
             case .awaitingToken(let firstFrame) = call.media
         else { return }
-        call.media = .joined(firstFrame: firstFrame)
+        call.media = .joined(firstFrame: firstFrame, peerInRoom: false)
         phase = .inCall(endpoint, call)
         switch outcome {
         case .success(let token):

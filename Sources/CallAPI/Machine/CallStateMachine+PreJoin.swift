@@ -103,7 +103,7 @@ extension CallStateMachine {
             phase = .inCall(endpoint, call)
             return actions.append(.notifyEvent(.joinRTCStart, reason: nil))
         }
-        call.media = .joined(firstFrame: false)
+        call.media = .joined(firstFrame: false, peerInRoom: false)
         if room.phase == .joined { call.recordCost(.localUserJoinChannel, now: now) }
         phase = .inCall(endpoint, call)
         let join = RTCJoin(

@@ -23,10 +23,22 @@ extension CallStateMachine {
         case .joinFailed(let channel, let code, let message) where channel == room:
             joinFailed(code: code, message: message, now: now, into: &actions)
         case .remoteJoined(let channel, let uid) where fromPeer(channel, uid):
-            phase.changeCall { $1.recordCost(.remoteUserJoinChannel, now: now) }
+            phase.changeCall { _, call in
+                call.recordCost(.remoteUserJoinChannel, now: now)
+                if case .joined(let firstFrame, _) = call.media {
+                    call.media = .joined(firstFrame: firstFrame, peerInRoom: true)
+                }
+            }
             actions.append(.notifyEvent(.remoteJoined, reason: nil))
             remoteRejoinedChannel(into: &actions)
+        case .remoteJoined(let channel, let uid) where channel == room && uid != userId:
+            roomInAnotherCall(uid, now: now, into: &actions)
         case .remoteLeft(let channel, let uid, let reason) where fromPeer(channel, uid):
+            phase.changeCall { _, call in
+                if case .joined(let firstFrame, _) = call.media {
+                    call.media = .joined(firstFrame: firstFrame, peerInRoom: false)
+                }
+            }
             actions.append(.notifyEvent(.remoteLeft, reason: "\(reason)"))
             remoteLeftChannel(quit: reason == 0, into: &actions)
         case .remoteFirstVideoFrameDecoded(let channel, let uid) where fromPeer(channel, uid) && type == .video:
@@ -51,13 +63,32 @@ extension CallStateMachine {
         }
     }
 
+    /// A third user joined the caller's room after the caller (engines report members in the order they joined)
+    /// while this callee's call has not connected: the caller has moved on to another call from the same room (the
+    /// deployed clients keep one room for every call) and its cancel of ours was lost; they send it once. The call
+    /// ends as the caller's cancel before anything of the other call is shown (docs/reliability.md, chaos seed
+    /// 26166200). A user already there before the caller came is not: it is the caller's previous callee, which
+    /// has not yet noticed that call ended (chaos seeds 35729 and 96033). A connected call is left alone.
+    private mutating func roomInAnotherCall(_ uid: UInt, now: Int64, into actions: inout [CallAction]) {
+        guard case .inCall(_, let call) = phase, call.role == .callee, call.stage.state != .connected else { return }
+        guard call.media.peerInRoom else {
+            return actions.append(.log(.normal, "user \(uid) was in room \(call.room) before the caller"))
+        }
+        let why = "user \(uid) is in the caller's room \(call.room): the caller is in another call"
+        actions.append(.log(.warning, "call \(call.id) ends: \(why)"))
+        endCall(
+            .prepared, .remoteCancelled, event: .remoteCancelled, endedBy: call.peer, eventReason: why, now: now,
+            into: &actions)
+    }
+
     /// A first frame before connecting is remembered; in connecting it completes the connection.
     private mutating func firstFrameArrived(now: Int64, into actions: inout [CallAction]) {
         let arrived = phase.changeCall { _, call in
             switch call.media {
-            case .notJoined, .awaitingToken(firstFrame: true), .joined(firstFrame: true): return false
+            case .notJoined, .awaitingToken(firstFrame: true), .joined(firstFrame: true, _): return false
             case .awaitingToken(firstFrame: false): call.media = .awaitingToken(firstFrame: true)
-            case .joined(firstFrame: false): call.media = .joined(firstFrame: true)
+            case .joined(firstFrame: false, let peerInRoom):
+                call.media = .joined(firstFrame: true, peerInRoom: peerInRoom)
             }
             call.recordCost(.recvFirstFrame, now: now)
             return true

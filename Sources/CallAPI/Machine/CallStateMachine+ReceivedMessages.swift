@@ -275,7 +275,9 @@ extension CallStateMachine {
         // Staying in the same channel, the engine reports no new first frame: keep the one already seen.
         let sameMedia = wasJoined && old.room == room && old.type == type
         let media: Call.Media =
-            wasJoined && old.room == room ? .joined(firstFrame: sameMedia && old.media.firstFrameArrived) : .notJoined
+            wasJoined && old.room == room
+            ? .joined(firstFrame: sameMedia && old.media.firstFrameArrived, peerInRoom: old.media.peerInRoom)
+            : .notJoined
         let call = Call(
             id: message.callId, peer: old.peer, room: room, type: type, role: .callee, startedAt: now, media: media,
             peerDevice: message.deviceId,

@@ -36,7 +36,7 @@ package struct ChannelState: Sendable {
 
     /// One channel.
     struct Room: Sendable, Equatable {
-        var members: [UInt: SessionID] = [:]
+        var members = RoomMembers()
         /// Whether the channel has had two members at once (the watchdog only watches such channels).
         var hadTwo = false
         /// Since when its only member has been alone, after it had two.
@@ -97,7 +97,7 @@ package struct ChannelState: Sendable {
     /// Open connections, members or not.
     package var connectionCount: Int { connections.count }
     /// The uids in `channel`, sorted.
-    package func members(of channel: String) -> [UInt] { rooms[channel]?.members.keys.sorted() ?? [] }
+    package func members(of channel: String) -> [UInt] { rooms[channel]?.members.uids.sorted() ?? [] }
     /// Until when `uid` may not rejoin `channel` (ms since 1970), if it is barred.
     package func barredUntil(channel: String, uid: UInt) -> Int64? { bars[BarKey(channel: channel, uid: uid)] }
     /// Frames and estimated bytes queued for a connection's writer and not yet written.
@@ -393,7 +393,8 @@ package struct ChannelState: Sendable {
             remove(previous, .replaced, now: now, into: &actions)
         }
         var current = rooms[join.channel] ?? Room()
-        let existing = current.members.keys.sorted()
+        // In join order (docs/protocol.md): a callee tells the caller's previous peer from its next one by it.
+        let existing = current.members.uids
         current.members[join.uid] = id
         if current.members.count >= 2 {
             current.hadTwo = true
@@ -520,7 +521,7 @@ package struct ChannelState: Sendable {
                 rooms[membership.channel] = room
             }
             if cause != .shutdown {
-                for uid in room.members.keys.sorted() {
+                for uid in room.members.uids {
                     if let other = room.members[uid] {
                         enqueue(
                             .memberLeft(.init(uid: membership.uid, reason: leaveReason)), to: other, into: &actions)
@@ -636,7 +637,7 @@ package struct ChannelState: Sendable {
         if let limit = limits.watchdogMillis {
             for channel in rooms.keys.sorted() {
                 guard let room = rooms[channel], let since = room.aloneSince, now - since >= limit,
-                    let id = room.members.values.first
+                    let id = room.members.sessions.first
                 else { continue }
                 remove(id, .watchdog, now: now, into: &actions)
             }

@@ -31,7 +31,11 @@ package extension HubState {
 
 extension Sessions.Session where Phase == HubState.Phase {
     /// The session's login, once it has one.
+    // Out of line: inlined where a session is read through an optional, the release build's ownership verifier
+    // crashed (Swift 6.3.1, "Found outside of lifetime use") once `Login` held the device id.
     var login: HubState.Login? {
-        if case .loggedIn(let login) = phase { login } else { nil }
+        @inline(never) get {
+            if case .loggedIn(let login) = phase { login } else { nil }
+        }
     }
 }

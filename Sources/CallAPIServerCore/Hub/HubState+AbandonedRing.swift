@@ -7,18 +7,25 @@ import CallAPISignalProtocol
 extension HubState {
     mutating func endAbandonedRing(_ ring: AbandonedRing, now: Int64, into actions: inout [HubAction]) {
         for cancel in ring.cancels(now: now) {
-            let messageId = makeMessageId()
-            let body = MessageBody(cancel.body)
-            toUser(
-                cancel.to, .message(.init(from: cancel.from, relayBody: body, sentAt: now, messageId: messageId)),
-                into: &actions)
-            let remote = presence.remote.nodes(of: cancel.to)
-            guard !remote.isEmpty else { continue }
-            let envelopes = remote.map {
-                ClusterEnvelope(
-                    node: $0.node, userId: cancel.to, from: cancel.from, body: body, sentAt: now, messageId: messageId)
-            }
-            actions.append(.cluster(.forward(envelopes, receipt: nil)))
+            deliverOnBehalf(of: cancel.from, to: cancel.to, MessageBody(cancel.body), now: now, into: &actions)
         }
+    }
+
+    /// A message the server writes on `sender`'s behalf, to every session of `receiver` here and on other nodes.
+    // Kept out of line: inlined into the loop above, the release build's ownership verifier crashed (Swift 6.2).
+    @inline(never)
+    mutating func deliverOnBehalf(
+        of sender: String, to receiver: String, _ body: MessageBody, now: Int64, into actions: inout [HubAction]
+    ) {
+        let messageId = makeMessageId()
+        let frame = ServerFrame.message(.init(from: sender, relayBody: body, sentAt: now, messageId: messageId))
+        for session in presence.sessions(of: receiver) { enqueue(frame, to: session, into: &actions) }
+        let remote = presence.remote.nodes(of: receiver)
+        guard !remote.isEmpty else { return }
+        let envelopes = remote.map {
+            ClusterEnvelope(
+                node: $0.node, userId: receiver, from: sender, body: body, sentAt: now, messageId: messageId)
+        }
+        actions.append(.cluster(.forward(envelopes, receipt: nil)))
     }
 }

@@ -20,10 +20,14 @@ public final class InProcessChannelHub: WebRTCChannelTransport {
 
     private struct Member: Sendable {
         let membership: Membership
+        /// When it joined, as a count of the hub's joins: a joiner learns the members in join order, as from our
+        /// server's RTC channels.
+        let joinNumber: Int
     }
 
     private struct State: Sendable {
         var channels: [String: [UInt: Member]] = [:]
+        var joins = 0
     }
 
     private let state = Locked(State())
@@ -84,9 +88,11 @@ public final class InProcessChannelHub: WebRTCChannelTransport {
                 old.membership.deactivate()
                 for other in members.values { other.membership.deliver(.memberLeft(uid: uid, reason: 1)) }
             }
-            membership.deliver(.joined(members: members.keys.sorted(), iceServers: []))
+            let inJoinOrder = members.sorted { $0.value.joinNumber < $1.value.joinNumber }.map(\.key)
+            membership.deliver(.joined(members: inJoinOrder, iceServers: []))
             for other in members.values { other.membership.deliver(.memberJoined(uid: uid)) }
-            members[uid] = Member(membership: membership)
+            state.joins += 1
+            members[uid] = Member(membership: membership, joinNumber: state.joins)
             state.channels[channel] = members
         }
         return membership

@@ -124,3 +124,16 @@ extension ChaosTests {
         #expect(outcome.violations.isEmpty, "\(outcome.report)")
     }
 }
+
+extension ChaosTests {
+    /// Seed 26166200 of `--devices 2 --legacy 1`: a deployed iOS client called, cancelled 1 ms later (the cancel was
+    /// lost: it sends it once) and called someone else from the same room; our device, still ringing, accepted and
+    /// joined that room. A third user in the caller's room now ends our ringing call before anything is shown.
+    @Test func aCallerWhoMovedOnToAnotherCallFromTheSameRoomEndsOurRingBeforeMediaIsShown() {
+        var configuration = ChaosConfiguration()
+        configuration.maxDevicesPerUser = 2
+        configuration.legacyEndpoints = 1
+        let outcome = ChaosRunner(configuration: configuration).run(seed: 26_166_200)
+        #expect(outcome.violations.isEmpty, "\(outcome.report)")
+    }
+}
