@@ -7,8 +7,9 @@ import CallAPISignalProtocol
 /// connection failed or was lost), kept as numbers as the frames keep them, so that a code from a newer server
 /// still arrives; match on ``errorCode`` and ``leaveReason`` to use the enums.
 public enum RTCChannelClientEvent: Sendable, Equatable {
-    /// The join succeeded; `members` are the other uids already in the channel, sorted. `iceServers` are the STUN
-    /// and TURN servers the server hands this member (TURN with credentials minted for it); empty when it has none.
+    /// The join succeeded; `members` are the other uids already in the channel, in the order they joined.
+    /// `iceServers` are the STUN and TURN servers the server hands this member (TURN with credentials minted for
+    /// it); empty when it has none.
     case joined(members: [UInt], iceServers: [ICEServer])
     /// The join was refused, or the connection failed before it succeeded.
     case joinFailed(code: Int, message: String)
