@@ -251,3 +251,22 @@ import Testing
         #expect(clusterActions(login(bob, "1002")).isEmpty)
     }
 }
+
+extension HubClusterTests {
+    /// The server's end of an abandoned ring (docs/ledger.md) reaches each side on this node and on the others.
+    @Test mutating func anAbandonedRingsCancelsReachTheCallerHereAndTheCalleeOnAnotherNode() {
+        _ = login(alice, "1001")
+        _ = hub.handle(.cluster(.remotePresence(RemotePresence(counts: [("b", "1002", 1)]))), now: 1)
+        let actions = hub.handle(
+            .ringAbandoned(AbandonedRing(callId: "c9", caller: "1001", callee: "1002", callerDevice: "phone")), now: 5)
+        let toCaller = frames(actions, to: alice).compactMap { if case .message(let m) = $0 { m } else { nil } }
+        #expect(toCaller.map(\.from) == ["1002"])
+        #expect(toCaller.first?.body.contains("\"cancelCallByInternal\":1") == true)
+        let forwarded = clusterActions(actions).flatMap { action -> [ClusterEnvelope] in
+            if case .forward(let envelopes, nil) = action { envelopes } else { [] }
+        }
+        #expect(forwarded.map(\.node) == ["b"])
+        #expect(forwarded.first?.from == "1001")
+        #expect(forwarded.first?.body.text.contains("\"deviceId\":\"phone\"") == true)
+    }
+}

@@ -153,4 +153,18 @@ import Testing
                 .answeredElsewhere
             ])
     }
+
+    @Test mutating func pastTheHeldBytesBudgetTheSleepingDeviceIsNotPushedButTheCallStillRings() {
+        var limits = HubLimits()
+        limits.maxHeldBytes = 3
+        var policy = PushPolicy()
+        policy.ringSeconds = 30
+        hub = HubState(limits: limits, pushPolicy: policy)
+        login(caller, "1001")
+        login(tablet, "1002", device: "pixel")
+        _ = hub.handle(.frame(tablet, .registerDevice(.init(id: 2, device: iphone))), now: 0)
+        let actions = send(from: caller, to: "1002", "call", Self.callMark, now: 1_000)
+        #expect(messages(actions, to: tablet).map(\.body) == ["call"])
+        #expect(pushes(actions).isEmpty)
+    }
 }
