@@ -164,6 +164,8 @@ struct PhoneCommand: AsyncParsableCommand {
         }
         var signalConfiguration = SignalClientConfiguration(urls: servers)
         signalConfiguration.messageTTLSeconds = ttl
+        // A phone with a push device names it at login: a call then still pushes the user's other devices.
+        signalConfiguration.deviceId = pushToken == nil ? nil : pushDeviceId
         let signal = SignalClient(configuration: signalConfiguration, logger: logger)
         output.say(
             media == .webrtc
@@ -202,9 +204,14 @@ struct PhoneCommand: AsyncParsableCommand {
                         "server: placing call \(order.callId) to \(order.calleeId) (POST /v1/calls or a match)")
                     ServerCallAgent.place(order, with: api, logger: logger)
                 case .callWithdrawn(let callId, let reason):
-                    output.say(
-                        "push: call \(callId) was withdrawn before this phone woke (\(reason.rawValue)): "
-                            + (reason == .cancelled ? "the caller cancelled it" : "it was not answered in time"))
+                    let why =
+                        switch reason {
+                        case .cancelled: "the caller cancelled it"
+                        case .expired: "it was not answered in time"
+                        case .answeredElsewhere: "another device of this user answered it"
+                        case .declinedElsewhere: "another device of this user declined it"
+                        }
+                    output.say("push: call \(callId) was withdrawn before this phone woke (\(reason.rawValue)): \(why)")
                 default:
                     break
                 }
@@ -388,11 +395,14 @@ struct PhoneCommand: AsyncParsableCommand {
         deadline.cancel()
     }
 
+    /// The id this phone registers its push device under.
+    private var pushDeviceId: String { "phone-\(user)" }
+
     /// Registers this phone's device for call pushes.
     private func register(_ pushToken: String, on signal: SignalClient, output: PhoneOutput) async throws {
         let platform = PushDevice.Platform(rawValue: pushPlatform) ?? .apns
         let device = PushDevice(
-            deviceId: "phone-\(user)", platform: platform, kind: .voip, token: pushToken,
+            deviceId: pushDeviceId, platform: platform, kind: .voip, token: pushToken,
             topic: platform == .apns ? pushTopic : nil, environment: platform == .apns ? .sandbox : nil)
         _ = try await signal.registerDevice(device)
         output.say("push: device \(device.deviceId) registered (\(platform.rawValue) voip)")
