@@ -23,7 +23,11 @@ import Testing
         return try await .prepared(user, signal: signal, world: world, clock: silentClients)
     }
 
-    @Test func aRingBothSidesFellSilentOnIsEndedByTheServerAsARingTimeoutOnBoth() async throws {
+    /// A ringing call from 1001 to 1002 over a server on a test clock with call webhooks (ring window 60 s), handed
+    /// to `body` with the call's id; everything is stopped after it.
+    func ringing(
+        _ body: (TestServer, TestClock, CallWebhookReceiver, CallEndpoint, CallEndpoint, String) async throws -> Void
+    ) async throws {
         let clock = TestClock()
         let receiver = CallWebhookReceiver()
         try await receiver.start()
@@ -38,8 +42,27 @@ import Testing
         do {
             try await caller.api.call(remoteUserId: 1002, callType: .video)
             try await callee.reaches(.calling, .remoteVideoCall)
-            let callId = caller.api.getCallId()
+            try await body(server, clock, receiver, caller, callee, caller.api.getCallId())
+        } catch {
+            Issue.record(error)
+        }
+        await caller.close()
+        await callee.close()
+        try await server.stop()
+        await receiver.stop()
+    }
 
+    /// The `ended` webhook of `callId`, once the server's posts have settled.
+    func endedPayload(of callId: String, _ server: TestServer, _ receiver: CallWebhookReceiver) async throws
+        -> StoredCallEvent.Payload
+    {
+        try await CallWebhookEndToEndScenarios.settle(server)
+        let ended = try #require(receiver.posts.first { $0.idempotencyKey == "\(callId):ended" })
+        return try JSONDecoder().decode(StoredCallEvent.Payload.self, from: Data(ended.body.utf8))
+    }
+
+    @Test func aRingBothSidesFellSilentOnIsEndedByTheServerAsARingTimeoutOnBoth() async throws {
+        try await ringing { server, clock, receiver, caller, callee, callId in
             // Just inside the window nothing happens: both still ring.
             clock.advance(seconds: 59)
             await server.tick()
@@ -52,54 +75,27 @@ import Testing
             try await callee.reaches(.prepared, .remoteCallingTimeout)
             #expect(world.engine(userId: 1002).channel == nil)
 
-            try await CallWebhookEndToEndScenarios.settle(server)
-            let ended = try #require(receiver.posts.first { $0.idempotencyKey == "\(callId):ended" })
-            let payload = try JSONDecoder().decode(StoredCallEvent.Payload.self, from: Data(ended.body.utf8))
+            let payload = try await endedPayload(of: callId, server, receiver)
             #expect(payload.outcome == "missed")
             #expect(payload.serverEnded == true)
             #expect(payload.endReason == "noAnswer")
             #expect(payload.endedBy == nil)
             let record = try await server.server.calls(CallQuery(userId: "1001")).calls.first { $0.callId == callId }
             #expect(record?.outcome == .missed && record?.endReason == "noAnswer")
-        } catch {
-            Issue.record(error)
         }
-        await caller.close()
-        await callee.close()
-        try await server.stop()
-        await receiver.stop()
     }
 
     /// A call the caller cancelled is not the server's to end: its webhook carries the caller as `endedBy` and no
     /// `serverEnded`.
     @Test func aCallACallerCancelledSaysWhoEndedItAndNotTheServer() async throws {
-        let clock = TestClock()
-        let receiver = CallWebhookReceiver()
-        try await receiver.start()
-        let server = try await TestServer.start(clock: clock) { configuration in
-            configuration.ledger.webhook = CallWebhookSettings(url: receiver.url, secret: nil)
-        }
-        let caller = try await endpoint(1001, on: server)
-        let callee = try await endpoint(1002, on: server)
-        do {
-            try await caller.api.call(remoteUserId: 1002, callType: .video)
-            try await callee.reaches(.calling, .remoteVideoCall)
-            let callId = caller.api.getCallId()
+        try await ringing { server, _, receiver, caller, callee, callId in
             try await caller.api.cancelCall()
             try await callee.reaches(.prepared, .remoteCancelled)
             await server.tick()
-            try await CallWebhookEndToEndScenarios.settle(server)
-            let ended = try #require(receiver.posts.first { $0.idempotencyKey == "\(callId):ended" })
-            let payload = try JSONDecoder().decode(StoredCallEvent.Payload.self, from: Data(ended.body.utf8))
+            let payload = try await endedPayload(of: callId, server, receiver)
             #expect(payload.outcome == "cancelled")
             #expect(payload.endedBy == "1001")
             #expect(payload.serverEnded == nil)
-        } catch {
-            Issue.record(error)
         }
-        await caller.close()
-        await callee.close()
-        try await server.stop()
-        await receiver.stop()
     }
 }
