@@ -35,8 +35,10 @@ extension HubState {
             // still rings on the sessions).
             held.bytes + ringing.bytes + send.relayBody.escapedCount <= limits.maxHeldBytes
         else { return }
-        let ringSeconds = send.ttl.map { $0 > 0 ? min($0, pushPolicy.ringSeconds) : pushPolicy.ringSeconds }
-        let expiresAt = now + Int64(ringSeconds ?? pushPolicy.ringSeconds) * 1000
+        // A sender's shorter ttl wins, as for a held call.
+        let ttl = send.ttl ?? 0
+        let ringSeconds = ttl > 0 ? min(ttl, pushPolicy.ringSeconds) : pushPolicy.ringSeconds
+        let expiresAt = now + Int64(ringSeconds) * 1000
         ringing.add(
             RingingPushes.Ring(
                 callId: mark.callId, from: user, devices: sleeping.map(\.device.deviceId), body: send.relayBody,
@@ -63,11 +65,10 @@ extension HubState {
         case .withdraw: callee = target
         case .answer: callee = user
         }
-        guard let ring = ringing.remove(mark.callId, of: callee) else { return }
         // Only the caller withdraws its call.
-        guard mark.kind == .answer || ring.from == user else {
-            return ringing.add(ring, for: callee, maxPerUser: limits.maxHeldPerUser)
-        }
+        guard let ring = ringing.ring(of: callee, callId: mark.callId), mark.kind == .answer || ring.from == user,
+            ringing.remove(mark.callId, of: callee) != nil
+        else { return }
         actions.append(.push(.cancel(callId: mark.callId, userId: callee)))
         addTombstone(mark.callId, mark.reason ?? .cancelled, for: callee, now: now, into: &actions)
     }
