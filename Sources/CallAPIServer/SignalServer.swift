@@ -124,9 +124,14 @@ public final class SignalServer: Service, Sendable {
         await ledger?.applyRetention(now: clock.nowMillis()) ?? 0
     }
 
-    /// The uids in an RTC channel, sorted.
+    /// The uids in an RTC channel, sorted, each once however many devices it is on.
     public func channelMembers(_ channel: String) async -> [UInt] {
-        channels.members(of: channel)
+        channels.members(of: channel).uids
+    }
+
+    /// The members of an RTC channel (uid and device), in the order they joined.
+    public func channelDevices(_ channel: String) async -> [ChannelMember] {
+        channels.members(of: channel).devices
     }
 
     /// Users online now.

@@ -31,7 +31,7 @@ import Testing
             token: try await server.rtcToken(1001, channel: "room"), events: events.handler)
         #expect(try await events.next() == .joined(members: [], iceServers: []))
         let (bob, _) = try await server.joined(1002, channel: "room")
-        #expect(try await events.next() == .memberJoined(uid: 1002))
+        #expect(try await events.next() == .memberJoined(ChannelMember(uid: 1002)))
 
         let (status, body) = try await server.admin(
             "POST", "/v1/channels/room/kick", body: "{\"uid\":1001,\"barSeconds\":60,\"reason\":\"spam\"}")

@@ -5,12 +5,12 @@ import Testing
 
 /// The RTC channel client's logic, driven directly.
 @Suite struct RTCChannelMachineTests {
-    var machine = RTCChannelMachine(channel: "room", uid: 1001, token: "t")
+    var machine = RTCChannelMachine(channel: "room", uid: 1001, device: nil, token: "t")
 
-    mutating func joined(members: [UInt] = []) {
+    mutating func joined(members: [ChannelMember] = []) {
         _ = machine.handle(.start)
         _ = machine.handle(.socketOpened)
-        _ = machine.handle(.received(.joined(.init(channel: "room", uid: 1001, members: members, expiresAt: 1))))
+        _ = machine.handle(.received(.joined(.init(channel: "room", uid: 1001, devices: members, expiresAt: 1))))
     }
 
     @Test mutating func theJoinIsTheFirstFrameOnceTheSocketOpens() {
@@ -21,29 +21,29 @@ import Testing
 
     @Test mutating func signalsAndRenewalsBeforeJoinedAreSentRightAfterIt() {
         _ = machine.handle(.start)
-        #expect(machine.handle(.send(data: "a", to: 1002)).isEmpty)
+        #expect(machine.handle(.send(data: "a", to: ChannelMember(uid: 1002))).isEmpty)
         _ = machine.handle(.socketOpened)
         #expect(machine.handle(.renew(token: "t2")).isEmpty)
-        #expect(machine.handle(.send(data: "b", to: 1002)).isEmpty)
+        #expect(machine.handle(.send(data: "b", to: ChannelMember(uid: 1002))).isEmpty)
         let outputs = machine.handle(
-            .received(.joined(.init(channel: "room", uid: 1001, members: [1002], expiresAt: 1))))
+            .received(.joined(.init(channel: "room", uid: 1001, devices: [ChannelMember(uid: 1002)], expiresAt: 1))))
         #expect(
             outputs == [
-                .emit(.joined(members: [1002], iceServers: [])), .write(.signal(.init(to: 1002, data: "a"))),
+                .emit(.joined(members: [ChannelMember(uid: 1002)], iceServers: [])), .write(.signal(.init(to: 1002, data: "a"))),
                 .write(.renew(.init(token: "t2"))), .write(.signal(.init(to: 1002, data: "b"))),
             ])
-        #expect(machine.handle(.send(data: "c", to: 1002)) == [.write(.signal(.init(to: 1002, data: "c")))])
+        #expect(machine.handle(.send(data: "c", to: ChannelMember(uid: 1002))) == [.write(.signal(.init(to: 1002, data: "c")))])
     }
 
     @Test mutating func serverEventsBecomeClientEvents() {
         joined()
-        #expect(machine.handle(.received(.memberJoined(.init(uid: 1002)))) == [.emit(.memberJoined(uid: 1002))])
+        #expect(machine.handle(.received(.memberJoined(.init(uid: 1002)))) == [.emit(.memberJoined(ChannelMember(uid: 1002)))])
         #expect(
-            machine.handle(.received(.signal(.init(from: 1002, data: "x")))) == [.emit(.signal(from: 1002, data: "x"))])
+            machine.handle(.received(.signal(.init(from: 1002, data: "x")))) == [.emit(.signal(from: ChannelMember(uid: 1002), data: "x"))])
         #expect(machine.handle(.received(.tokenWillExpire(.init(expiresAt: 5)))) == [.emit(.tokenWillExpire)])
         #expect(
             machine.handle(.received(.memberLeft(.init(uid: 1002, reason: .dropped))))
-                == [.emit(.memberLeft(uid: 1002, reason: 1))])
+                == [.emit(.memberLeft(ChannelMember(uid: 1002), reason: 1))])
     }
 
     @Test mutating func refusalsAndFailedSignalsAreLoggedNotDropped() {
@@ -68,10 +68,10 @@ import Testing
             Issue.record("no joinFailed")
             return
         }
-        var member = RTCChannelMachine(channel: "room", uid: 1001, token: "t")
+        var member = RTCChannelMachine(channel: "room", uid: 1001, device: nil, token: "t")
         _ = member.handle(.start)
         _ = member.handle(.socketOpened)
-        _ = member.handle(.received(.joined(.init(channel: "room", uid: 1001, members: [], expiresAt: 1))))
+        _ = member.handle(.received(.joined(.init(channel: "room", uid: 1001, devices: [], expiresAt: 1))))
         guard case .emit(.removed(100, _)) = member.handle(.socketClosed(cause: "reset")).first else {
             Issue.record("no removed")
             return
@@ -83,7 +83,7 @@ import Testing
         #expect(machine.handle(.leave) == [.write(.leave), .closeSocket])
         #expect(machine.handle(.received(.signal(.init(from: 1002, data: "late")))).isEmpty)
         #expect(machine.handle(.socketClosed(cause: "closed")).isEmpty)
-        guard case .log(.warning, _) = machine.handle(.send(data: "x", to: 1002)).first else {
+        guard case .log(.warning, _) = machine.handle(.send(data: "x", to: ChannelMember(uid: 1002))).first else {
             Issue.record("a send after leaving was not logged")
             return
         }

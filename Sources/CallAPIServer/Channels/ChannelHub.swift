@@ -32,8 +32,10 @@ final class ChannelHub: SessionEndpoint {
     /// Records the channels' gauges as they are now (before the metrics are rendered).
     func publishGauges() { shell.publishGauges() }
 
-    /// The uids in `channel`, sorted.
-    func members(of channel: String) -> [UInt] { shell.read { $0.state.members(of: channel) } }
+    /// The uids in `channel`, sorted, each once; and its members (uid and device) in join order.
+    func members(of channel: String) -> (uids: [UInt], devices: [ChannelMember]) {
+        shell.read { ($0.state.members(of: channel), $0.state.devices(of: channel)) }
+    }
 
     func open(channel: any Channel, flusher: LoopFlusher) -> WebSocketConnection {
         shell.open(channel: channel, flusher: flusher)

@@ -35,9 +35,10 @@ struct ChannelHubPerformer: EndpointPerformer {
 
     /// Logs and counts a member's coming or going, and posts it to the webhook.
     func start(_ notice: ChannelNotice, in shell: EndpointShell<Self>) {
-        let metadata: Logger.Metadata = [
+        var metadata: Logger.Metadata = [
             "channel": "\(notice.channel)", "uid": "\(notice.uid)", "reason": "\(notice.reason.rawValue)",
         ]
+        if let device = notice.device { metadata["device"] = "\(device)" }
         switch notice.reason {
         case .kicked:
             metrics.channelKick()
@@ -66,7 +67,7 @@ struct ChannelHubPerformer: EndpointPerformer {
     {
         func who() -> Logger.Metadata {
             guard let member = core.state.member(id) else { return ["connection": "\(id)"] }
-            return ["connection": "\(id)", "channel": "\(member.channel)", "uid": "\(member.uid)"]
+            return ["connection": "\(id)", "channel": "\(member.channel)", "member": "\(member.member)"]
         }
         switch frame {
         case .signal:

@@ -70,7 +70,8 @@ public enum ServerSettings {
         .init("place-call-window", "seconds a caller's client has to place a server-placed call (default 5)"),
         .init("drain", "seconds a shutdown waits for connections to close (default 5)"),
         .init("event-loops", "event loop threads for the sockets (default: one per core)"),
-        .init("channel-capacity", "members an RTC channel may have (default 2)"),
+        .init("channel-capacity", "users an RTC channel may have (default 2)"),
+        .init("channel-devices", "devices each user may have in one RTC channel (default 4)"),
         .init("channel-watchdog", "seconds a member may stay alone after a call before removal (default 0: off)"),
         .init(
             "allow-any-channel-tokens", "accept RTC tokens for any channel (chn \"*\") (default off)", isSwitch: true),
@@ -317,6 +318,7 @@ public enum ServerSettings {
         if let v = try int("event-loops", range: 1...256) { configuration.eventLoops = v }
         var channels = configuration.channels
         if let v = try int("channel-capacity", range: 1...1000) { channels.capacity = v }
+        if let v = try int("channel-devices", range: 1...16) { channels.devicesPerUser = v }
         if let v = try int("channel-watchdog", range: 0...86_400) { channels.watchdogSeconds = v }
         if let text = value("allow-any-channel-tokens") {
             switch text.lowercased() {

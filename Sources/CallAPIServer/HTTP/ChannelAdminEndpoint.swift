@@ -4,7 +4,9 @@ import Hummingbird
 
 /// The operator's channel endpoints, with the admin key:
 ///
-/// - `GET /v1/channels/{channel}` → `{"channel":"c","members":[1001,1002]}`
+/// - `GET /v1/channels/{channel}` → `{"channel":"c","members":[1001,1002],"devices":[{"uid":1001},
+///   {"uid":1002,"device":"phone-1"},{"uid":1002,"device":"tablet-1"}]}` (`members` sorted, each uid once;
+///   `devices` every member in join order)
 /// - `POST /v1/channels/{channel}/kick` with `{"uid":1001,"barSeconds":60,"reason":"text"}` (`barSeconds` and
 ///   `reason` optional) → `{"kicked":true,"barredUntil":1800000060000}`. The bar applies even when the uid is not in
 ///   the channel; `barSeconds` 0 lifts a bar.
@@ -41,13 +43,15 @@ struct ChannelAdminEndpoint: Sendable {
     struct Members: ResponseEncodable {
         var channel: String
         var members: [UInt]
+        var devices: [ChannelMember]
     }
 
     func register(on router: Router<BasicRequestContext>) {
         router.get("/v1/channels/:channel") { request, context -> Members in
             try authorization.check(request, endpoint: "the channel endpoint")
             let channel = try channelParameter(context)
-            return Members(channel: channel, members: hub.members(of: channel))
+            let (members, devices) = hub.members(of: channel)
+            return Members(channel: channel, members: members, devices: devices)
         }
         router.post("/v1/channels/:channel/kick") { request, context -> KickAnswer in
             try authorization.check(request, endpoint: "the channel endpoint")

@@ -1,7 +1,9 @@
 /// What the channel state enforces. Times in milliseconds.
 public struct ChannelLimits: Sendable, Equatable {
-    /// Members a channel may have at once (2: one-to-one calls).
+    /// Users a channel may have at once (2: one-to-one calls).
     public var capacity: Int = 2
+    /// Devices (members with one uid) each user may have in a channel at once.
+    public var devicesPerUser: Int = 4
     /// How long a member may stay alone in a channel that has had two members before it is removed; `nil` is off.
     public var watchdogMillis: Int64?
     /// Whether tokens for any channel (`chn` `*`) are accepted.
@@ -32,6 +34,7 @@ public struct ChannelLimits: Sendable, Equatable {
     /// rate limit and outbox limits of signaling.
     public init(settings: ChannelSettings, hub: HubLimits) {
         capacity = settings.capacity
+        devicesPerUser = settings.devicesPerUser
         watchdogMillis = settings.watchdogSeconds > 0 ? Int64(settings.watchdogSeconds) * 1000 : nil
         allowAnyChannelTokens = settings.allowAnyChannelTokens
         maxFrameBytes = hub.maxFrameBytes

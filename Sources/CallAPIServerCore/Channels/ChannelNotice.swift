@@ -4,6 +4,8 @@ public struct ChannelNotice: Sendable, Equatable, Codable {
     public var event: Event
     public var channel: String
     public var uid: UInt
+    /// The device the member joined from, when it named one (absent otherwise).
+    public var device: String?
     /// `joined` for `userJoined`; why the member left for `userLeft`.
     public var reason: Reason
     /// When, in milliseconds since 1970 (server clock).
@@ -31,7 +33,7 @@ public struct ChannelNotice: Sendable, Equatable, Codable {
         case kicked
         /// The member's token expired.
         case tokenExpired
-        /// The same uid joined again on another socket.
+        /// The same member (uid and device) joined again on another socket.
         case replaced
         /// The member stayed alone too long after the other left.
         case watchdog
@@ -39,10 +41,11 @@ public struct ChannelNotice: Sendable, Equatable, Codable {
         case shutdown
     }
 
-    public init(event: Event, channel: String, uid: UInt, reason: Reason, time: Int64) {
+    public init(event: Event, channel: String, uid: UInt, device: String? = nil, reason: Reason, time: Int64) {
         self.event = event
         self.channel = channel
         self.uid = uid
+        self.device = device
         self.reason = reason
         self.time = time
     }

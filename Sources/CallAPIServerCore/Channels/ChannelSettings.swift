@@ -1,7 +1,10 @@
 /// How `callapi serve` runs RTC channels (`/v1/rtc`), and where it reports their events.
 public struct ChannelSettings: Sendable, Equatable {
-    /// Members a channel may have at once (default 2: one-to-one calls).
+    /// Users a channel may have at once (default 2: one-to-one calls).
     public var capacity: Int = 2
+    /// Devices each user may have in one channel at once (default 4): a user's phone and tablet ringing together
+    /// are two members with one uid.
+    public var devicesPerUser: Int = 4
     /// Seconds a member may stay alone in a channel that has had two members before the server removes it;
     /// 0 (the default) turns the watchdog off.
     public var watchdogSeconds: Int = 0
@@ -16,7 +19,10 @@ public struct ChannelSettings: Sendable, Equatable {
 
     /// The settings by name, as `/metrics` publishes them (`callapi_limit{name="…"}`).
     package var published: [(name: String, value: Double)] {
-        [("channel-capacity", Double(capacity)), ("channel-watchdog", Double(watchdogSeconds))]
+        [
+            ("channel-capacity", Double(capacity)), ("channel-devices", Double(devicesPerUser)),
+            ("channel-watchdog", Double(watchdogSeconds)),
+        ]
     }
 }
 

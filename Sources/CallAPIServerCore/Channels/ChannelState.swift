@@ -30,16 +30,17 @@ package struct ChannelState: Sendable {
     /// A connection's membership.
     struct Membership: Sendable, Equatable {
         var channel: String
-        var uid: UInt
+        var member: ChannelMember
         var lease: TokenLease
+        var uid: UInt { member.uid }
     }
 
     /// One channel.
     struct Room: Sendable, Equatable {
         var members = RoomMembers()
-        /// Whether the channel has had two members at once (the watchdog only watches such channels).
+        /// Whether the channel has had two users at once (the watchdog only watches such channels).
         var hadTwo = false
-        /// Since when its only member has been alone, after it had two.
+        /// Since when its only user (on one device or several) has been alone, after it had two.
         var aloneSince: Int64?
     }
 
@@ -96,18 +97,20 @@ package struct ChannelState: Sendable {
     package var memberCount: Int { rooms.values.reduce(0) { $0 + $1.members.count } }
     /// Open connections, members or not.
     package var connectionCount: Int { connections.count }
-    /// The uids in `channel`, sorted.
+    /// The uids in `channel`, sorted, each once however many devices it is on.
     package func members(of channel: String) -> [UInt] { rooms[channel]?.members.uids.sorted() ?? [] }
+    /// The members of `channel` (uid and device), in join order.
+    package func devices(of channel: String) -> [ChannelMember] { rooms[channel]?.members.members ?? [] }
     /// Until when `uid` may not rejoin `channel` (ms since 1970), if it is barred.
     package func barredUntil(channel: String, uid: UInt) -> Int64? { bars[BarKey(channel: channel, uid: uid)] }
     /// Frames and estimated bytes queued for a connection's writer and not yet written.
     package func outbox(of connection: SessionID) -> (frames: Int, bytes: Int)? {
         connections[connection].map { ($0.outbox.frames, $0.outbox.bytes) }
     }
-    /// The channel and uid of a connection that joined.
-    package func member(_ id: SessionID) -> (channel: String, uid: UInt)? {
+    /// The channel and member (uid and device) of a connection that joined.
+    package func member(_ id: SessionID) -> (channel: String, member: ChannelMember)? {
         guard case .member(let membership) = connections[id]?.phase else { return nil }
-        return (membership.channel, membership.uid)
+        return (membership.channel, membership.member)
     }
 
     // MARK: - Events
@@ -245,7 +248,7 @@ package struct ChannelState: Sendable {
                         .init(
                             code: .malformed,
                             message:
-                                "this socket already joined channel \(membership.channel) as uid \(membership.uid); "
+                                "this socket already joined channel \(membership.channel) as uid \(membership.member); "
                                 + "one socket is one membership")), to: id, into: &actions)
             case .signal(let signal):
                 relay(signal, from: id, membership, into: &actions)
@@ -277,6 +280,9 @@ package struct ChannelState: Sendable {
         }
         guard ChannelProtocol.isValidChannel(join.channel) else {
             return failJoin(id, .malformed, "\"channel\" must be 1-64 characters of A-Z a-z 0-9 . _ -", into: &actions)
+        }
+        if let device = join.device, let problem = PushDevice.deviceIdProblem(device, field: "device") {
+            return failJoin(id, .malformed, problem, into: &actions)
         }
         guard !join.token.isEmpty else {
             return failJoin(id, .invalidToken, "the join frame has an empty token", into: &actions)
@@ -381,42 +387,52 @@ package struct ChannelState: Sendable {
                 "uid \(join.uid) was removed from channel \(join.channel) and may rejoin in \(seconds) more seconds",
                 into: &actions)
         }
+        let member = join.member
         let room = rooms[join.channel] ?? Room()
-        let previous = room.members[join.uid]
-        let others = room.members.count - (previous == nil ? 0 : 1)
-        guard others < limits.capacity else {
+        let previous = room.members[member]
+        let uids = room.members.uids
+        guard uids.contains(join.uid) || uids.count < limits.capacity else {
             return failJoin(
                 id, .channelFull,
-                "channel \(join.channel) already has \(others) members, the most this server allows", into: &actions)
+                "channel \(join.channel) already has \(uids.count) users, the most this server allows", into: &actions)
+        }
+        let devices = room.members.members(of: join.uid).count - (previous == nil ? 0 : 1)
+        guard devices < limits.devicesPerUser else {
+            return failJoin(
+                id, .channelFull,
+                "uid \(join.uid) is already in channel \(join.channel) on \(devices) devices, "
+                    + "the most this server allows", into: &actions)
         }
         if let previous {
             remove(previous, .replaced, now: now, into: &actions)
         }
         var current = rooms[join.channel] ?? Room()
         // In join order (docs/protocol.md): a callee tells the caller's previous peer from its next one by it.
-        let existing = current.members.uids
-        current.members[join.uid] = id
-        if current.members.count >= 2 {
+        let existing = current.members.members
+        let existingSessions = current.members.sessions
+        current.members[member] = id
+        if current.members.userCount >= 2 {
             current.hadTwo = true
             current.aloneSince = nil
         }
         rooms[join.channel] = current
         connections.setPhase(
-            .member(Membership(channel: join.channel, uid: join.uid, lease: TokenLease(expiresAt: expiresAt))), of: id)
+            .member(Membership(channel: join.channel, member: member, lease: TokenLease(expiresAt: expiresAt))), of: id)
         scheduleTick(for: id)
         enqueue(
             .joined(
                 .init(
-                    channel: join.channel, uid: join.uid, members: existing, expiresAt: expiresAt,
+                    channel: join.channel, uid: join.uid, devices: existing, expiresAt: expiresAt,
                     iceServers: ice.servers(for: join.uid, now: now))), to: id,
             into: &actions)
-        for uid in existing {
-            if let other = current.members[uid] {
-                enqueue(.memberJoined(.init(uid: join.uid)), to: other, into: &actions)
-            }
+        for other in existingSessions {
+            enqueue(.memberJoined(member), to: other, into: &actions)
         }
         actions.append(
-            .report(.init(event: .userJoined, channel: join.channel, uid: join.uid, reason: .joined, time: now)))
+            .report(
+                .init(
+                    event: .userJoined, channel: join.channel, uid: join.uid, device: join.device, reason: .joined,
+                    time: now)))
         tokenNotice(id, now: now, into: &actions)
     }
 
@@ -434,17 +450,34 @@ package struct ChannelState: Sendable {
         _ signal: ChannelClientFrame.Signal, from id: SessionID, _ membership: Membership,
         into actions: inout [ChannelAction]
     ) {
-        guard signal.to != membership.uid else {
-            return enqueue(
-                .signalFailed(.init(to: signal.to, message: "a member cannot signal itself")), to: id, into: &actions)
+        func fail(_ message: String) {
+            enqueue(.signalFailed(.init(to: signal.to, device: signal.device, message: message)), to: id, into: &actions)
         }
-        guard let target = rooms[membership.channel]?.members[signal.to] else {
-            return enqueue(
-                .signalFailed(
-                    .init(to: signal.to, message: "uid \(signal.to) is not in channel \(membership.channel)")),
-                to: id, into: &actions)
+        guard signal.to != membership.uid else { return fail("a member cannot signal its own uid") }
+        let room = rooms[membership.channel] ?? Room()
+        let target: SessionID
+        if let device = signal.device {
+            guard let session = room.members[ChannelMember(uid: signal.to, device: device)] else {
+                return fail("uid \(signal.to) is not in channel \(membership.channel) on device \(device)")
+            }
+            target = session
+        } else {
+            // Without a device, the uid's only member: a member that knows no devices talks to a user on one.
+            let sessions = room.members.sessions(of: signal.to)
+            guard let session = sessions.first else {
+                return fail("uid \(signal.to) is not in channel \(membership.channel)")
+            }
+            guard sessions.count == 1 else {
+                let devices = room.members.members(of: signal.to).map { $0.device ?? "(none)" }
+                return fail(
+                    "uid \(signal.to) is in channel \(membership.channel) on \(sessions.count) devices "
+                        + "(\(devices.joined(separator: ", "))); name one in \"device\"")
+            }
+            target = session
         }
-        enqueue(.signal(.init(from: membership.uid, data: signal.data)), to: target, into: &actions)
+        enqueue(
+            .signal(.init(from: membership.uid, device: membership.member.device, data: signal.data)), to: target,
+            into: &actions)
     }
 
     // MARK: - Leaving
@@ -486,7 +519,7 @@ package struct ChannelState: Sendable {
         case .replaced:
             leaveReason = .removed
             noticeReason = .replaced
-            removal = (.replaced, "uid \(membership.uid) joined channel \(membership.channel) again elsewhere")
+            removal = (.replaced, "uid \(membership.member) joined channel \(membership.channel) again elsewhere")
         case .watchdog:
             leaveReason = .removed
             noticeReason = .watchdog
@@ -510,29 +543,29 @@ package struct ChannelState: Sendable {
             actions.append(.send(id, .removed(.init(code: removal.0, message: removal.1))))
             actions.append(.close(id, code: removal.0.closeCode))
         }
-        if var room = rooms[membership.channel], room.members[membership.uid] == id {
-            room.members[membership.uid] = nil
+        if var room = rooms[membership.channel], room.members[membership.member] == id {
+            room.members[membership.member] = nil
             if room.members.isEmpty {
                 rooms[membership.channel] = nil
             } else {
-                if room.members.count == 1, room.hadTwo, room.aloneSince == nil {
+                if room.members.userCount == 1, room.hadTwo, room.aloneSince == nil {
                     room.aloneSince = now
                 }
                 rooms[membership.channel] = room
             }
             if cause != .shutdown {
-                for uid in room.members.uids {
-                    if let other = room.members[uid] {
-                        enqueue(
-                            .memberLeft(.init(uid: membership.uid, reason: leaveReason)), to: other, into: &actions)
-                    }
+                let left = ChannelServerFrame.MemberLeft(
+                    uid: membership.uid, device: membership.member.device, reason: leaveReason)
+                for other in room.members.sessions {
+                    enqueue(.memberLeft(left), to: other, into: &actions)
                 }
             }
         }
         actions.append(
             .report(
                 .init(
-                    event: .userLeft, channel: membership.channel, uid: membership.uid, reason: noticeReason, time: now)
+                    event: .userLeft, channel: membership.channel, uid: membership.uid,
+                    device: membership.member.device, reason: noticeReason, time: now)
             ))
     }
 
@@ -545,11 +578,13 @@ package struct ChannelState: Sendable {
         let barredUntil: Int64? = barSeconds > 0 ? now + Int64(barSeconds) * 1000 : nil
         bars[BarKey(channel: channel, uid: uid)] = barredUntil
         revoke(BarKey(channel: channel, uid: uid), at: now)
-        guard let id = rooms[channel]?.members[uid] else { return (false, barredUntil) }
+        // Every device of the uid: a kick removes a user.
+        let sessions = rooms[channel]?.members.sessions(of: uid) ?? []
+        guard !sessions.isEmpty else { return (false, barredUntil) }
         var message = "removed from channel \(channel) by the operator"
         if let reason, !reason.isEmpty { message += ": \(reason)" }
         if barSeconds > 0 { message += " (may rejoin in \(barSeconds) s)" }
-        remove(id, .kicked(message), now: now, into: &actions)
+        for id in sessions { remove(id, .kicked(message), now: now, into: &actions) }
         // As after an event: a member the removal notice overflowed is closed last.
         while let slow = connections.nextSlowConsumer() { dropSlowConsumer(slow, now: now, into: &actions) }
         return (true, barredUntil)
@@ -572,10 +607,10 @@ package struct ChannelState: Sendable {
         }
     }
 
-    /// The sender of a relayed signal: the member of the target's channel with the signal's `from` uid.
+    /// The sender of a relayed signal: the member of the target's channel the signal is stamped with.
     private func relayed(_ frame: ChannelServerFrame, to id: SessionID) -> RelayedSignal? {
         guard case .signal(let signal) = frame, let target = member(id),
-            let sender = rooms[target.channel]?.members[signal.from]
+            let sender = rooms[target.channel]?.members[signal.sender]
         else { return nil }
         return RelayedSignal(sender: sender)
     }
@@ -636,10 +671,9 @@ package struct ChannelState: Sendable {
         }
         if let limit = limits.watchdogMillis {
             for channel in rooms.keys.sorted() {
-                guard let room = rooms[channel], let since = room.aloneSince, now - since >= limit,
-                    let id = room.members.sessions.first
-                else { continue }
-                remove(id, .watchdog, now: now, into: &actions)
+                guard let room = rooms[channel], let since = room.aloneSince, now - since >= limit else { continue }
+                // The user left alone, on every device it is on.
+                for id in room.members.sessions { remove(id, .watchdog, now: now, into: &actions) }
             }
         }
         bars = bars.filter { $0.value > now }

@@ -13,24 +13,27 @@ import Logging
 ///     default: break
 ///     }
 /// }
-/// connection.send(data: offer, to: 1002)
+/// connection.send(data: offer, to: ChannelMember(uid: 1002, device: "phone-1"))
 /// ```
 public enum RTCChannelClient {
-    /// Starts joining `channel` as `uid` with an RTC token for it, and returns at once.
+    /// Starts joining `channel` as `uid` on `device` with an RTC token for it, and returns at once.
     ///
     /// - Parameters:
     ///   - url: The server, `ws(s)://host:port` (`/v1/rtc` is added when there is no path; `http(s)` works too).
+    ///   - device: The device this member joins from (the rules of a push device id). A user's devices are separate
+    ///     members; without one, a second join of the uid replaces the first.
     ///   - events: Called serially, in the server's order: first ``RTCChannelClientEvent/joined(members:iceServers:)`` or
     ///     ``RTCChannelClientEvent/joinFailed(code:message:)``, and nothing after
     ///     ``RTCChannelClientEvent/removed(code:message:)`` or ``RTCChannelConnection/leave()``.
     /// - Returns: The membership. Keep it: releasing it leaves the channel.
     public static func join(
-        url: String, channel: String, uid: UInt, token: String,
+        url: String, channel: String, uid: UInt, device: String? = nil, token: String,
         logger: Logger = Logger(label: "callapi.rtc-channel"),
         events: @escaping @Sendable (RTCChannelClientEvent) -> Void
     ) -> RTCChannelConnection {
         RTCChannelConnection(
-            url: joinURL(from: url, channel: channel), channel: channel, uid: uid, token: token, logger: logger,
+            url: joinURL(from: url, channel: channel), channel: channel, uid: uid, device: device, token: token,
+            logger: logger,
             events: events)
     }
 

@@ -1,8 +1,9 @@
+import CallAPISignalProtocol
 import Logging
 import NIOCore
 import NIOPosix
 
-/// One membership of an RTC channel, made by ``RTCChannelClient/join(url:channel:uid:token:logger:events:)``.
+/// One membership of an RTC channel, made by ``RTCChannelClient/join(url:channel:uid:device:token:logger:events:)``.
 ///
 /// Its methods return at once and take effect in the order they are called. Signals and renewals issued before
 /// ``RTCChannelClientEvent/joined(members:iceServers:)`` are kept and sent right after it. Releasing the connection leaves the
@@ -12,21 +13,24 @@ public final class RTCChannelConnection: Sendable {
     public let channel: String
     /// This member's uid.
     public let uid: UInt
+    /// The device this member joined from, if it named one.
+    public let device: String?
     private let gate: RTCChannelEventGate
     /// Calls from the synchronous API, in order, on the core's event loop.
     private let commands: LoopCommands<RTCChannelCore>
 
     init(
-        url: String, channel: String, uid: UInt, token: String, logger: Logger,
+        url: String, channel: String, uid: UInt, device: String?, token: String, logger: Logger,
         events: @escaping @Sendable (RTCChannelClientEvent) -> Void
     ) {
         self.channel = channel
         self.uid = uid
+        self.device = device
         let gate = RTCChannelEventGate(events)
         self.gate = gate
         let loop = MultiThreadedEventLoopGroup.singleton.any()
         let core = RTCChannelCore(
-            url: url, channel: channel, uid: uid, token: token, gate: gate, loop: loop, logger: logger)
+            url: url, channel: channel, uid: uid, device: device, token: token, gate: gate, loop: loop, logger: logger)
         commands = LoopCommands(core, on: loop)
         commands.yield { $0.start() }
     }
@@ -36,9 +40,10 @@ public final class RTCChannelConnection: Sendable {
         commands.yield { $0.leave() }
     }
 
-    /// Relays `data` to the member `uid` of the channel. If `uid` is not there, the server says so (logged).
-    public func send(data: String, to uid: UInt) {
-        commands.yield { $0.send(data: data, to: uid) }
+    /// Relays `data` to `member` of the channel. If it is not there, the server says so (logged); a member
+    /// without a device reaches the uid's only member, and is refused when the uid is there on several devices.
+    public func send(data: String, to member: ChannelMember) {
+        commands.yield { $0.send(data: data, to: member) }
     }
 
     /// Replaces the membership's token (after ``RTCChannelClientEvent/tokenWillExpire``) with a fresh RTC token for

@@ -13,21 +13,22 @@ final class RTCChannelCore: ClientSocketDelegate {
     private var socket: ClientSocket?
 
     init(
-        url: String, channel: String, uid: UInt, token: String, gate: RTCChannelEventGate, loop: any EventLoop,
-        logger: Logger
+        url: String, channel: String, uid: UInt, device: String?, token: String, gate: RTCChannelEventGate,
+        loop: any EventLoop, logger: Logger
     ) {
         self.loop = loop
-        machine = RTCChannelMachine(channel: channel, uid: uid, token: token)
+        machine = RTCChannelMachine(channel: channel, uid: uid, device: device, token: token)
         self.url = url
         self.gate = gate
         var logger = logger
         logger[metadataKey: "channel"] = "\(channel)"
         logger[metadataKey: "uid"] = "\(uid)"
+        if let device { logger[metadataKey: "device"] = "\(device)" }
         self.logger = logger
     }
 
     func start() { handle(.start) }
-    func send(data: String, to uid: UInt) { handle(.send(data: data, to: uid)) }
+    func send(data: String, to member: ChannelMember) { handle(.send(data: data, to: member)) }
     func renew(token: String) { handle(.renew(token: token)) }
     func leave() { handle(.leave) }
 

@@ -21,7 +21,7 @@ struct RTCChannelMachine: Sendable {
         case received(ChannelServerFrame)
         case unreadable(String)
         case socketClosed(cause: String)
-        case send(data: String, to: UInt)
+        case send(data: String, to: ChannelMember)
         case renew(token: String)
         case leave
     }
@@ -46,8 +46,8 @@ struct RTCChannelMachine: Sendable {
     /// Frames issued before `joined`, sent once it arrives.
     private(set) var pending: [ChannelClientFrame] = []
 
-    init(channel: String, uid: UInt, token: String) {
-        join = .init(channel: channel, uid: uid, token: token)
+    init(channel: String, uid: UInt, device: String?, token: String) {
+        join = .init(channel: channel, uid: uid, token: token, device: device)
     }
 
     mutating func handle(_ input: Input) -> [Output] {
@@ -122,7 +122,7 @@ struct RTCChannelMachine: Sendable {
             phase = .joined
             let queued = pending
             pending = []
-            return [.emit(.joined(members: joined.members, iceServers: joined.iceServers))] + queued.map { .write($0) }
+            return [.emit(.joined(members: joined.devices, iceServers: joined.iceServers))] + queued.map { .write($0) }
         case (.joining, .joinFailed(let failure)), (.joining, .removed(let failure)):
             phase = .ended
             pending = []
@@ -131,17 +131,18 @@ struct RTCChannelMachine: Sendable {
             phase = .ended
             return [.emit(.removed(code: failure.code, message: failure.message)), .closeSocket]
         case (.joined, .memberJoined(let member)):
-            return [.emit(.memberJoined(uid: member.uid))]
+            return [.emit(.memberJoined(member))]
         case (.joined, .memberLeft(let left)):
-            return [.emit(.memberLeft(uid: left.uid, reason: left.reason))]
+            return [.emit(.memberLeft(left.member, reason: left.reason))]
         case (.joined, .signal(let signal)):
-            return [.emit(.signal(from: signal.from, data: signal.data))]
+            return [.emit(.signal(from: signal.sender, data: signal.data))]
         case (.joined, .tokenWillExpire):
             return [.emit(.tokenWillExpire)]
         case (.joined, .renewed(let renewed)):
             return [.log(.info, "token renewed; it expires at \(renewed.expiresAt)")]
         case (_, .signalFailed(let failed)):
-            return [.log(.warning, "signal to \(failed.to) not relayed: \(failed.message)")]
+            let target = ChannelMember(uid: failed.to, device: failed.device)
+            return [.log(.warning, "signal to \(target) not relayed: \(failed.message)")]
         case (_, .error(let failure)):
             return [.log(.warning, "the server refused a frame (code \(failure.code)): \(failure.message)")]
         default:

@@ -44,28 +44,40 @@ public enum ChannelServerFrame: Sendable, Equatable {
     public struct Joined: Codable, Sendable, Equatable {
         public var channel: String
         public var uid: UInt
-        /// The other members, sorted.
+        /// The other members' uids, in the order they joined, each once (for clients that know no devices).
         public var members: [UInt]
+        /// The other members, in the order they joined, with their devices: a uid appears once per device. An
+        /// absent key (an older server) reads as `members` without devices.
+        public var devices: [ChannelMember]
         /// When the token expires, in milliseconds since 1970 (server clock).
         public var expiresAt: Int64
         /// The STUN and TURN servers this member's media may use, TURN with credentials minted for it; empty when
         /// the server has none configured (an absent key reads as empty).
         public var iceServers: [ICEServer]
-        public init(channel: String, uid: UInt, members: [UInt], expiresAt: Int64, iceServers: [ICEServer] = []) {
+
+        /// `devices` are the other members in join order; `members` is made from them.
+        public init(
+            channel: String, uid: UInt, devices: [ChannelMember], expiresAt: Int64, iceServers: [ICEServer] = []
+        ) {
             self.channel = channel
             self.uid = uid
-            self.members = members
+            var seen = Set<UInt>()
+            self.members = devices.map(\.uid).filter { seen.insert($0).inserted }
+            self.devices = devices
             self.expiresAt = expiresAt
             self.iceServers = iceServers
         }
 
-        enum CodingKeys: String, CodingKey { case channel, uid, members, expiresAt, iceServers }
+        enum CodingKeys: String, CodingKey { case channel, uid, members, devices, expiresAt, iceServers }
 
         public init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             channel = try container.decode(String.self, forKey: .channel)
             uid = try container.decode(UInt.self, forKey: .uid)
             members = try container.decode([UInt].self, forKey: .members)
+            devices =
+                try container.decodeIfPresent([ChannelMember].self, forKey: .devices)
+                ?? members.map { ChannelMember(uid: $0) }
             expiresAt = try container.decode(Int64.self, forKey: .expiresAt)
             iceServers = try container.decodeIfPresent([ICEServer].self, forKey: .iceServers) ?? []
         }
@@ -84,38 +96,45 @@ public enum ChannelServerFrame: Sendable, Equatable {
         public var errorCode: ChannelErrorCode? { ChannelErrorCode(rawValue: code) }
     }
 
-    /// `memberJoined`.
-    public struct Member: Codable, Sendable, Equatable {
-        public var uid: UInt
-        public init(uid: UInt) { self.uid = uid }
-    }
+    /// `memberJoined`: the member, `uid` and (when it named one) `device`.
+    public typealias Member = ChannelMember
 
-    /// `memberLeft`: a ``ChannelLeaveReason`` raw value in `reason`.
+    /// `memberLeft`: the member and a ``ChannelLeaveReason`` raw value in `reason`.
     public struct MemberLeft: Codable, Sendable, Equatable {
         public var uid: UInt
+        public var device: String?
         public var reason: Int
-        public init(uid: UInt, reason: ChannelLeaveReason) {
+        public init(uid: UInt, device: String? = nil, reason: ChannelLeaveReason) {
             self.uid = uid
+            self.device = device
             self.reason = reason.rawValue
         }
+
+        public var member: ChannelMember { ChannelMember(uid: uid, device: device) }
     }
 
-    /// `signal`.
+    /// `signal`: from the member `from` (on `device`, when the sender named one), stamped by the server.
     public struct Signal: Codable, Sendable, Equatable {
         public var from: UInt
+        public var device: String?
         public var data: String
-        public init(from: UInt, data: String) {
+        public init(from: UInt, device: String? = nil, data: String) {
             self.from = from
+            self.device = device
             self.data = data
         }
+
+        public var sender: ChannelMember { ChannelMember(uid: from, device: device) }
     }
 
-    /// `signalFailed`.
+    /// `signalFailed`: the signal's target, as the sender named it.
     public struct SignalFailed: Codable, Sendable, Equatable {
         public var to: UInt
+        public var device: String?
         public var message: String
-        public init(to: UInt, message: String) {
+        public init(to: UInt, device: String? = nil, message: String) {
             self.to = to
+            self.device = device
             self.message = message
         }
     }

@@ -53,7 +53,7 @@ public struct PushDevice: Codable, Sendable, Equatable {
     public static let maxTopicLength = 255
 
     /// Why `deviceId` cannot name a device (here, or in a `login`), or nil when it can.
-    public static func deviceIdProblem(_ deviceId: String) -> String? {
+    public static func deviceIdProblem(_ deviceId: String, field: String = "deviceId") -> String? {
         let idAllowed = deviceId.utf8.allSatisfy { byte in
             switch byte {
             case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
@@ -64,7 +64,7 @@ public struct PushDevice: Codable, Sendable, Equatable {
             }
         }
         guard !deviceId.isEmpty, deviceId.utf8.count <= maxDeviceIdLength, idAllowed else {
-            return "\"deviceId\" must be 1-\(maxDeviceIdLength) characters of A-Z a-z 0-9 . _ - :"
+            return "\"\(field)\" must be 1-\(maxDeviceIdLength) characters of A-Z a-z 0-9 . _ - :"
         }
         return nil
     }

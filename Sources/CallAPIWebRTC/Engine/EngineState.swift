@@ -1,4 +1,5 @@
 import CallAPI
+import CallAPISignalProtocol
 
 /// Everything a ``WebRTCEngine`` knows, behind its lock. GStreamer handles in it are only used on the
 /// engine's queue, except the receive-bin handles that `pad-added` stores from a streaming thread.
@@ -40,14 +41,24 @@ struct ChannelSession: Sendable {
     /// What webrtcbin is given for this channel: the engine's ICE servers, then the transport's (set at `joined`).
     var ice = PeerLink.ICE()
     var joined = false
-    var peers: [UInt: PeerState] = [:]
+    /// One link per remote member: a user on two devices is two peers with one uid. Members of this engine's own
+    /// uid (its user's other devices) get no link.
+    var peers: [ChannelMember: PeerState] = [:]
     var publishedVideo = false
     var publishedAudio = false
+    /// The uids whose first decoded video and audio frame were reported: once per uid, whichever of its devices
+    /// sends first, until its last device leaves.
+    var videoDecoded: Set<UInt> = []
+    var audioDecoded: Set<UInt> = []
+
+    /// The peers of `uid`.
+    func peers(of uid: UInt) -> [ChannelMember] { peers.keys.filter { $0.uid == uid } }
 }
 
 /// One remote member and what is known of the media with it.
 struct PeerState: Sendable {
-    let uid: UInt
+    let member: ChannelMember
+    var uid: UInt { member.uid }
     var negotiation: PeerNegotiation
     var link: PeerLink?
     /// What the peer said it wants to receive (everything until it says otherwise).
@@ -56,8 +67,6 @@ struct PeerState: Sendable {
     var sendingVideo = false
     var receiveVideo: PeerLink.ReceiveBin?
     var receiveAudio: PeerLink.ReceiveBin?
-    var videoDecodedReported = false
-    var audioDecodedReported = false
     /// What the peer said it publishes (everything until it says otherwise).
     var peerPublishes: (audio: Bool, video: Bool) = (true, true)
     /// The link's number: 1, then one more at each restart (``WebRTCSignal/restart(generation:)``).

@@ -1,9 +1,14 @@
 import CGStreamerShim
 import CallAPI
+import CallAPISignalProtocol
 import Foundation
 
 // The channel side of the engine: transport events, peer links, and the offer/answer exchange.
 // Everything here runs on the engine's queue unless it says otherwise.
+//
+// A peer is a member (a uid on a device): a user ringing on a phone and a tablet is two links here. What the engine
+// reports stays per uid, as the seam speaks of users: `remoteJoined` when the uid's first device arrives,
+// `remoteLeft` when its last one goes, one first frame of each kind per uid.
 extension WebRTCEngine {
     func handle(_ event: WebRTCChannelEvent, session id: Int) {
         guard let session = state.withLock({ $0.session }), session.id == id else { return }
@@ -15,66 +20,71 @@ extension WebRTCEngine {
             }
             emit(.localJoined(channel: session.channel, uid: session.uid))
             scheduleMediaWatch(session: id)
-            for uid in members { addPeer(uid) }
+            for member in members { addPeer(member) }
         case .joinFailed(let code, let message):
             state.withLock { $0.session = nil }
             stopPipelineIfIdle()
             emit(.joinFailed(channel: session.channel, code: code, message: message))
-        case .memberJoined(let uid):
-            addPeer(uid)
-        case .memberLeft(let uid, let reason):
-            guard removePeer(uid) else { return }
-            emit(.remoteLeft(channel: session.channel, uid: uid, reason: reason))
-        case .signal(let uid, let signal):
-            received(signal, from: uid)
+        case .memberJoined(let member):
+            addPeer(member)
+        case .memberLeft(let member, let reason):
+            guard removePeer(member) else { return }
+            if state.withLock({ $0.session?.peers(of: member.uid).isEmpty ?? true }) {
+                emit(.remoteLeft(channel: session.channel, uid: member.uid, reason: reason))
+            }
+        case .signal(let member, let signal):
+            received(signal, from: member)
         case .tokenWillExpire:
             emit(.tokenWillExpire(channel: session.channel))
         case .removed(let code, let message):
             state.withLock { $0.session?.membership = nil }
-            for uid in session.peers.keys { _ = removePeer(uid) }
+            for member in session.peers.keys { _ = removePeer(member) }
             emit(.error(code: code, message: message))
         }
     }
 
-    private func addPeer(_ uid: UInt) {
+    /// Links to `member`, unless it is this engine's own user (on another device) or already linked.
+    private func addPeer(_ member: ChannelMember) {
         guard let (session, pipeline) = state.withLock({ state in state.session.map { ($0, state.pipeline) } }),
-            uid != session.uid, session.peers[uid] == nil
+            member.uid != session.uid, session.peers[member] == nil
         else { return }
-        emit(.remoteJoined(channel: session.channel, uid: uid))
-        guard let pipeline, let link = makeLink(to: uid, in: pipeline, ice: session.ice) else { return }
+        if !session.peers.keys.contains(where: { $0.uid == member.uid }) {
+            emit(.remoteJoined(channel: session.channel, uid: member.uid))
+        }
+        guard let pipeline, let link = makeLink(to: member, in: pipeline, ice: session.ice) else { return }
         let (actions, media) = state.withLock { state -> ([PeerNegotiation.Action], RTCMediaOptions) in
             var peer = PeerState(
-                uid: uid, negotiation: PeerNegotiation(localUid: session.uid, remoteUid: uid),
+                member: member, negotiation: PeerNegotiation(localUid: session.uid, remoteUid: member.uid),
                 flow: .waiting(since: MediaArrivals.nowMillis))
             peer.link = link
             let actions = peer.negotiation.start()
-            state.session?.peers[uid] = peer
+            state.session?.peers[member] = peer
             return (actions, state.media)
         }
-        applySending(to: uid)
+        applySending(to: member)
         if !media.subscribeAudio || !media.subscribeVideo {
             session.membership?.send(
-                .subscription(audio: media.subscribeAudio, video: media.subscribeVideo), to: uid)
+                .subscription(audio: media.subscribeAudio, video: media.subscribeVideo), to: member)
         }
         // A newcomer assumes the member publishes; it is told when the member publishes nothing (a paused
         // host, a viewer). Changes are told as they happen (`changeMedia`).
         if !media.publishMicrophone && !media.publishCamera {
             session.membership?.send(
-                .publishing(audio: media.publishMicrophone, video: media.publishCamera), to: uid)
+                .publishing(audio: media.publishMicrophone, video: media.publishCamera), to: member)
         }
-        perform(actions, peer: uid)
+        perform(actions, peer: member)
     }
 
-    /// A new peer link to `uid` in `pipeline`, its callbacks hopping onto the queue; `nil` (reported) when it
+    /// A new peer link to `member` in `pipeline`, its callbacks hopping onto the queue; `nil` (reported) when it
     /// cannot be built.
-    func makeLink(to uid: UInt, in pipeline: MediaPipeline, ice: PeerLink.ICE) -> PeerLink? {
+    func makeLink(to member: ChannelMember, in pipeline: MediaPipeline, ice: PeerLink.ICE) -> PeerLink? {
         let linkId = state.withLock { $0.makeId() }
         let callbacks = PeerLink.Callbacks(
             iceCandidate: { [weak self] mline, candidate in
                 guard let self else { return }
-                queue.async { self.localCandidate(mline, candidate, to: uid, link: linkId) }
+                queue.async { self.localCandidate(mline, candidate, to: member, link: linkId) }
             },
-            padAdded: { [weak self] pad in self?.remotePad(pad, from: uid, link: linkId) },
+            padAdded: { [weak self] pad in self?.remotePad(pad, from: member, link: linkId) },
             firstPacketSent: { [weak self] kind in
                 guard let self else { return }
                 queue.async { self.firstPacketSent(kind, link: linkId) }
@@ -87,45 +97,51 @@ extension WebRTCEngine {
         }
     }
 
-    /// Removes the link with `uid`; whether there was one.
-    func removePeer(_ uid: UInt) -> Bool {
+    /// Removes the link with `member`; whether there was one. The uid's first frames are forgotten with its last
+    /// device.
+    func removePeer(_ member: ChannelMember) -> Bool {
         let (peer, pipeline) = state.withLock { state in
-            (state.session?.peers.removeValue(forKey: uid), state.pipeline)
+            let peer = state.session?.peers.removeValue(forKey: member)
+            if peer != nil, state.session?.peers(of: member.uid).isEmpty == true {
+                state.session?.videoDecoded.remove(member.uid)
+                state.session?.audioDecoded.remove(member.uid)
+            }
+            return (peer, state.pipeline)
         }
         guard let peer else { return false }
         if let link = peer.link, let pipeline { link.remove(from: pipeline) }
         return true
     }
 
-    private func received(_ signal: WebRTCSignal, from uid: UInt) {
+    private func received(_ signal: WebRTCSignal, from member: ChannelMember) {
         switch signal {
         case .subscription(let audio, let video):
-            state.withLock { $0.session?.peers[uid]?.peerSubscribes = (audio, video) }
-            applySending(to: uid)
+            state.withLock { $0.session?.peers[member]?.peerSubscribes = (audio, video) }
+            applySending(to: member)
             return
         case .publishing(let audio, let video):
             guard
                 let channel = state.withLock({ state -> String? in
-                    guard state.session?.peers[uid] != nil else { return nil }
-                    state.session?.peers[uid]?.peerPublishes = (audio, video)
+                    guard state.session?.peers[member] != nil else { return nil }
+                    state.session?.peers[member]?.peerPublishes = (audio, video)
                     return state.session?.channel
                 })
             else { return }
-            emit(.remotePublishingChanged(channel: channel, uid: uid, audio: audio, video: video))
+            emit(.remotePublishingChanged(channel: channel, uid: member.uid, audio: audio, video: video))
             return
         case .restart(let generation):
-            peerRestarted(uid, generation: generation)
+            peerRestarted(member, generation: generation)
             return
         case .offer, .answer, .iceCandidate:
             break
         }
-        let actions = state.withLock { $0.session?.peers[uid]?.negotiation.received(signal) } ?? []
-        perform(actions, peer: uid)
+        let actions = state.withLock { $0.session?.peers[member]?.negotiation.received(signal) } ?? []
+        perform(actions, peer: member)
     }
 
-    private func localCandidate(_ mline: UInt32, _ candidate: String, to uid: UInt, link: Int) {
-        guard let session = state.withLock({ $0.session }), session.peers[uid]?.link?.id == link else { return }
-        session.membership?.send(.iceCandidate(mline: mline, candidate: candidate), to: uid)
+    private func localCandidate(_ mline: UInt32, _ candidate: String, to member: ChannelMember, link: Int) {
+        guard let session = state.withLock({ $0.session }), session.peers[member]?.link?.id == link else { return }
+        session.membership?.send(.iceCandidate(mline: mline, candidate: candidate), to: member)
     }
 
     private func firstPacketSent(_ kind: PeerLink.Kind, link: Int) {
@@ -148,14 +164,14 @@ extension WebRTCEngine {
                 ? .localFirstVideoFramePublished(channel: channel) : .localFirstAudioFramePublished(channel: channel))
     }
 
-    /// Opens or closes the send valves of `uid` as the media options and the peer's subscription say.
-    func applySending(to uid: UInt) {
+    /// Opens or closes the send valves of `member` as the media options and the peer's subscription say.
+    func applySending(to member: ChannelMember) {
         let keyFrameLink = state.withLock { state -> PeerLink? in
-            guard let peer = state.session?.peers[uid], let link = peer.link else { return nil }
+            guard let peer = state.session?.peers[member], let link = peer.link else { return nil }
             let sends = state.sends(to: peer)
             link.videoValve.set("drop", !sends.video)
             link.audioValve.set("drop", !sends.audio)
-            state.session?.peers[uid]?.sendingVideo = sends.video
+            state.session?.peers[member]?.sendingVideo = sends.video
             return sends.video && !peer.sendingVideo ? link : nil
         }
         keyFrameLink?.requestKeyFrame()
@@ -163,10 +179,10 @@ extension WebRTCEngine {
 
     // MARK: - Negotiation
 
-    func perform(_ actions: [PeerNegotiation.Action], peer uid: UInt) {
+    func perform(_ actions: [PeerNegotiation.Action], peer member: ChannelMember) {
         guard !actions.isEmpty,
             let (link, membership) = state.withLock({ state in
-                state.session?.peers[uid]?.link.map { ($0, state.session?.membership) }
+                state.session?.peers[member]?.link.map { ($0, state.session?.membership) }
             })
         else { return }
         for action in actions {
@@ -181,7 +197,9 @@ extension WebRTCEngine {
                         if let description { gst_webrtc_session_description_free(description) }
                         let failure = GStreamerRuntime.consume(error)
                         guard let self else { return }
-                        queue.async { self.localDescriptionCreated(sdp, failure: failure, peer: uid, link: link.id) }
+                        queue.async {
+                            self.localDescriptionCreated(sdp, failure: failure, peer: member, link: link.id)
+                        }
                     })
                 if action == .createOffer {
                     cgst_webrtc_create_offer(link.webrtc.pointer, promise)
@@ -191,14 +209,14 @@ extension WebRTCEngine {
                 gst_promise_unref(promise)
             case .applyLocal(let type, let sdp):
                 guard let description = cgst_description_from_text(type.gstType, sdp) else {
-                    negotiationFailed("local \(type) does not parse", peer: uid)
+                    negotiationFailed("local \(type) does not parse", peer: member)
                     return
                 }
                 cgst_webrtc_set_local_description(link.webrtc.pointer, description, nil)
                 gst_webrtc_session_description_free(description)
             case .applyRemote(let type, let sdp):
                 guard let description = cgst_description_from_text(type.gstType, sdp) else {
-                    negotiationFailed("remote \(type) does not parse", peer: uid)
+                    negotiationFailed("remote \(type) does not parse", peer: member)
                     return
                 }
                 let promise = GstCallbacks.promise(
@@ -207,7 +225,7 @@ extension WebRTCEngine {
                         let failed = cgst_promise_failed(promise, &error) != 0
                         let failure = GStreamerRuntime.consume(error) ?? (failed ? "failed" : nil)
                         guard let self else { return }
-                        queue.async { self.remoteDescriptionApplied(failure: failure, peer: uid, link: link.id) }
+                        queue.async { self.remoteDescriptionApplied(failure: failure, peer: member, link: link.id) }
                     })
                 cgst_webrtc_set_remote_description(link.webrtc.pointer, description, promise)
                 gst_promise_unref(promise)
@@ -215,39 +233,39 @@ extension WebRTCEngine {
             case .addRemoteCandidate(let mline, let candidate):
                 cgst_webrtc_add_ice_candidate(link.webrtc.pointer, mline, candidate)
             case .send(let signal):
-                membership?.send(signal, to: uid)
+                membership?.send(signal, to: member)
             case .fail(let reason):
                 emit(
                     .error(
                         code: WebRTCEngineError.Code.negotiation.rawValue,
-                        message: "negotiation with \(uid) failed: \(reason)"))
+                        message: "negotiation with \(member) failed: \(reason)"))
             }
         }
     }
 
-    private func localDescriptionCreated(_ sdp: String?, failure: String?, peer uid: UInt, link: Int) {
+    private func localDescriptionCreated(_ sdp: String?, failure: String?, peer member: ChannelMember, link: Int) {
         let actions = state.withLock { state -> [PeerNegotiation.Action] in
-            guard state.session?.peers[uid]?.link?.id == link else { return [] }
-            if let sdp { return state.session?.peers[uid]?.negotiation.localDescriptionCreated(sdp) ?? [] }
-            return state.session?.peers[uid]?.negotiation.failed(failure ?? "no description") ?? []
+            guard state.session?.peers[member]?.link?.id == link else { return [] }
+            if let sdp { return state.session?.peers[member]?.negotiation.localDescriptionCreated(sdp) ?? [] }
+            return state.session?.peers[member]?.negotiation.failed(failure ?? "no description") ?? []
         }
-        perform(actions, peer: uid)
-        applySending(to: uid)
+        perform(actions, peer: member)
+        applySending(to: member)
     }
 
-    private func remoteDescriptionApplied(failure: String?, peer uid: UInt, link: Int) {
+    private func remoteDescriptionApplied(failure: String?, peer member: ChannelMember, link: Int) {
         let actions = state.withLock { state -> [PeerNegotiation.Action] in
-            guard state.session?.peers[uid]?.link?.id == link else { return [] }
-            if let failure { return state.session?.peers[uid]?.negotiation.failed(failure) ?? [] }
-            return state.session?.peers[uid]?.negotiation.remoteDescriptionApplied() ?? []
+            guard state.session?.peers[member]?.link?.id == link else { return [] }
+            if let failure { return state.session?.peers[member]?.negotiation.failed(failure) ?? [] }
+            return state.session?.peers[member]?.negotiation.remoteDescriptionApplied() ?? []
         }
-        perform(actions, peer: uid)
-        applySending(to: uid)
+        perform(actions, peer: member)
+        applySending(to: member)
     }
 
-    private func negotiationFailed(_ reason: String, peer uid: UInt) {
-        let actions = state.withLock { $0.session?.peers[uid]?.negotiation.failed(reason) } ?? []
-        perform(actions, peer: uid)
+    private func negotiationFailed(_ reason: String, peer member: ChannelMember) {
+        let actions = state.withLock { $0.session?.peers[member]?.negotiation.failed(reason) } ?? []
+        perform(actions, peer: member)
     }
 }
 

@@ -1,4 +1,5 @@
 import CallAPI
+import CallAPISignalProtocol
 import Dispatch
 
 // The media watch and link restarts: when a peer's media stops while it publishes (the network path broke), the
@@ -20,7 +21,7 @@ extension WebRTCEngine {
 
     private func watchMedia() {
         let now = MediaArrivals.nowMillis
-        let decisions = state.withLock { state -> [(UInt, MediaFlow.Decision, Int)] in
+        let decisions = state.withLock { state -> [(ChannelMember, MediaFlow.Decision, Int)] in
             guard let session = state.session else { return [] }
             let media = state.media
             return session.peers.values.map { peer in
@@ -31,68 +32,68 @@ extension WebRTCEngine {
                 let decision = flow.watch(
                     publishes: publishes, negotiated: peer.negotiation.isComplete,
                     lastArrival: peer.link?.arrivals.last, now: now)
-                state.session?.peers[peer.uid]?.flow = flow
-                return (peer.uid, decision, peer.generation)
+                state.session?.peers[peer.member]?.flow = flow
+                return (peer.member, decision, peer.generation)
             }
         }
         guard let channel = state.withLock({ $0.session?.channel }) else { return }
-        for (uid, decision, generation) in decisions {
+        for (member, decision, generation) in decisions {
             switch decision {
             case .nothing:
                 break
             case .interrupted:
-                emit(.remoteMediaInterrupted(channel: channel, uid: uid))
-                restartLink(to: uid, generation: generation + 1, tellPeer: true)
+                emit(.remoteMediaInterrupted(channel: channel, uid: member.uid))
+                restartLink(to: member, generation: generation + 1, tellPeer: true)
             case .restart:
-                restartLink(to: uid, generation: generation + 1, tellPeer: true)
+                restartLink(to: member, generation: generation + 1, tellPeer: true)
             case .resumed(let gapMillis):
-                emit(.remoteMediaResumed(channel: channel, uid: uid, gapMillis: gapMillis))
+                emit(.remoteMediaResumed(channel: channel, uid: member.uid, gapMillis: gapMillis))
             }
         }
     }
 
     /// The peer restarted its link to this member as `generation`: follow, unless this side already did.
-    func peerRestarted(_ uid: UInt, generation: Int) {
+    func peerRestarted(_ member: ChannelMember, generation: Int) {
         let now = MediaArrivals.nowMillis
         let report = state.withLock { state -> (String, Bool)? in
-            guard let channel = state.session?.channel, var peer = state.session?.peers[uid],
+            guard let channel = state.session?.channel, var peer = state.session?.peers[member],
                 generation > peer.generation
             else { return nil }
             let report = peer.flow.peerRestarted(lastArrival: peer.link?.arrivals.last, now: now)
-            state.session?.peers[uid]?.flow = peer.flow
+            state.session?.peers[member]?.flow = peer.flow
             return (channel, report)
         }
         guard let (channel, interrupted) = report else { return }
-        if interrupted { emit(.remoteMediaInterrupted(channel: channel, uid: uid)) }
-        restartLink(to: uid, generation: generation, tellPeer: false)
+        if interrupted { emit(.remoteMediaInterrupted(channel: channel, uid: member.uid)) }
+        restartLink(to: member, generation: generation, tellPeer: false)
     }
 
-    /// Replaces the link to `uid` with a fresh one numbered `generation` and negotiates it; with `tellPeer`, first
-    /// tells the peer (so that its new offer or answer follows the restart on the same ordered relay).
-    private func restartLink(to uid: UInt, generation: Int, tellPeer: Bool) {
+    /// Replaces the link to `member` with a fresh one numbered `generation` and negotiates it; with `tellPeer`,
+    /// first tells the peer (so that its new offer or answer follows the restart on the same ordered relay).
+    private func restartLink(to member: ChannelMember, generation: Int, tellPeer: Bool) {
         guard
             let (session, pipeline, old) = state.withLock({ state in
                 state.session.flatMap { session in
-                    state.pipeline.map { (session, $0, session.peers[uid]?.link) }
+                    state.pipeline.map { (session, $0, session.peers[member]?.link) }
                 }
             })
         else { return }
         if let old { old.remove(from: pipeline) }
-        guard let link = makeLink(to: uid, in: pipeline, ice: session.ice) else { return }
+        guard let link = makeLink(to: member, in: pipeline, ice: session.ice) else { return }
         let actions = state.withLock { state -> [PeerNegotiation.Action] in
-            guard var peer = state.session?.peers[uid] else { return [] }
+            guard var peer = state.session?.peers[member] else { return [] }
             peer.link = link
             peer.generation = generation
-            peer.negotiation = PeerNegotiation(localUid: session.uid, remoteUid: uid)
+            peer.negotiation = PeerNegotiation(localUid: session.uid, remoteUid: member.uid)
             peer.sendingVideo = false
             peer.receiveVideo = nil
             peer.receiveAudio = nil
             let actions = peer.negotiation.start()
-            state.session?.peers[uid] = peer
+            state.session?.peers[member] = peer
             return actions
         }
-        if tellPeer { session.membership?.send(.restart(generation: generation), to: uid) }
-        applySending(to: uid)
-        perform(actions, peer: uid)
+        if tellPeer { session.membership?.send(.restart(generation: generation), to: member) }
+        applySending(to: member)
+        perform(actions, peer: member)
     }
 }

@@ -1,49 +1,46 @@
 import CGStreamerShim
 import CallAPI
+import CallAPISignalProtocol
 
 // The receiving side: receive bins for the peer's streams and their first decoded frames. These run on
 // GStreamer streaming threads; they touch only the locked state and hop onto the queue to report.
 extension WebRTCEngine {
-    /// A new webrtcbin source pad for `uid`: build and link its receive bin now, on this thread.
-    func remotePad(_ pad: UnsafeMutablePointer<GstPad>, from uid: UInt, link linkId: Int) {
-        guard let link = state.withLock({ $0.session?.peers[uid]?.link }), link.id == linkId,
+    /// A new webrtcbin source pad for `member`: build and link its receive bin now, on this thread.
+    func remotePad(_ pad: UnsafeMutablePointer<GstPad>, from member: ChannelMember, link linkId: Int) {
+        guard let link = state.withLock({ $0.session?.peers[member]?.link }), link.id == linkId,
             let kind = PeerLink.kind(of: pad)
         else { return }
         let arrivals = link.arrivals
         let decoded = BufferProbeBox { [weak self] pad, buffer in
             arrivals.record()
-            return self?.decoded(kind, buffer, on: pad, from: uid, link: linkId) ?? false
+            return self?.decoded(kind, buffer, on: pad, from: member, link: linkId) ?? false
         }
         guard let receive = link.attachReceiveBin(for: pad, sources: sources, decoded: decoded) else { return }
         state.withLock { state in
-            guard state.session?.peers[uid]?.link?.id == linkId else { return }
+            guard state.session?.peers[member]?.link?.id == linkId else { return }
             switch kind {
-            case .video: state.session?.peers[uid]?.receiveVideo = receive
-            case .audio: state.session?.peers[uid]?.receiveAudio = receive
+            case .video: state.session?.peers[member]?.receiveVideo = receive
+            case .audio: state.session?.peers[member]?.receiveAudio = receive
             }
-            state.applyReceiving(to: uid)
+            state.applyReceiving(to: member.uid)
         }
     }
 
-    /// A decoded buffer of `kind` from `uid`; returns whether to keep probing.
+    /// A decoded buffer of `kind` from `member`; returns whether to keep probing. The first of each kind is
+    /// reported once per uid, from whichever of its devices it comes.
     private func decoded(
         _ kind: PeerLink.Kind, _ buffer: UnsafeMutablePointer<GstBuffer>, on pad: UnsafeMutablePointer<GstPad>,
-        from uid: UInt, link linkId: Int
+        from member: ChannelMember, link linkId: Int
     ) -> Bool {
+        let uid = member.uid
         let (channel, canvas) = state.withLock { state -> (String?, FrameSnapshotCanvas?) in
-            guard let session = state.session, let peer = session.peers[uid], peer.link?.id == linkId else {
+            guard let session = state.session, let peer = session.peers[member], peer.link?.id == linkId else {
                 return (nil, nil)
             }
             var report = false
             switch kind {
-            case .video where !peer.videoDecodedReported:
-                state.session?.peers[uid]?.videoDecodedReported = true
-                report = true
-            case .audio where !peer.audioDecodedReported:
-                state.session?.peers[uid]?.audioDecodedReported = true
-                report = true
-            default:
-                break
+            case .video: report = state.session?.videoDecoded.insert(uid).inserted ?? false
+            case .audio: report = state.session?.audioDecoded.insert(uid).inserted ?? false
             }
             let canvas =
                 kind == .video
@@ -53,7 +50,7 @@ extension WebRTCEngine {
         if let canvas { snapshot(buffer, on: pad, into: canvas) }
         if let channel {
             queue.async { [self] in
-                guard state.withLock({ $0.session?.peers[uid]?.link?.id == linkId }) else { return }
+                guard state.withLock({ $0.session?.peers[member]?.link?.id == linkId }) else { return }
                 emit(
                     kind == .video
                         ? .remoteFirstVideoFrameDecoded(channel: channel, uid: uid)
@@ -66,16 +63,17 @@ extension WebRTCEngine {
 }
 
 extension EngineState {
-    /// Opens or closes the receive valves of `uid` and sets its playback volume. Property sets only, so
-    /// safe under the lock.
+    /// Opens or closes the receive valves of `uid`'s devices and sets their playback volume. Property sets only,
+    /// so safe under the lock.
     func applyReceiving(to uid: UInt) {
-        guard let peer = session?.peers[uid] else { return }
-        peer.receiveVideo?.valve.set("drop", !media.subscribeVideo)
-        peer.receiveAudio?.valve.set("drop", !media.subscribeAudio)
-        if let volume = peer.receiveAudio?.volume {
-            let level = volumes[uid] ?? 100
-            volume.set("volume", Double(level) / 100)
-            volume.set("mute", level == 0)
+        for peer in session?.peers.values ?? [:].values where peer.uid == uid {
+            peer.receiveVideo?.valve.set("drop", !media.subscribeVideo)
+            peer.receiveAudio?.valve.set("drop", !media.subscribeAudio)
+            if let volume = peer.receiveAudio?.volume {
+                let level = volumes[uid] ?? 100
+                volume.set("volume", Double(level) / 100)
+                volume.set("mute", level == 0)
+            }
         }
     }
 }

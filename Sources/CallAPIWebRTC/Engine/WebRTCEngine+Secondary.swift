@@ -9,7 +9,8 @@ extension WebRTCEngine {
             let engine = secondaries.withLock { engines -> WebRTCEngine? in
                 guard !inCall, engines[channel] == nil else { return nil }
                 let engine = WebRTCEngine(
-                    transport: transport, sources: secondarySources, label: "\(label).\(channel)", ice: ice)
+                    transport: transport, sources: secondarySources, label: "\(label).\(channel)", ice: ice,
+                    device: device)
                 engines[channel] = engine
                 return engine
             }

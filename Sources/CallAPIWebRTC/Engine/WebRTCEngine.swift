@@ -21,6 +21,13 @@ import Foundation
 /// is switched with valves, and each side tells the other what it subscribes to
 /// (``WebRTCSignal/subscription(audio:video:)``), so nothing is sent that nobody decodes.
 ///
+/// ## Several devices
+/// An engine joins as its user's uid on ``device``. A user on several devices (a phone and a tablet ringing
+/// together) is several members of a channel; the engine links to each, and reports per uid as the seam does:
+/// ``RTCEngineEvent/remoteJoined(channel:uid:)`` when the uid's first device arrives,
+/// ``RTCEngineEvent/remoteLeft(channel:uid:reason:)`` when its last one goes, one first frame of each kind per uid.
+/// Members of the engine's own uid (its user's other devices) get no link.
+///
 /// ## Secondary channels
 /// Each secondary channel (a showroom) is an engine of its own inside this one, with its own pipeline:
 /// sources that can be opened twice (test sources, files) work; a camera device that allows one reader
@@ -40,16 +47,22 @@ public final class WebRTCEngine: CallRTCEngine {
     let secondarySources: WebRTCMediaSources
     /// The ICE servers and transport policy of every peer link.
     public let ice: ICEConfiguration
+    /// The device this engine runs on, named to the channel at each join (`nil`: its user's only device).
+    public let device: String?
 
     /// An engine meeting peers through `transport`. `label` names its queues (useful with several engines).
     /// Secondary channels capture from `secondarySources` (default: `sources`). `ice` gives the STUN and TURN
     /// servers used in every channel (the transport may add more at each join) and the ICE transport policy.
+    /// `device` names the device it runs on (the rules of a push device id; use the id the app's signaling
+    /// names, so that a user's devices can ring in one channel together); without it, a second device of the
+    /// same user joining a channel replaces the first.
     public init(
         transport: any WebRTCChannelTransport, sources: WebRTCMediaSources = WebRTCMediaSources(),
         label: String = "webrtc", secondarySources: WebRTCMediaSources? = nil,
-        ice: ICEConfiguration = ICEConfiguration()
+        ice: ICEConfiguration = ICEConfiguration(), device: String? = nil
     ) {
         self.ice = ice
+        self.device = device
         GStreamerRuntime.ensureInitialized()
         self.transport = transport
         self.sources = sources
@@ -176,7 +189,8 @@ public final class WebRTCEngine: CallRTCEngine {
             state.session = ChannelSession(id: id, channel: channel, uid: uid)
             return id
         }
-        let membership = transport.join(channel: channel, token: token, uid: uid) { [weak self] event in
+        let membership = transport.join(channel: channel, token: token, uid: uid, device: device) {
+            [weak self] event in
             guard let self else { return }
             queue.async { self.handle(event, session: id) }
         }
@@ -205,23 +219,23 @@ public final class WebRTCEngine: CallRTCEngine {
     }
 
     private func changeMedia(_ media: RTCMediaOptions) {
-        let (old, uids, membership) = state.withLock { state in
+        let (old, members, membership) = state.withLock { state in
             defer { state.media = media }
             return (state.media, Array(state.session?.peers.keys ?? [:].keys), state.session?.membership)
         }
         // The valves first, then the announcement: a peer told "publishing" (or not) finds it already so.
-        for uid in uids {
-            applySending(to: uid)
-            state.withLock { $0.applyReceiving(to: uid) }
+        for member in members {
+            applySending(to: member)
+            state.withLock { $0.applyReceiving(to: member.uid) }
         }
         if old.publishMicrophone != media.publishMicrophone || old.publishCamera != media.publishCamera {
-            for uid in uids {
-                membership?.send(.publishing(audio: media.publishMicrophone, video: media.publishCamera), to: uid)
+            for member in members {
+                membership?.send(.publishing(audio: media.publishMicrophone, video: media.publishCamera), to: member)
             }
         }
         if old.subscribeAudio != media.subscribeAudio || old.subscribeVideo != media.subscribeVideo {
-            for uid in uids {
-                membership?.send(.subscription(audio: media.subscribeAudio, video: media.subscribeVideo), to: uid)
+            for member in members {
+                membership?.send(.subscription(audio: media.subscribeAudio, video: media.subscribeVideo), to: member)
             }
         }
     }

@@ -1,13 +1,16 @@
 import CallAPI
+import CallAPISignalProtocol
 import Dispatch
 import Foundation
 
-/// A ``WebRTCChannelTransport`` inside one process: channels are names, members are uids, and signals are
-/// handed from one engine to another. For tests and for demos that run both users in one process.
+/// A ``WebRTCChannelTransport`` inside one process: channels are names, members are uids on devices, and signals
+/// are handed from one engine to another. For tests and for demos that run both users in one process.
 ///
-/// Each membership gets its events on a serial queue of its own, in the order the hub saw them. A uid
-/// joining a channel it is already in replaces its old membership (the old one is removed with code
-/// ``replacedCode``, the others see it leave with reason 1 and join again).
+/// Each membership gets its events on a serial queue of its own, in the order the hub saw them. A uid joining a
+/// channel from a device it is already in replaces its old membership (the old one is removed with code
+/// ``replacedCode``, the others see it leave with reason 1 and join again); from another device, it is one more
+/// member. A signal without a device reaches the uid's only member, and is dropped when it has several, as our
+/// server refuses it.
 public final class InProcessChannelHub: WebRTCChannelTransport {
     /// The code of ``WebRTCChannelEvent/removed(code:message:)`` for a membership replaced by a new join.
     public static let replacedCode = 3
@@ -26,7 +29,7 @@ public final class InProcessChannelHub: WebRTCChannelTransport {
     }
 
     private struct State: Sendable {
-        var channels: [String: [UInt: Member]] = [:]
+        var channels: [String: [ChannelMember: Member]] = [:]
         var joins = 0
     }
 
@@ -38,34 +41,38 @@ public final class InProcessChannelHub: WebRTCChannelTransport {
         self.authorize = authorize
     }
 
-    /// The uids in `channel`, sorted.
+    /// The uids in `channel`, sorted, each once however many devices it is on.
     public func members(of channel: String) -> [UInt] {
-        state.withLock { ($0.channels[channel] ?? [:]).keys.sorted() }
+        state.withLock { Set(($0.channels[channel] ?? [:]).keys.map(\.uid)).sorted() }
     }
 
-    /// Removes `uid` from `channel` as a server would when kicking it: it gets
-    /// ``WebRTCChannelEvent/removed(code:message:)``, the others see it leave with reason `leftReason`.
+    /// Removes `uid` (every device of it) from `channel` as a server would when kicking it: each of its
+    /// memberships gets ``WebRTCChannelEvent/removed(code:message:)``, the others see each leave with reason
+    /// `leftReason`.
     public func remove(uid: UInt, from channel: String, code: Int, message: String, leftReason: Int = 0) {
         state.withLock { state in
-            guard let member = state.channels[channel]?.removeValue(forKey: uid) else { return }
-            if state.channels[channel]?.isEmpty == true { state.channels[channel] = nil }
-            member.membership.deliver(.removed(code: code, message: message))
-            member.membership.deactivate()
-            for other in (state.channels[channel] ?? [:]).values {
-                other.membership.deliver(.memberLeft(uid: uid, reason: leftReason))
+            for key in (state.channels[channel] ?? [:]).keys where key.uid == uid {
+                guard let member = state.channels[channel]?.removeValue(forKey: key) else { continue }
+                member.membership.deliver(.removed(code: code, message: message))
+                member.membership.deactivate()
+                for other in (state.channels[channel] ?? [:]).values {
+                    other.membership.deliver(.memberLeft(key, reason: leftReason))
+                }
             }
+            if state.channels[channel]?.isEmpty == true { state.channels[channel] = nil }
         }
     }
 
-    /// `uid` vanishes from `channel` without a word, as when its process dies: the others see it leave
-    /// with reason 1; its own membership hears nothing more.
-    public func drop(uid: UInt, from channel: String) {
+    /// `uid` on `device` vanishes from `channel` without a word, as when its process dies: the others see it
+    /// leave with reason 1; its own membership hears nothing more.
+    public func drop(uid: UInt, device: String? = nil, from channel: String) {
+        let key = ChannelMember(uid: uid, device: device)
         state.withLock { state in
-            guard let member = state.channels[channel]?.removeValue(forKey: uid) else { return }
+            guard let member = state.channels[channel]?.removeValue(forKey: key) else { return }
             if state.channels[channel]?.isEmpty == true { state.channels[channel] = nil }
             member.membership.deactivate()
             for other in (state.channels[channel] ?? [:]).values {
-                other.membership.deliver(.memberLeft(uid: uid, reason: 1))
+                other.membership.deliver(.memberLeft(key, reason: 1))
             }
         }
     }
@@ -73,9 +80,11 @@ public final class InProcessChannelHub: WebRTCChannelTransport {
     // MARK: - WebRTCChannelTransport
 
     public func join(
-        channel: String, token: String, uid: UInt, events: @escaping @Sendable (WebRTCChannelEvent) -> Void
+        channel: String, token: String, uid: UInt, device: String?,
+        events: @escaping @Sendable (WebRTCChannelEvent) -> Void
     ) -> any WebRTCChannelMembership {
-        let membership = Membership(hub: self, channel: channel, uid: uid, events: events)
+        let key = ChannelMember(uid: uid, device: device)
+        let membership = Membership(hub: self, channel: channel, member: key, events: events)
         if let refusal = authorize(channel, uid, token) {
             membership.deliver(.joinFailed(code: refusal.code, message: refusal.message))
             membership.deactivate()
@@ -83,37 +92,44 @@ public final class InProcessChannelHub: WebRTCChannelTransport {
         }
         state.withLock { state in
             var members = state.channels[channel] ?? [:]
-            if let old = members.removeValue(forKey: uid) {
+            if let old = members.removeValue(forKey: key) {
                 old.membership.deliver(.removed(code: Self.replacedCode, message: "joined again elsewhere"))
                 old.membership.deactivate()
-                for other in members.values { other.membership.deliver(.memberLeft(uid: uid, reason: 1)) }
+                for other in members.values { other.membership.deliver(.memberLeft(key, reason: 1)) }
             }
             let inJoinOrder = members.sorted { $0.value.joinNumber < $1.value.joinNumber }.map(\.key)
             membership.deliver(.joined(members: inJoinOrder, iceServers: []))
-            for other in members.values { other.membership.deliver(.memberJoined(uid: uid)) }
+            for other in members.values { other.membership.deliver(.memberJoined(key)) }
             state.joins += 1
-            members[uid] = Member(membership: membership, joinNumber: state.joins)
+            members[key] = Member(membership: membership, joinNumber: state.joins)
             state.channels[channel] = members
         }
         return membership
     }
 
-    fileprivate func send(_ signal: WebRTCSignal, from membership: Membership, to uid: UInt) {
+    fileprivate func send(_ signal: WebRTCSignal, from membership: Membership, to target: ChannelMember) {
         state.withLock { state in
             guard let members = state.channels[membership.channel],
-                members[membership.uid]?.membership === membership, let target = members[uid]
+                members[membership.member]?.membership === membership
             else { return }
-            target.membership.deliver(.signal(from: membership.uid, signal))
+            let receiver: Member?
+            if target.device != nil {
+                receiver = members[target]
+            } else {
+                let ofUid = members.filter { $0.key.uid == target.uid }
+                receiver = ofUid.count == 1 ? ofUid.first?.value : nil
+            }
+            receiver?.membership.deliver(.signal(from: membership.member, signal))
         }
     }
 
     fileprivate func leave(_ membership: Membership) {
         state.withLock { state in
-            guard state.channels[membership.channel]?[membership.uid]?.membership === membership else { return }
-            state.channels[membership.channel]?[membership.uid] = nil
+            guard state.channels[membership.channel]?[membership.member]?.membership === membership else { return }
+            state.channels[membership.channel]?[membership.member] = nil
             if state.channels[membership.channel]?.isEmpty == true { state.channels[membership.channel] = nil }
             for other in (state.channels[membership.channel] ?? [:]).values {
-                other.membership.deliver(.memberLeft(uid: membership.uid, reason: 0))
+                other.membership.deliver(.memberLeft(membership.member, reason: 0))
             }
         }
         membership.deactivate()
@@ -123,19 +139,21 @@ public final class InProcessChannelHub: WebRTCChannelTransport {
 /// One membership of an ``InProcessChannelHub``: delivers its events in order on its own serial queue.
 private final class Membership: WebRTCChannelMembership {
     let channel: String
-    let uid: UInt
+    let member: ChannelMember
     private weak let hub: InProcessChannelHub?
     private let events: @Sendable (WebRTCChannelEvent) -> Void
     private let queue: DispatchQueue
     private let active = Locked(true)
 
-    init(hub: InProcessChannelHub, channel: String, uid: UInt, events: @escaping @Sendable (WebRTCChannelEvent) -> Void)
-    {
+    init(
+        hub: InProcessChannelHub, channel: String, member: ChannelMember,
+        events: @escaping @Sendable (WebRTCChannelEvent) -> Void
+    ) {
         self.hub = hub
         self.channel = channel
-        self.uid = uid
+        self.member = member
         self.events = events
-        queue = DispatchQueue(label: "callapi.webrtc.hub.\(channel).\(uid)")
+        queue = DispatchQueue(label: "callapi.webrtc.hub.\(channel).\(member)")
     }
 
     /// Queues `event` for delivery; it is dropped if the membership is deactivated before it runs.
@@ -151,8 +169,8 @@ private final class Membership: WebRTCChannelMembership {
         queue.async { [self] in active.withLock { $0 = false } }
     }
 
-    func send(_ signal: WebRTCSignal, to uid: UInt) {
-        hub?.send(signal, from: self, to: uid)
+    func send(_ signal: WebRTCSignal, to member: ChannelMember) {
+        hub?.send(signal, from: self, to: member)
     }
 
     func renewToken(_ token: String) {}

@@ -1,3 +1,4 @@
+import CallAPISignalProtocol
 import CallAPISignalClient
 import Logging
 
@@ -16,15 +17,18 @@ public struct ServerChannelTransport: WebRTCChannelTransport {
     }
 
     public func join(
-        channel: String, token: String, uid: UInt, events: @escaping @Sendable (WebRTCChannelEvent) -> Void
+        channel: String, token: String, uid: UInt, device: String?,
+        events: @escaping @Sendable (WebRTCChannelEvent) -> Void
     ) -> any WebRTCChannelMembership {
         let logger = logger
-        let connection = RTCChannelClient.join(url: url, channel: channel, uid: uid, token: token) { event in
+        let connection = RTCChannelClient.join(
+            url: url, channel: channel, uid: uid, device: device, token: token
+        ) { event in
             switch event {
             case .joined(let members, let iceServers): events(.joined(members: members, iceServers: iceServers))
             case .joinFailed(let code, let message): events(.joinFailed(code: code, message: message))
-            case .memberJoined(let uid): events(.memberJoined(uid: uid))
-            case .memberLeft(let uid, let reason): events(.memberLeft(uid: uid, reason: reason))
+            case .memberJoined(let member): events(.memberJoined(member))
+            case .memberLeft(let member, let reason): events(.memberLeft(member, reason: reason))
             case .tokenWillExpire: events(.tokenWillExpire)
             case .removed(let code, let message): events(.removed(code: code, message: message))
             case .signal(let from, let data):
@@ -45,7 +49,7 @@ public struct ServerChannelTransport: WebRTCChannelTransport {
 private struct ServerChannelMembership: WebRTCChannelMembership {
     let connection: RTCChannelConnection
 
-    func send(_ signal: WebRTCSignal, to uid: UInt) { connection.send(data: signal.jsonText, to: uid) }
+    func send(_ signal: WebRTCSignal, to member: ChannelMember) { connection.send(data: signal.jsonText, to: member) }
     func renewToken(_ token: String) { connection.renewToken(token) }
     func leave() { connection.leave() }
 }

@@ -222,7 +222,7 @@ struct PhoneCommand: AsyncParsableCommand {
             media == .webrtc
             ? try PhoneEngineFactory.webrtc(
                 server: servers[0], sources: .init(camera: camera, mediaFile: mediaFile, speaker: speaker),
-                ice: .init(stunURLs: iceServers, relayOnly: relayOnly))
+                ice: .init(stunURLs: iceServers, relayOnly: relayOnly), device: api.deviceId)
             : SimulatedRTCWorld(clock: SystemCallClock()).engine(userId: user)
         let preparation = PhonePreparation(
             user: user, media: media, ringTimeoutMillis: ringTimeout * 1000, snapshotFolder: snapshot,

@@ -60,8 +60,11 @@ enum PhoneEngineFactory {
         var relayOnly = false
     }
 
-    /// A WebRTC engine meeting peers through the server at `server`'s RTC channels.
-    static func webrtc(server: String, sources: Sources = Sources(), ice: ICE = ICE()) throws -> any CallRTCEngine {
+    /// A WebRTC engine meeting peers through the server at `server`'s RTC channels, as `device` (the phone's
+    /// CallAPI device id: a user's phones ring in one room together).
+    static func webrtc(server: String, sources: Sources = Sources(), ice: ICE = ICE(), device: String? = nil) throws
+        -> any CallRTCEngine
+    {
         #if CALLAPI_WEBRTC
             if let reason = PhoneMedia.webrtcUnavailableReason { throw ValidationError(reason) }
             var media = WebRTCMediaSources()
@@ -75,7 +78,7 @@ enum PhoneEngineFactory {
                 transport: ServerChannelTransport(url: server), sources: media,
                 ice: ICEConfiguration(
                     servers: ice.stunURLs.isEmpty ? [] : [ICEServer(urls: ice.stunURLs)],
-                    transportPolicy: ice.relayOnly ? .relay : .all))
+                    transportPolicy: ice.relayOnly ? .relay : .all), device: device)
         #else
             throw ValidationError(PhoneMedia.webrtcUnavailableReason ?? "no WebRTC engine")
         #endif

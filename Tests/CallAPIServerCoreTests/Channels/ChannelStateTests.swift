@@ -13,16 +13,17 @@ import Testing
         return ChannelState(limits: limits)
     }
 
-    /// Connects `id` and joins `channel` as `uid` with a valid token; returns the join's actions.
+    /// Connects `id` and joins `channel` as `uid` (on `device`) with a valid token; returns the join's actions.
     @discardableResult
     func join(
-        _ state: inout ChannelState, _ id: UInt64, uid: UInt, channel: String = "room", now: Int64? = nil,
-        token: ChannelTokenCheck? = nil
+        _ state: inout ChannelState, _ id: UInt64, uid: UInt, device: String? = nil, channel: String = "room",
+        now: Int64? = nil, token: ChannelTokenCheck? = nil
     ) -> [ChannelAction] {
         let now = now ?? t0
         let session = SessionID(id)
         _ = state.handle(.connected(session), now: now)
-        let start = state.handle(.frame(session, .join(.init(channel: channel, uid: uid, token: "t"))), now: now)
+        let start = state.handle(
+            .frame(session, .join(.init(channel: channel, uid: uid, token: "t", device: device))), now: now)
         #expect(start == [.verifyToken(session, token: "t", purpose: .join)])
         let check = token ?? .valid(userId: String(uid), channel: channel, expiresAt: now + hour, issuedAt: now)
         return state.handle(.tokenChecked(session, purpose: .join, result: check), now: now)
@@ -38,13 +39,13 @@ import Testing
         let first = join(&state, 1, uid: 1001)
         #expect(
             first.contains(
-                .send(SessionID(1), .joined(.init(channel: "room", uid: 1001, members: [], expiresAt: t0 + hour)))))
+                .send(SessionID(1), .joined(.init(channel: "room", uid: 1001, devices: [], expiresAt: t0 + hour)))))
         #expect(
             first.contains(.report(.init(event: .userJoined, channel: "room", uid: 1001, reason: .joined, time: t0))))
         let second = join(&state, 2, uid: 1002)
         #expect(
             second.contains(
-                .send(SessionID(2), .joined(.init(channel: "room", uid: 1002, members: [1001], expiresAt: t0 + hour)))))
+                .send(SessionID(2), .joined(.init(channel: "room", uid: 1002, devices: [ChannelMember(uid: 1001)], expiresAt: t0 + hour)))))
         #expect(second.contains(.send(SessionID(1), .memberJoined(.init(uid: 1002)))))
         #expect(state.members(of: "room") == [1001, 1002])
         #expect(state.channelCount == 1 && state.memberCount == 2)

@@ -8,7 +8,15 @@ import Testing
             "{\"type\":\"join\",\"channel\":\"c\",\"uid\":1001,\"token\":\"jwt\"}",
             ChannelClientFrame.join(.init(channel: "c", uid: 1001, token: "jwt"))
         ),
+        (
+            "{\"type\":\"join\",\"channel\":\"c\",\"uid\":1001,\"token\":\"jwt\",\"device\":\"tablet-1\"}",
+            .join(.init(channel: "c", uid: 1001, token: "jwt", device: "tablet-1"))
+        ),
         ("{\"type\":\"signal\",\"to\":1002,\"data\":\"opaque\"}", .signal(.init(to: 1002, data: "opaque"))),
+        (
+            "{\"type\":\"signal\",\"to\":1002,\"device\":\"p\",\"data\":\"opaque\"}",
+            .signal(.init(to: 1002, device: "p", data: "opaque"))
+        ),
         ("{\"type\":\"renew\",\"token\":\"jwt\"}", .renew(.init(token: "jwt"))),
         ("{\"type\":\"leave\"}", .leave),
     ])
@@ -20,25 +28,51 @@ import Testing
     @Test func serverFramesHaveTheDocumentedShapes() throws {
         let cases: [(ChannelServerFrame, String)] = [
             (
-                .joined(.init(channel: "c", uid: 1001, members: [1002], expiresAt: 5)),
-                "{\"channel\":\"c\",\"expiresAt\":5,\"iceServers\":[],\"members\":[1002],\"type\":\"joined\",\"uid\":1001}"
+                .joined(.init(channel: "c", uid: 1001, devices: [ChannelMember(uid: 1002)], expiresAt: 5)),
+                "{\"channel\":\"c\",\"devices\":[{\"uid\":1002}],\"expiresAt\":5,\"iceServers\":[],"
+                    + "\"members\":[1002],\"type\":\"joined\",\"uid\":1001}"
+            ),
+            (
+                // A user on two devices: `members` names the uid once, `devices` each member in join order.
+                .joined(
+                    .init(
+                        channel: "c", uid: 1001,
+                        devices: [
+                            ChannelMember(uid: 1002, device: "phone-1"), ChannelMember(uid: 1003),
+                            ChannelMember(uid: 1002, device: "tablet-1"),
+                        ], expiresAt: 5)),
+                "{\"channel\":\"c\",\"devices\":[{\"device\":\"phone-1\",\"uid\":1002},{\"uid\":1003},"
+                    + "{\"device\":\"tablet-1\",\"uid\":1002}],\"expiresAt\":5,\"iceServers\":[],"
+                    + "\"members\":[1002,1003],\"type\":\"joined\",\"uid\":1001}"
             ),
             (
                 .joined(
                     .init(
-                        channel: "c", uid: 1001, members: [], expiresAt: 5,
+                        channel: "c", uid: 1001, devices: [], expiresAt: 5,
                         iceServers: [
                             ICEServer(urls: ["stun:s:3478"]),
                             ICEServer(urls: ["turn:t:3478?transport=tcp"], username: "9:1001", credential: "p/+="),
                         ])),
-                "{\"channel\":\"c\",\"expiresAt\":5,\"iceServers\":[{\"urls\":[\"stun:s:3478\"]},"
+                "{\"channel\":\"c\",\"devices\":[],\"expiresAt\":5,\"iceServers\":[{\"urls\":[\"stun:s:3478\"]},"
                     + "{\"credential\":\"p/+=\",\"urls\":[\"turn:t:3478?transport=tcp\"],\"username\":\"9:1001\"}],"
                     + "\"members\":[],\"type\":\"joined\",\"uid\":1001}"
             ),
             (.joinFailed(.init(code: .barred, message: "m")), "{\"code\":5,\"message\":\"m\",\"type\":\"joinFailed\"}"),
             (.memberJoined(.init(uid: 1002)), "{\"type\":\"memberJoined\",\"uid\":1002}"),
+            (
+                .memberJoined(.init(uid: 1002, device: "tablet-1")),
+                "{\"device\":\"tablet-1\",\"type\":\"memberJoined\",\"uid\":1002}"
+            ),
             (.memberLeft(.init(uid: 1002, reason: .removed)), "{\"reason\":2,\"type\":\"memberLeft\",\"uid\":1002}"),
+            (
+                .memberLeft(.init(uid: 1002, device: "p", reason: .quit)),
+                "{\"device\":\"p\",\"reason\":0,\"type\":\"memberLeft\",\"uid\":1002}"
+            ),
             (.signal(.init(from: 1002, data: "d")), "{\"data\":\"d\",\"from\":1002,\"type\":\"signal\"}"),
+            (
+                .signal(.init(from: 1002, device: "p", data: "d")),
+                "{\"data\":\"d\",\"device\":\"p\",\"from\":1002,\"type\":\"signal\"}"
+            ),
             (.signalFailed(.init(to: 1002, message: "m")), "{\"message\":\"m\",\"to\":1002,\"type\":\"signalFailed\"}"),
             (.tokenWillExpire(.init(expiresAt: 7)), "{\"expiresAt\":7,\"type\":\"tokenWillExpire\"}"),
             (.renewed(.init(expiresAt: 8)), "{\"expiresAt\":8,\"type\":\"renewed\"}"),
@@ -55,7 +89,16 @@ import Testing
         let text = "{\"channel\":\"c\",\"expiresAt\":5,\"members\":[],\"type\":\"joined\",\"uid\":1001}"
         #expect(
             try ChannelFrameCoding.decodeServerFrame(text).get()
-                == .joined(.init(channel: "c", uid: 1001, members: [], expiresAt: 5, iceServers: [])))
+                == .joined(.init(channel: "c", uid: 1001, devices: [], expiresAt: 5, iceServers: [])))
+    }
+
+    @Test func aJoinedFrameFromAServerThatKnowsNoDevicesReadsItsMembersWithoutDevices() throws {
+        let text = "{\"channel\":\"c\",\"expiresAt\":5,\"members\":[1002,1003],\"type\":\"joined\",\"uid\":1001}"
+        guard case .joined(let joined) = try ChannelFrameCoding.decodeServerFrame(text).get() else {
+            Issue.record("not a joined frame")
+            return
+        }
+        #expect(joined.devices == [ChannelMember(uid: 1002), ChannelMember(uid: 1003)])
     }
 
     @Test(arguments: [
