@@ -16,6 +16,7 @@ import Testing
     struct Members: Decodable, Equatable {
         var channel: String
         var members: [UInt]
+        var devices: [ChannelMember]
     }
 
     func decode<T: Decodable>(_ type: T.Type, _ body: String) throws -> T {
@@ -92,14 +93,22 @@ import Testing
 
     @Test func theMemberListShowsWhoIsIn() async throws {
         let server = try await TestServer.start()
-        let (bob, _) = try await server.joined(1002, channel: "room")
+        let (bob, _) = try await server.joined(1002, device: "phone-1", channel: "room")
         let (alice, _) = try await server.joined(1001, channel: "room")
+        let (tablet, _) = try await server.joined(1002, device: "tablet-1", channel: "room")
         let (status, body) = try await server.admin("GET", "/v1/channels/room")
         #expect(status == 200)
-        #expect(try decode(Members.self, body) == Members(channel: "room", members: [1001, 1002]))
+        #expect(
+            try decode(Members.self, body)
+                == Members(
+                    channel: "room", members: [1001, 1002],
+                    devices: [
+                        ChannelMember(uid: 1002, device: "phone-1"), ChannelMember(uid: 1001),
+                        ChannelMember(uid: 1002, device: "tablet-1"),
+                    ]))
         let (_, empty) = try await server.admin("GET", "/v1/channels/nobody")
-        #expect(try decode(Members.self, empty) == Members(channel: "nobody", members: []))
-        withExtendedLifetime((alice, bob)) {}
+        #expect(try decode(Members.self, empty) == Members(channel: "nobody", members: [], devices: []))
+        withExtendedLifetime((alice, bob, tablet)) {}
         try await server.stop()
     }
 

@@ -93,11 +93,16 @@ import Testing
         let defaults = try ServerSettings.configuration(flags: [:], environment: [:])
         #expect(defaults.channels == ChannelSettings())
         #expect(defaults.channels.capacity == 2 && defaults.channels.watchdogSeconds == 0)
+        #expect(defaults.channels.devicesPerUser == 4)
         #expect(!defaults.channels.allowAnyChannelTokens && defaults.channels.webhook == nil)
         let configuration = try ServerSettings.configuration(
             flags: ["channel-capacity": "3", "channel-watchdog": "30", "webhook-url": "http://hooks.example/callapi"],
-            environment: ["CALLAPI_ALLOW_ANY_CHANNEL_TOKENS": "1", "CALLAPI_WEBHOOK_SECRET": "s3cret"])
+            environment: [
+                "CALLAPI_ALLOW_ANY_CHANNEL_TOKENS": "1", "CALLAPI_WEBHOOK_SECRET": "s3cret",
+                "CALLAPI_CHANNEL_DEVICES": "2",
+            ])
         #expect(configuration.channels.capacity == 3)
+        #expect(configuration.channels.devicesPerUser == 2)
         #expect(configuration.channels.watchdogSeconds == 30)
         #expect(configuration.channels.allowAnyChannelTokens)
         #expect(
@@ -105,7 +110,8 @@ import Testing
     }
 
     @Test(arguments: [
-        ["channel-capacity": "0"], ["channel-watchdog": "-5"], ["allow-any-channel-tokens": "maybe"],
+        ["channel-capacity": "0"], ["channel-devices": "0"], ["channel-devices": "17"], ["channel-watchdog": "-5"],
+        ["allow-any-channel-tokens": "maybe"],
         ["webhook-url": "ftp://x"], ["webhook-secret": "alone"],
     ])
     func badChannelSettingsAreExplained(flags: [String: String]) {

@@ -29,17 +29,26 @@ import Testing
             .received(.joined(.init(channel: "room", uid: 1001, devices: [ChannelMember(uid: 1002)], expiresAt: 1))))
         #expect(
             outputs == [
-                .emit(.joined(members: [ChannelMember(uid: 1002)], iceServers: [])), .write(.signal(.init(to: 1002, data: "a"))),
+                .emit(.joined(members: [ChannelMember(uid: 1002)], iceServers: [])),
+                .write(.signal(.init(to: 1002, data: "a"))),
                 .write(.renew(.init(token: "t2"))), .write(.signal(.init(to: 1002, data: "b"))),
             ])
-        #expect(machine.handle(.send(data: "c", to: ChannelMember(uid: 1002))) == [.write(.signal(.init(to: 1002, data: "c")))])
+        #expect(
+            machine.handle(.send(data: "c", to: ChannelMember(uid: 1002))) == [
+                .write(.signal(.init(to: 1002, data: "c")))
+            ])
     }
 
     @Test mutating func serverEventsBecomeClientEvents() {
         joined()
-        #expect(machine.handle(.received(.memberJoined(.init(uid: 1002)))) == [.emit(.memberJoined(ChannelMember(uid: 1002)))])
         #expect(
-            machine.handle(.received(.signal(.init(from: 1002, data: "x")))) == [.emit(.signal(from: ChannelMember(uid: 1002), data: "x"))])
+            machine.handle(.received(.memberJoined(.init(uid: 1002)))) == [
+                .emit(.memberJoined(ChannelMember(uid: 1002)))
+            ])
+        #expect(
+            machine.handle(.received(.signal(.init(from: 1002, data: "x")))) == [
+                .emit(.signal(from: ChannelMember(uid: 1002), data: "x"))
+            ])
         #expect(machine.handle(.received(.tokenWillExpire(.init(expiresAt: 5)))) == [.emit(.tokenWillExpire)])
         #expect(
             machine.handle(.received(.memberLeft(.init(uid: 1002, reason: .dropped))))

@@ -25,13 +25,17 @@ extension WebRTCEngineTests {
         }
     }
 
+    /// `device` names the user's device to CallAPI and to the engine alike (several devices of one user).
     func serverEndpoint(
-        _ user: UInt, on server: MediaServer, remoteView: (any CallCanvas)? = nil, joinOnRing: Bool = true
+        _ user: UInt, on server: MediaServer, remoteView: (any CallCanvas)? = nil, joinOnRing: Bool = true,
+        device: String? = nil
     ) async throws -> ServerEndpoint {
         let signal = try await server.signalClient(user)
-        let engine = WebRTCEngine(transport: ServerChannelTransport(url: server.baseURL), label: "user-\(user)")
+        let engine = WebRTCEngine(
+            transport: ServerChannelTransport(url: server.baseURL), label: "user-\(user)-\(device ?? "")",
+            device: device)
         let listener = RecordingCallListener(canJoinRtcOnCalling: joinOnRing)
-        let api = CallApiImpl()
+        let api = CallApiImpl(deviceId: device)
         api.addListener(listener: listener)
         api.initialize(config: CallConfig(userId: user, rtcEngine: engine, signalClient: signal))
         let states = api.stateChanges

@@ -1,6 +1,6 @@
 import CallAPI
-import Foundation
 import CallAPISignalProtocol
+import Foundation
 import Testing
 
 @testable import CallAPIWebRTC
@@ -15,7 +15,9 @@ struct ShowroomOverWebRTCTests {
 
     /// Whether `engine`'s secondary `channel` sends video to `uid` now (its send valve is open).
     private func sendsVideo(_ engine: WebRTCEngine, in channel: String, to uid: UInt) -> Bool? {
-        engine.secondaries.withLock { $0[channel] }?.state.withLock { $0.session?.peers[ChannelMember(uid: uid)]?.sendingVideo }
+        engine.secondaries.withLock { $0[channel] }?.state.withLock {
+            $0.session?.peers[ChannelMember(uid: uid)]?.sendingVideo
+        }
     }
 
     @Test func hostStopsPublishingInTheShowroomDuringTheCallAndResumesAfter() async throws {

@@ -451,7 +451,8 @@ package struct ChannelState: Sendable {
         into actions: inout [ChannelAction]
     ) {
         func fail(_ message: String) {
-            enqueue(.signalFailed(.init(to: signal.to, device: signal.device, message: message)), to: id, into: &actions)
+            enqueue(
+                .signalFailed(.init(to: signal.to, device: signal.device, message: message)), to: id, into: &actions)
         }
         guard signal.to != membership.uid else { return fail("a member cannot signal its own uid") }
         let room = rooms[membership.channel] ?? Room()

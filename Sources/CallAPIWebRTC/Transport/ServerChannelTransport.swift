@@ -1,5 +1,5 @@
-import CallAPISignalProtocol
 import CallAPISignalClient
+import CallAPISignalProtocol
 import Logging
 
 /// A ``WebRTCChannelTransport`` through a `callapi serve` server's RTC channels (`/v1/rtc`): one WebSocket

@@ -95,7 +95,8 @@ import Testing
                     SessionID(3),
                     .removed(.init(code: .replaced, message: "uid 1002/tablet-1 joined channel room again elsewhere")))
             ))
-        #expect(again.contains(.send(SessionID(1), .memberLeft(.init(uid: 1002, device: "tablet-1", reason: .removed)))))
+        #expect(
+            again.contains(.send(SessionID(1), .memberLeft(.init(uid: 1002, device: "tablet-1", reason: .removed)))))
         #expect(!again.contains(.close(SessionID(2), code: ChannelErrorCode.replaced.closeCode)))
         #expect(state.devices(of: "room") == [ChannelMember(uid: 1001), phone, tablet])
         #expect(state.member(SessionID(4))?.member == tablet && state.member(SessionID(3)) == nil)
@@ -128,7 +129,8 @@ import Testing
         #expect(left.contains(.send(SessionID(2), frame)))
         #expect(
             left.contains(
-                .report(.init(event: .userLeft, channel: "room", uid: 1002, device: "tablet-1", reason: .quit, time: t0))))
+                .report(
+                    .init(event: .userLeft, channel: "room", uid: 1002, device: "tablet-1", reason: .quit, time: t0))))
         #expect(state.devices(of: "room") == [ChannelMember(uid: 1001), phone])
         let toUid = state.handle(.frame(SessionID(1), .signal(.init(to: 1002, data: "x"))), now: t0)
         #expect(

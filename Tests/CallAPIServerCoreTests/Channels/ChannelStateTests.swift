@@ -45,7 +45,10 @@ import Testing
         let second = join(&state, 2, uid: 1002)
         #expect(
             second.contains(
-                .send(SessionID(2), .joined(.init(channel: "room", uid: 1002, devices: [ChannelMember(uid: 1001)], expiresAt: t0 + hour)))))
+                .send(
+                    SessionID(2),
+                    .joined(
+                        .init(channel: "room", uid: 1002, devices: [ChannelMember(uid: 1001)], expiresAt: t0 + hour)))))
         #expect(second.contains(.send(SessionID(1), .memberJoined(.init(uid: 1002)))))
         #expect(state.members(of: "room") == [1001, 1002])
         #expect(state.channelCount == 1 && state.memberCount == 2)

@@ -45,7 +45,9 @@ import Testing
     @Test func theLimitsArePublishedAsMetrics() async throws {
         let server = try await TestServer.start()
         let text = server.server.metricsText()
-        for name in Self.limitNames + ["rate", "burst", "max-frame-bytes", "max-held", "channel-capacity"] {
+        for name in Self.limitNames + [
+            "rate", "burst", "max-frame-bytes", "max-held", "channel-capacity", "channel-devices",
+        ] {
             #expect(text.contains("callapi_limit{name=\"\(name)\"}"), "\(name)")
         }
         #expect(text.contains("callapi_outbox_bytes"))

@@ -20,9 +20,12 @@ extension TestServer {
     }
 
     /// A raw socket that joined `channel` as `uid`; fails unless the answer is `joined`.
-    func joined(_ uid: UInt, channel: String) async throws -> (RawSocket, ChannelServerFrame.Joined) {
+    func joined(_ uid: UInt, device: String? = nil, channel: String) async throws -> (
+        RawSocket, ChannelServerFrame.Joined
+    ) {
         let socket = RawSocket(url: rtcURL)
-        let answer = try await socket.join(channel: channel, uid: uid, token: try await rtcToken(uid, channel: channel))
+        let answer = try await socket.join(
+            channel: channel, uid: uid, device: device, token: try await rtcToken(uid, channel: channel))
         guard case .joined(let joined) = answer else { throw UnexpectedChannelFrame(frame: answer) }
         return (socket, joined)
     }
@@ -57,8 +60,8 @@ extension RawSocket {
     func send(_ frame: ChannelClientFrame) { sendText(ChannelFrameCoding.encode(frame)) }
 
     /// Sends `join` and returns the server's answer.
-    func join(channel: String, uid: UInt, token: String) async throws -> ChannelServerFrame {
-        send(.join(.init(channel: channel, uid: uid, token: token)))
+    func join(channel: String, uid: UInt, device: String? = nil, token: String) async throws -> ChannelServerFrame {
+        send(.join(.init(channel: channel, uid: uid, token: token, device: device)))
         return try await channelFrame()
     }
 
