@@ -29,13 +29,22 @@ public final class SignalClient: ISignalClient {
     private let commands: LoopCommands<ClientCore>
 
     /// A client for the server at ``SignalClientConfiguration/url``. Nothing happens until ``login(token:)``.
-    public init(configuration: SignalClientConfiguration, logger: Logger = Logger(label: "callapi.signal")) {
+    public convenience init(
+        configuration: SignalClientConfiguration, logger: Logger = Logger(label: "callapi.signal")
+    ) {
+        self.init(configuration: configuration, logger: logger) {
+            Int64((Date().timeIntervalSince1970 * 1000).rounded())
+        }
+    }
+
+    /// A client whose clock is `now` (milliseconds since 1970): tests give one that is off the server's.
+    package init(
+        configuration: SignalClientConfiguration, logger: Logger, now: @escaping @Sendable () -> Int64
+    ) {
         self.configuration = configuration
         let loop = configuration.eventLoopGroup.any()
         let core = ClientCore(
-            configuration: configuration, loop: loop, logger: logger,
-            now: { Int64((Date().timeIntervalSince1970 * 1000).rounded()) },
-            jitter: { Double.random(in: 0...1) })
+            configuration: configuration, loop: loop, logger: logger, now: now, jitter: { Double.random(in: 0...1) })
         commands = LoopCommands(core, on: loop)
     }
 
@@ -72,6 +81,13 @@ public final class SignalClient: ISignalClient {
     /// The connection state now.
     public var state: SignalConnectionState {
         get async { (try? await commands.ask { $0.state }) ?? .idle }
+    }
+
+    /// How far the server's clock is from this device's, estimated from the login's round trip and each ping's
+    /// since (``ClockOffset``); `nil` before the first login. Put a local time on the server's clock with
+    /// ``ClockOffset/serverTime(ofLocal:)``, so that two devices' times can be compared.
+    public var clockOffset: ClockOffset? {
+        get async { (try? await commands.ask { $0.clockOffset }) ?? nil }
     }
 
     /// The connection states from now on, starting with the current one.

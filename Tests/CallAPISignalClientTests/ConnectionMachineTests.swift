@@ -54,7 +54,7 @@ import Testing
         _ = check(5_000, "the connect timeout")
         _ = machine.handle(.socketOpened(socket: 1), now: 0)
         _ = machine.handle(.frame(socket: 1, Self.welcome), now: 0)
-        #expect(check(15_000, "an idle connection: the next ping") == [.write(1, .ping(.init()))])
+        #expect(check(15_000, "an idle connection: the next ping") == [.write(1, .ping(.init(id: 1)))])
         _ = machine.handle(.send(ticket: 7, to: "1002", body: "b", ttl: 0), now: 1)
         _ = check(8_001, "the answer to a request")
         _ = machine.handle(.socketClosed(socket: 1, cause: "reset", jitter: 1), now: 100)
@@ -223,13 +223,48 @@ import Testing
 
     @Test mutating func deadConnectionsAreDetectedAndPingsSent() {
         connect()
-        #expect(machine.handle(.tick(jitter: 0), now: 15_000) == [.write(1, .ping(.init()))])
+        #expect(machine.handle(.tick(jitter: 0), now: 15_000) == [.write(1, .ping(.init(id: 1)))])
         let actions = machine.handle(.tick(jitter: 0), now: 40_000)
         #expect(actions.first == .closeSocket(1))
         guard case .waiting = machine.phase else {
             Issue.record("expected to reconnect")
             return
         }
+    }
+
+    @Test mutating func theClockOffsetComesFromTheLoginThenFromEachPingWithTheSmallestRoundTrip() {
+        // The server's clock is 5 s ahead of this one.
+        #expect(machine.clock.estimate == nil)
+        _ = machine.handle(.login(token: "t"), now: 100)
+        _ = machine.handle(.socketOpened(socket: 1), now: 100)
+        var welcome = Self.welcome
+        if case .welcome(var frame) = welcome {
+            frame.serverTime = 5_130  // read 30 ms after the login left; the answer took 50 ms more
+            welcome = .welcome(frame)
+        }
+        _ = machine.handle(.frame(socket: 1, welcome), now: 180)
+        #expect(machine.clock.estimate == ClockOffset(offsetMillis: 4_990, errorMillis: 40, samples: 1))
+        // A ping with a 10 ms round trip, read by the server at its midpoint: a tighter estimate.
+        #expect(machine.handle(.tick(jitter: 0), now: 15_180) == [.write(1, .ping(.init(id: 1)))])
+        _ = machine.handle(.frame(socket: 1, .pong(.init(id: 1, serverTime: 20_185))), now: 15_190)
+        #expect(machine.clock.estimate == ClockOffset(offsetMillis: 5_000, errorMillis: 5, samples: 2))
+        // A slower ping does not displace it; an answer to no ping is not a sample.
+        _ = machine.handle(.tick(jitter: 0), now: 30_190)
+        _ = machine.handle(.frame(socket: 1, .pong(.init(id: 2, serverTime: 35_290))), now: 30_390)
+        _ = machine.handle(.frame(socket: 1, .pong(.init(id: 9, serverTime: 0))), now: 30_400)
+        #expect(machine.clock.estimate == ClockOffset(offsetMillis: 5_000, errorMillis: 5, samples: 3))
+    }
+
+    @Test func theEstimateFollowsTheLastSamplesOnly() {
+        var clock = ClockOffsetEstimator()
+        clock.sample(sentAt: 0, serverTime: 1_001, receivedAt: 2)  // 2 ms round trip, offset 1000
+        for second in 1...ClockOffsetEstimator.capacity {
+            let sent = Int64(second) * 15_000
+            clock.sample(sentAt: sent, serverTime: sent + 2_010, receivedAt: sent + 20)  // 20 ms, offset 2000
+        }
+        #expect(clock.estimate == ClockOffset(offsetMillis: 2_000, errorMillis: 10, samples: 8))
+        clock.sample(sentAt: 500_000, serverTime: 0, receivedAt: 499_999)
+        #expect(clock.samples.count == ClockOffsetEstimator.capacity, "an answer before its request is no sample")
     }
 
     @Test mutating func sendingBeforeLoginFails() {

@@ -127,6 +127,8 @@ struct ConnectionMachine: Sendable {
         var sessionId: String
         var lastReceived: Int64
         var lastPing: Int64
+        /// Pings written and not answered yet: when each left, by request id (for the clock offset).
+        var pings: [Int: Int64] = [:]
         /// Requests written and not answered yet, by request id.
         var inFlight: [Int: InFlight] = [:]
         /// Why the server said it closes the socket, if it did.
@@ -176,6 +178,10 @@ struct ConnectionMachine: Sendable {
     private(set) var phase: Phase = .idle
     /// Request ids and socket numbers are never reused, so a late answer or event cannot be taken for a new one's.
     private var nextRequestId = 1
+    /// Pings are numbered apart from requests: only a `pong` answers one.
+    private var nextPingId = 1
+    /// The server's clock against the local one, from the login's and the pings' round trips.
+    private(set) var clock = ClockOffsetEstimator()
     private var nextSocket = 1
     /// The server the next socket opens to: the same one while it serves, the next in the list once a connection to
     /// it was lost or could not be made (a node of a cluster killed: docs/scale-out.md).
@@ -461,6 +467,15 @@ struct ConnectionMachine: Sendable {
         return .write(connection.socket, frame(id))
     }
 
+    /// A ping on `connection`, noted for the clock offset.
+    private mutating func ping(on connection: inout Connection, now: Int64) -> ConnectionAction {
+        let id = nextPingId
+        nextPingId += 1
+        connection.lastPing = now
+        connection.pings[id] = now
+        return .write(connection.socket, .ping(.init(id: id)))
+    }
+
     /// The connection moved out of the phase, which holds `.idle` until the caller puts it back changed; nil when
     /// not connected.
     ///
@@ -563,6 +578,8 @@ struct ConnectionMachine: Sendable {
             guard case .authenticating(let attempt) = phase else { return }
             var login = attempt.login
             login.expiresAt = welcome.expiresAt
+            // The login left when this step started; the server stamped its answer.
+            clock.sample(sentAt: attempt.since, serverTime: welcome.serverTime, receivedAt: now)
             var connection = Connection(
                 socket: socket, login: login, userId: welcome.userId, sessionId: welcome.sessionId,
                 lastReceived: now, lastPing: now, closingReason: attempt.closingReason)
@@ -615,8 +632,12 @@ struct ConnectionMachine: Sendable {
             actions.append(.heldResult(result))
         case .closing(let closing):
             self.closing(closing.reason)
-        case .pong:
-            break
+        case .pong(let pong):
+            guard let id = pong.id, var connection = takeConnection() else { return }
+            if let sentAt = connection.pings.removeValue(forKey: id) {
+                clock.sample(sentAt: sentAt, serverTime: pong.serverTime, receivedAt: now)
+            }
+            phase = .connected(connection)
         case .calls(let page):
             guard case .calls(let ticket) = answered(page.id) else { return }
             actions.append(.completeCalls(ticket: ticket, .success(page)))
@@ -703,9 +724,11 @@ struct ConnectionMachine: Sendable {
                     cause: "nothing from the server for \(settings.livenessTimeoutMillis / 1000) s", now: now,
                     jitter: jitter, into: &actions)
             } else if now - connection.lastPing >= settings.pingIntervalMillis {
-                connection.lastPing = now
+                // A ping never answered within the request timeout is forgotten (the liveness check handles a
+                // server that stopped answering).
+                connection.pings = connection.pings.filter { now - $0.value < settings.requestTimeoutMillis }
+                actions.append(ping(on: &connection, now: now))
                 phase = .connected(connection)
-                actions.append(.write(connection.socket, .ping(.init())))
             }
         default:
             break

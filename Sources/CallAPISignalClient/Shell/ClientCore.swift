@@ -68,6 +68,7 @@ final class ClientCore: ClientSocketDelegate {
     }
 
     var state: SignalConnectionState { lastState }
+    var clockOffset: ClockOffset? { machine.clock.estimate }
     var userId: String? { machine.userId }
 
     // MARK: - Commands
