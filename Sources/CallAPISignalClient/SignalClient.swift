@@ -27,6 +27,9 @@ public final class SignalClient: ISignalClient {
     public let configuration: SignalClientConfiguration
     /// Calls from the synchronous API, in order, on the core's event loop.
     private let commands: LoopCommands<ClientCore>
+    /// The client's clock, milliseconds since 1970: what ``clockOffset`` is measured against, and what a
+    /// ``CallReporter`` stamps its marks with.
+    package let now: @Sendable () -> Int64
 
     /// A client for the server at ``SignalClientConfiguration/url``. Nothing happens until ``login(token:)``.
     public convenience init(
@@ -42,6 +45,7 @@ public final class SignalClient: ISignalClient {
         configuration: SignalClientConfiguration, logger: Logger, now: @escaping @Sendable () -> Int64
     ) {
         self.configuration = configuration
+        self.now = now
         let loop = configuration.eventLoopGroup.any()
         let core = ClientCore(
             configuration: configuration, loop: loop, logger: logger, now: now, jitter: { Double.random(in: 0...1) })
@@ -137,6 +141,21 @@ public final class SignalClient: ISignalClient {
     public func subscribePresence() async throws -> [String] {
         try await withCheckedThrowingContinuation { waiter in
             commands.yield { $0.presence(subscribe: true) { waiter.resume(with: $0) } }
+        }
+    }
+
+    // MARK: - Call reports
+
+    /// Sends what this device saw of a call to the server's ledger, which merges it with the other side's onto one
+    /// time line (docs/timeline.md); returns once the server kept it. ``CallReporter`` builds and sends it for a
+    /// CallAPI endpoint.
+    public func report(_ report: CallReport) async throws {
+        try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<Void, any Error>) in
+            commands.yield {
+                $0.report(report) { error in
+                    if let error { waiter.resume(throwing: error) } else { waiter.resume() }
+                }
+            }
         }
     }
 

@@ -18,6 +18,8 @@ public enum ClientFrame: Sendable, Equatable {
     case logout(Request)
     /// Ask the call ledger for this user's calls; the server answers `calls` or `error`.
     case calls(CallsRequest)
+    /// What this device saw of a call, for the ledger's time line; the server answers `reported` or `error`.
+    case report(CallReport)
     /// Register (or replace) this user's device for call pushes; the server answers `devices`.
     case registerDevice(RegisterDevice)
     /// Ask for this user's registered devices; the server answers `devices`.
@@ -54,6 +56,7 @@ public enum ClientFrame: Sendable, Equatable {
         case .ping: .ping
         case .logout: .logout
         case .calls: .calls
+        case .report: .report
         case .registerDevice: .registerDevice
         case .devices: .devices
         case .removeDevice: .removeDevice
@@ -81,6 +84,7 @@ public enum ClientFrame: Sendable, Equatable {
             .matchLeave(let f):
             f.id
         case .calls(let f): f.id
+        case .report(let f): f.id
         case .registerDevice(let f): f.id
         case .removeDevice(let f): f.id
         case .invite(let f): f.id

@@ -11,6 +11,7 @@ extension ClientFrame {
         case ping
         case logout
         case calls
+        case report
         case registerDevice = "register_device"
         case devices
         case removeDevice = "remove_device"

@@ -64,6 +64,7 @@ public enum FrameCoding {
             case .ping: .ping(try decodePayload(data))
             case .logout: .logout(try decodePayload(data))
             case .calls: .calls(try decodePayload(data))
+            case .report: .report(try decodePayload(data))
             case .registerDevice: .registerDevice(try decodePayload(data))
             case .devices: .devices(try decodePayload(data))
             case .removeDevice: .removeDevice(try decodePayload(data))
@@ -113,6 +114,7 @@ public enum FrameCoding {
             case .error: .error(try decodePayload(data))
             case .closing: .closing(try decodePayload(data))
             case .calls: .calls(try decodePayload(data))
+            case .reported: .reported(try decodePayload(data))
             case .devices: .devices(try decodePayload(data))
             case .callWithdrawn: .callWithdrawn(try decodePayload(data))
             case .localInvitation: .localInvitation(try decodePayload(data))
@@ -137,6 +139,7 @@ public enum FrameCoding {
         case .send(let p): encodeTagged(frame.type, p)
         case .renew(let p): encodeTagged(frame.type, p)
         case .calls(let p): encodeTagged(frame.type, p)
+        case .report(let p): encodeTagged(frame.type, p)
         case .users(let p), .subscribe(let p), .unsubscribe(let p), .ping(let p), .logout(let p), .devices(let p),
             .matchLeave(let p):
             encodeTagged(frame.type, p)
@@ -211,6 +214,7 @@ public enum FrameCoding {
         case .error(let p): encodeTagged(frame.type, p)
         case .closing(let p): encodeTagged(frame.type, p)
         case .calls(let p): encodeTagged(frame.type, p)
+        case .reported(let p): encodeTagged(frame.type, p)
         case .devices(let p): encodeTagged(frame.type, p)
         case .callWithdrawn(let p): encodeTagged(frame.type, p)
         case .localInvitation(let p): encodeTagged(frame.type, p)

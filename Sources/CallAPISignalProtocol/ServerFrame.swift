@@ -24,6 +24,8 @@ public enum ServerFrame: Sendable, Equatable {
     case closing(Closing)
     /// A page of the user's calls (answer to `calls`).
     case calls(CallsPage)
+    /// The call report was kept (answer to `report`).
+    case reported(Reported)
     /// The user's registered devices (answer to `register_device`, `devices` and `remove_device`).
     case devices(Devices)
     /// A call pushed to this user was withdrawn before this session took it (a tombstone, sent at login).
@@ -54,6 +56,7 @@ public enum ServerFrame: Sendable, Equatable {
         case .error: .error
         case .closing: .closing
         case .calls: .calls
+        case .reported: .reported
         case .devices: .devices
         case .callWithdrawn: .callWithdrawn
         case .localInvitation: .localInvitation
@@ -66,6 +69,12 @@ public enum ServerFrame: Sendable, Equatable {
 
     /// The `type` string on the wire.
     public var type: String { kind.rawValue }
+
+    /// `reported`: the answer to `report`.
+    public struct Reported: Codable, Sendable, Equatable {
+        public var id: Int?
+        public init(id: Int?) { self.id = id }
+    }
 
     /// `welcome`: who the session is and the limits it must respect.
     public struct Welcome: Codable, Sendable, Equatable {

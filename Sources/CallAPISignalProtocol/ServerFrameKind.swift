@@ -14,6 +14,7 @@ extension ServerFrame {
         case error
         case closing
         case calls
+        case reported
         case devices
         case callWithdrawn = "call_withdrawn"
         case localInvitation = "local_invitation"

@@ -6,6 +6,8 @@ import Hummingbird
 ///
 /// - `GET /v1/users/{id}/calls?outcome=missed,busy&role=callee&since=MS&until=MS&limit=50&cursor=C` →
 ///   `{"calls":[...],"nextCursor":"C"|null}`, newest first (docs/ledger.md).
+/// - `GET /v1/calls/{callId}/timeline` → the call's record and its devices' reports on the server's clock
+///   (``CallTimeline``, docs/timeline.md); 404 when the ledger has neither.
 struct CallHistoryEndpoint: Sendable {
     let ledger: CallLedger?
     let authorization: AdminAuthorization
@@ -50,5 +52,26 @@ struct CallHistoryEndpoint: Sendable {
                 throw HTTPError(.serviceUnavailable, message: "the call ledger could not be read: \(error)")
             }
         }
+        router.get("/v1/calls/:call/timeline") { request, context -> CallTimeline in
+            try authorization.check(request, endpoint: "the call timeline endpoint")
+            guard let ledger else {
+                throw HTTPError(.notFound, message: "the call ledger is off on this server (--ledger)")
+            }
+            guard let callId = context.parameters.get("call"), !callId.isEmpty, callId.utf8.count <= 128 else {
+                throw HTTPError(.badRequest, message: "the call id must be 1-128 characters")
+            }
+            let found: (record: CallRecord?, reports: [StoredCallReport])
+            do {
+                found = try await ledger.timeline(callId: callId)
+            } catch {
+                throw HTTPError(.serviceUnavailable, message: "the call ledger could not be read: \(error)")
+            }
+            guard found.record != nil || !found.reports.isEmpty else {
+                throw HTTPError(.notFound, message: "the ledger has no call \(callId)")
+            }
+            return CallTimeline(callId: callId, record: found.record, reports: found.reports)
+        }
     }
 }
+
+extension CallTimeline: ResponseEncodable {}

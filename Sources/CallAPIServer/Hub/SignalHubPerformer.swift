@@ -20,11 +20,14 @@ struct SignalHubPerformer: EndpointPerformer {
     /// The link to the other nodes (nil: a single node).
     let cluster: ClusterLink?
 
-    /// A call-history query, which reads the ledger's store.
+    /// Work on the ledger's store for a session, answered when done: a call-history query, or a call report kept.
     struct CallsQuery {
+        enum Request {
+            case calls(userId: String, ClientFrame.CallsRequest)
+            case report(StoredCallReport)
+        }
         let id: SessionID
-        let userId: String
-        let request: ClientFrame.CallsRequest
+        let request: Request
         let ledger: CallLedger
     }
 
@@ -38,7 +41,10 @@ struct SignalHubPerformer: EndpointPerformer {
             ledger?.handle(.sessionClosed(standIn), now: clock.nowMillis())
         case .queryCalls(let id, let userId, let request):
             guard let ledger else { return nil }
-            return .work(CallsQuery(id: id, userId: userId, request: request, ledger: ledger))
+            return .work(CallsQuery(id: id, request: .calls(userId: userId, request), ledger: ledger))
+        case .storeReport(let id, let report):
+            guard let ledger else { return nil }
+            return .work(CallsQuery(id: id, request: .report(report), ledger: ledger))
         case .send(let id, let frame):
             guard let connection = core.connections[id] else { return nil }
             var startedAt: NIODeadline?
@@ -80,7 +86,16 @@ struct SignalHubPerformer: EndpointPerformer {
 
     func start(_ query: CallsQuery, in shell: EndpointShell<Self>) {
         Task {
-            let frame = await query.ledger.answer(query.request, userId: query.userId)
+            let frame =
+                switch query.request {
+                case .calls(let userId, let request): await query.ledger.answer(request, userId: userId)
+                case .report(let report): await query.ledger.keep(report)
+                }
+            if case .report(let stored) = query.request, case .reported = frame {
+                for (stage, millis) in CallStage.latencies(in: stored.report) {
+                    metrics.callStage(stage, millis: millis)
+                }
+            }
             shell.handle(.ledgerAnswered(query.id, frame))
         }
     }

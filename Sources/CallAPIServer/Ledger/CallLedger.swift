@@ -218,6 +218,30 @@ final class CallLedger: Sendable {
         }
     }
 
+    /// Keeps a call report (docs/timeline.md): `reported`, or an `error` saying why not.
+    func keep(_ report: StoredCallReport) async -> ServerFrame {
+        let id = report.report.id
+        do {
+            guard try await store.saveReport(report) else {
+                return .error(
+                    .init(
+                        id: id, code: .invalidFrame,
+                        message: "call \(report.report.callId) has \(StoredCallReport.maxPerCall) reports already"))
+            }
+            return .reported(.init(id: id))
+        } catch {
+            logger.error("call ledger: a call report could not be saved: \(error)")
+            return .error(.init(id: id, code: .internalError, message: "the call ledger could not keep the report"))
+        }
+    }
+
+    /// The record of `callId`, if the ledger has one (after every call that had ended when it was asked has been
+    /// written), and its reports.
+    func timeline(callId: String) async throws -> (record: CallRecord?, reports: [StoredCallReport]) {
+        await progress.waitUntilWritten(pending.withLockedValue { $0.accepted })
+        return (try await store.call(callId: callId), try await store.reports(callId: callId))
+    }
+
     /// Deletes calls past the retention (if one is set); returns how many.
     @discardableResult
     func applyRetention(now: Int64) async -> Int {

@@ -64,6 +64,21 @@ enum LedgerSchema {
         [
             "ALTER TABLE webhook_events ADD COLUMN node_id TEXT"
         ],
+        // 5: what each device saw of a call, for the merged time line (docs/timeline.md). One row per call, user
+        // and device: a device that reports again replaces its report.
+        [
+            """
+            CREATE TABLE call_reports (
+                call_id TEXT NOT NULL,
+                user_id TEXT NOT NULL,
+                device_id TEXT NOT NULL,
+                received_at BIGINT NOT NULL,
+                body TEXT NOT NULL,
+                PRIMARY KEY (call_id, user_id, device_id)
+            )
+            """,
+            "CREATE INDEX call_reports_by_arrival ON call_reports (received_at)",
+        ],
     ]
 
     static let createVersionTable = "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)"

@@ -14,8 +14,15 @@ package protocol LedgerStore: Sendable {
     func save(_ records: [CallRecord], events: [EmittedCallEvent]) async throws -> SavedCallEvents
     /// A page of a user's calls.
     func calls(_ query: CallQuery) async throws -> CallPage
-    /// Deletes calls that ended before `cutoff`; returns how many.
+    /// The record of `callId`, if the ledger has one.
+    func call(callId: String) async throws -> CallRecord?
+    /// Deletes calls that ended before `cutoff` (and call reports that arrived before it); returns how many calls.
     func deleteCalls(endedBefore cutoff: Int64) async throws -> Int
+    /// Keeps a device's report of a call, replacing that device's earlier one; false (nothing kept) when the call
+    /// has ``StoredCallReport/maxPerCall`` reports from other devices already.
+    func saveReport(_ report: StoredCallReport) async throws -> Bool
+    /// The reports of `callId`, in the order they arrived.
+    func reports(callId: String) async throws -> [StoredCallReport]
     /// The events not delivered yet that this server posts, by sequence number: all of them on a single server; on
     /// a node of a cluster, its own and those of no node, which it takes.
     func pendingWebhookEvents() async throws -> [StoredCallEvent]

@@ -149,11 +149,19 @@ package struct SQLLedgerStore<Runner: SQLRunner>: LedgerStore {
         return CallPage(calls: records, nextCursor: next)
     }
 
+    package func call(callId: String) async throws -> CallRecord? {
+        let rows = try await runner.run(
+            "SELECT \(LedgerSchema.columns.joined(separator: ", ")) FROM calls WHERE call_id = \(Runner.placeholder(1))",
+            [.text(callId)])
+        return try rows.first.map(Self.record)
+    }
+
     package func deleteCalls(endedBefore cutoff: Int64) async throws -> Int {
         let placeholder = Runner.placeholder(1)
         let rows = try await runner.run(
             "SELECT COUNT(*) AS n FROM calls WHERE ended_at < \(placeholder)", [.integer(cutoff)])
         _ = try await runner.run("DELETE FROM calls WHERE ended_at < \(placeholder)", [.integer(cutoff)])
+        _ = try await runner.run("DELETE FROM call_reports WHERE received_at < \(placeholder)", [.integer(cutoff)])
         return Int(rows.first?["n"]?.integer ?? 0)
     }
 

@@ -31,6 +31,8 @@ final class ServerMetrics: Sendable {
     private let callWebhookFailedAttempts: Metrics.Counter
     private let callWebhookRefusals: Metrics.Counter
     private let callWebhookQueue: Metrics.Gauge
+    /// Stage latencies from the devices' call reports (docs/timeline.md), one histogram per stage.
+    private let callStages: [CallStage: Metrics.Timer]
 
     init() {
         registry = PrometheusCollectorRegistry()
@@ -40,7 +42,20 @@ final class ServerMetrics: Sendable {
             .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
             .milliseconds(250), .milliseconds(1000),
         ]
+        factory.durationHistogramBuckets["callapi_call_stage_seconds"] = [
+            .milliseconds(50), .milliseconds(100), .milliseconds(200), .milliseconds(300), .milliseconds(500),
+            .milliseconds(750), .seconds(1), .milliseconds(1500), .seconds(2), .seconds(3), .seconds(5),
+            .seconds(10), .seconds(30),
+        ]
         self.factory = factory
+        callStages = Dictionary(
+            uniqueKeysWithValues: CallStage.allCases.map { stage in
+                (
+                    stage,
+                    Metrics.Timer(
+                        label: "callapi_call_stage_seconds", dimensions: [("stage", stage.rawValue)], factory: factory)
+                )
+            })
         sessions = Metrics.Gauge(label: "callapi_sessions", factory: factory)
         usersOnline = Metrics.Gauge(label: "callapi_users_online", factory: factory)
         heldMessages = Metrics.Gauge(label: "callapi_held_messages", factory: factory)
@@ -164,6 +179,11 @@ final class ServerMetrics: Sendable {
     func callWebhookAttemptFailed() { callWebhookFailedAttempts.increment() }
     func callWebhookRefused() { callWebhookRefusals.increment() }
     func callWebhookPending(_ count: Int) { callWebhookQueue.record(count) }
+
+    /// A device's report showed `stage` taking `millis`.
+    func callStage(_ stage: CallStage, millis: Int64) {
+        callStages[stage]?.recordMilliseconds(millis)
+    }
 
     func relayLatency(nanoseconds: Int64) {
         relayLatency.recordNanoseconds(nanoseconds)

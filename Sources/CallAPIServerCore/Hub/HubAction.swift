@@ -16,6 +16,8 @@ package enum HubAction: Sendable, Equatable {
     case remoteSessionsGone(SessionID)
     /// Read the call ledger for the session's user, then report ``HubEvent/ledgerAnswered(_:_:)``.
     case queryCalls(SessionID, userId: String, ClientFrame.CallsRequest)
+    /// Keep a call report in the call ledger, then report ``HubEvent/ledgerAnswered(_:_:)`` (`reported` or `error`).
+    case storeReport(SessionID, StoredCallReport)
     /// Push work: deliver a held call to a device, cancel a call's unsent pushes, save the device registry.
     case push(PushAction)
     /// A server-placed call was not placed by its caller in time (or its caller's session closed): record it

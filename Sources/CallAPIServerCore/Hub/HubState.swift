@@ -287,6 +287,18 @@ package struct HubState: Sendable {
                 return
             }
             actions.append(.queryCalls(id, userId: login.userId, request))
+        case .report(let report):
+            guard reportsRelays else {
+                refuse(
+                    id, requestId: report.id, isSend: false, .invalidFrame, "the call ledger is off on this server",
+                    into: &actions)
+                return
+            }
+            if let problem = report.problem(now: now) {
+                refuse(id, requestId: report.id, isSend: false, .invalidFrame, problem, into: &actions)
+                return
+            }
+            actions.append(.storeReport(id, StoredCallReport(userId: login.userId, receivedAt: now, report: report)))
         case .registerDevice(let request):
             let before = devices
             if let problem = devices.register(request.device, for: login.userId, now: now) {

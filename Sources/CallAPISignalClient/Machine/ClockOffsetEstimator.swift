@@ -1,3 +1,5 @@
+import CallAPISignalProtocol
+
 /// The clock-offset estimate of one client as a pure machine: samples in, the estimate as a query (``ClockOffset``).
 ///
 /// Keeps the last ``capacity`` samples, so that a clock that drifts, or a path that got faster, is followed; the

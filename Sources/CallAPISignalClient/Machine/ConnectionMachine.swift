@@ -14,6 +14,8 @@ enum ConnectionEvent: Sendable, Equatable {
     case presence(ticket: Int, subscribe: Bool)
     /// A page of the user's calls from the server's call ledger.
     case calls(ticket: Int, ClientFrame.CallsRequest)
+    /// Send a call report (docs/timeline.md).
+    case report(ticket: Int, CallReport)
     /// An invitation method (docs/invitations.md).
     case invitation(ticket: Int, InvitationRequest)
     /// Enter or leave the match queue (docs/match.md).
@@ -34,6 +36,8 @@ enum ConnectionAction: Sendable, Equatable {
     case completeRenew(ticket: Int, Result<Int64, SignalClientError>)
     case completePresence(ticket: Int, Result<[String], SignalClientError>)
     case completeCalls(ticket: Int, Result<ServerFrame.CallsPage, SignalClientError>)
+    /// The report was kept (`nil`), or why not.
+    case completeReport(ticket: Int, SignalClientError?)
     case state(SignalConnectionState)
     case deliver(ServerFrame.Message)
     case presenceChanged(ServerFrame.PresenceChanged)
@@ -152,6 +156,7 @@ struct ConnectionMachine: Sendable {
         case renew(ticket: Int)
         case presence(ticket: Int)
         case calls(ticket: Int)
+        case report(ticket: Int)
         case devices(ticket: Int)
         case invitation(ticket: Int)
         case match(ticket: Int)
@@ -317,6 +322,15 @@ struct ConnectionMachine: Sendable {
                 var calls = calls
                 calls.id = $0
                 return .calls(calls)
+            }
+        case .report(let ticket, let report):
+            guard case .connected = phase else {
+                return actions.append(.completeReport(ticket: ticket, notConnectedError))
+            }
+            request(.report(ticket: ticket), now: now, into: &actions) {
+                var report = report
+                report.id = $0
+                return .report(report)
             }
         case .invitation(let ticket, let invitation):
             guard case .connected = phase else {
@@ -562,6 +576,7 @@ struct ConnectionMachine: Sendable {
         case .renew(let ticket): .completeRenew(ticket: ticket, .failure(error))
         case .presence(let ticket): .completePresence(ticket: ticket, .failure(error))
         case .calls(let ticket): .completeCalls(ticket: ticket, .failure(error))
+        case .report(let ticket): .completeReport(ticket: ticket, error)
         case .devices(let ticket): .completeDevices(ticket: ticket, .failure(error))
         case .invitation(let ticket): .completeInvitation(ticket: ticket, .failure(error))
         case .match(let ticket): .completeMatch(ticket: ticket, .failure(error))
@@ -641,6 +656,9 @@ struct ConnectionMachine: Sendable {
         case .calls(let page):
             guard case .calls(let ticket) = answered(page.id) else { return }
             actions.append(.completeCalls(ticket: ticket, .success(page)))
+        case .reported(let reported):
+            guard case .report(let ticket) = answered(reported.id) else { return }
+            actions.append(.completeReport(ticket: ticket, nil))
         case .devices(let devices):
             guard case .devices(let ticket) = answered(devices.id) else { return }
             actions.append(.completeDevices(ticket: ticket, .success(devices.devices)))

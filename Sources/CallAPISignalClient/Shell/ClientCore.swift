@@ -19,6 +19,7 @@ final class ClientCore: ClientSocketDelegate {
     private var renewCompletions: [Int: @Sendable (Result<Int64, SignalClientError>) -> Void] = [:]
     private var presenceCompletions: [Int: @Sendable (Result<[String], SignalClientError>) -> Void] = [:]
     private var callsCompletions: [Int: @Sendable (Result<ServerFrame.CallsPage, SignalClientError>) -> Void] = [:]
+    private var reportCompletions: [Int: @Sendable (SignalClientError?) -> Void] = [:]
     private var deviceCompletions: [Int: @Sendable (Result<[PushDeviceSummary], SignalClientError>) -> Void] = [:]
     private var invitationWaiters: [Int: InvitationWaiter] = [:]
     private var matchCompletions: [Int: @Sendable (Result<[String], SignalClientError>) -> Void] = [:]
@@ -131,6 +132,12 @@ final class ClientCore: ClientSocketDelegate {
         let ticket = takeTicket()
         callsCompletions[ticket] = completion
         handle(.calls(ticket: ticket, request))
+    }
+
+    func report(_ report: CallReport, completion: @escaping @Sendable (SignalClientError?) -> Void) {
+        let ticket = takeTicket()
+        reportCompletions[ticket] = completion
+        handle(.report(ticket: ticket, report))
     }
 
     /// Who waits for an invitation method's answer, and what it gets.
@@ -316,6 +323,8 @@ final class ClientCore: ClientSocketDelegate {
             presenceCompletions.removeValue(forKey: ticket)?(result)
         case .completeCalls(let ticket, let result):
             callsCompletions.removeValue(forKey: ticket)?(result)
+        case .completeReport(let ticket, let error):
+            reportCompletions.removeValue(forKey: ticket)?(error)
         case .state(let state):
             changeState(to: state)
         case .deliver(let message):

@@ -158,6 +158,33 @@ enum LedgerStoreScenarios {
         try await store.close()
     }
 
+    static func callReportsAreOnePerDeviceBoundedPerCallAndGoWithRetention(_ backend: LedgerBackend) async throws {
+        let store = try await backend.openStore(fresh: true)
+        let callId = "call-\(uniqueUser())"
+        func report(_ user: String, _ device: String, at: Int64, mark: String = "state.calling") -> StoredCallReport {
+            StoredCallReport(
+                userId: user, receivedAt: at,
+                report: CallReport(
+                    callId: callId, device: device, clock: ClockOffset(offsetMillis: -3, errorMillis: 2, samples: 4),
+                    events: [.init(name: mark, at: at - 10, detail: "localVideoCall")]))
+        }
+        #expect(try await store.saveReport(report("1001", "phone", at: 10_000)))
+        #expect(try await store.saveReport(report("1002", "tablet", at: 10_100)))
+        // The same device again replaces its report.
+        let again = report("1001", "phone", at: 10_200, mark: "state.connected")
+        #expect(try await store.saveReport(again))
+        #expect(try await store.reports(callId: callId) == [report("1002", "tablet", at: 10_100), again])
+        for device in 2..<StoredCallReport.maxPerCall {
+            #expect(try await store.saveReport(report("1002", "d\(device)", at: 10_300)))
+        }
+        #expect(try await !store.saveReport(report("1003", "one-too-many", at: 10_400)), "the call has its fill")
+        #expect(try await store.saveReport(report("1001", "phone", at: 10_500)), "a device already there may replace")
+        #expect(try await store.reports(callId: callId).count == StoredCallReport.maxPerCall)
+        _ = try await store.deleteCalls(endedBefore: 10_350)
+        #expect(try await store.reports(callId: callId).map(\.receivedAt) == [10_500])
+        try await store.close()
+    }
+
     static func retentionDeletesOnlyCallsThatEndedBeforeTheCutoff(_ backend: LedgerBackend) async throws {
         let store = try await backend.openStore(fresh: true)
         let user = uniqueUser()
@@ -187,6 +214,9 @@ enum LedgerStoreScenarios {
     }
     @Test func retentionDeletesOnlyCallsThatEndedBeforeTheCutoff() async throws {
         try await LedgerStoreScenarios.retentionDeletesOnlyCallsThatEndedBeforeTheCutoff(.sqlite)
+    }
+    @Test func callReportsAreOnePerDeviceBoundedPerCallAndGoWithRetention() async throws {
+        try await LedgerStoreScenarios.callReportsAreOnePerDeviceBoundedPerCallAndGoWithRetention(.sqlite)
     }
     @Test func aCallThatEndedStaysEndedInTheDatabase() async throws {
         try await LedgerStoreScenarios.aCallThatEndedStaysEndedInTheDatabase(.sqlite)
@@ -223,6 +253,9 @@ struct PostgresLedgerStoreTests {
     }
     @Test func retentionDeletesOnlyCallsThatEndedBeforeTheCutoff() async throws {
         try await LedgerStoreScenarios.retentionDeletesOnlyCallsThatEndedBeforeTheCutoff(.postgres)
+    }
+    @Test func callReportsAreOnePerDeviceBoundedPerCallAndGoWithRetention() async throws {
+        try await LedgerStoreScenarios.callReportsAreOnePerDeviceBoundedPerCallAndGoWithRetention(.postgres)
     }
     @Test func aCallThatEndedStaysEndedInTheDatabase() async throws {
         try await LedgerStoreScenarios.aCallThatEndedStaysEndedInTheDatabase(.postgres)
