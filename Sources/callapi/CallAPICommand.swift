@@ -32,10 +32,7 @@ struct CallAPICommand: AsyncParsableCommand {
         } catch {
             // ArgumentParser's own commands (`help`, and `serve --help`, which `serve` parses as an argument) report
             // as it does.
-            let ours = configuration.subcommands.contains {
-                ObjectIdentifier($0) == ObjectIdentifier(type(of: command))
-            }
-            guard ours else { exit(withError: error) }
+            guard SubcommandFailure.names(of: type(of: command)) != nil else { exit(withError: error) }
             SubcommandFailure.exit(type(of: command), with: error)
         }
     }

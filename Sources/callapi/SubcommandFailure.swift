@@ -14,12 +14,25 @@ enum SubcommandFailure {
 
     static func text(_ command: any ParsableCommand.Type, _ error: any Error) -> String {
         let message = (error as? ValidationError)?.message ?? "\(error)"
-        let name = "callapi \(command.configuration.commandName ?? "")"
+        let name = (["callapi"] + (names(of: command) ?? [])).joined(separator: " ")
         return """
             Error: \(message)
             Usage: \(CallAPICommand.usageString(for: command))
               See '\(name) --help' for more information.
 
             """
+    }
+
+    /// The names leading to `command` from `callapi` (`["calls", "list"]`), or nil when it is not one of ours.
+    static func names(of command: any ParsableCommand.Type) -> [String]? {
+        func search(_ parent: any ParsableCommand.Type) -> [String]? {
+            for child in parent.configuration.subcommands {
+                let name = child.configuration.commandName ?? ""
+                if ObjectIdentifier(child) == ObjectIdentifier(command) { return [name] }
+                if let below = search(child) { return [name] + below }
+            }
+            return nil
+        }
+        return search(CallAPICommand.self)
     }
 }

@@ -94,6 +94,16 @@ struct CommandLineTests {
         alice.type("hangup")
         try await alice.expect("call: prepared (localHangup)")
         try await bob.expect("call: prepared (remoteHangup)")
+        // Each phone reported the call as it ended: both lanes are on its time line (docs/timeline.md).
+        let record = try #require(try await server.server.calls(CallQuery(userId: "1001")).calls.first)
+        var lanes: [String] = []
+        for _ in 0..<200 where lanes.count < 3 {
+            let (_, body) = try await server.admin("GET", "/v1/calls/\(record.callId)/timeline")
+            lanes = (try? JSONDecoder().decode(CallTimeline.self, from: Data(body.utf8)))?.lanes.map(\.name) ?? []
+            if lanes.count < 3 { try await Task.sleep(for: .milliseconds(25)) }
+        }
+        #expect(lanes.count == 3 && lanes.first == "server", "\(lanes)\n\(bob.printed.suffix(3))")
+        #expect(lanes.dropFirst().map { $0.prefix(5) } == ["1001/", "1002/"])
         alice.type("quit")
         #expect(try await alice.finish() == 0)
         try await bob.expect("presence: 1001 is offline")

@@ -1,4 +1,5 @@
 import CallAPIServerTesting
+
 #if canImport(Glibc)
     import CallAPIServer
     import Foundation

@@ -12,7 +12,7 @@ struct SubcommandErrorTests {
             "calls", "--server", server.httpBase, "--admin-key", "wrong", "--user", "1001",
         ])
         try await refused.expect("401")
-        try await refused.expect("callapi calls --server")
+        try await refused.expect("callapi calls list --server")
         #expect(try await refused.finish() != 0)
         try await refused.outputRead()
         #expect(refused.printedLines(containing: "callapi <subcommand>") == 0)

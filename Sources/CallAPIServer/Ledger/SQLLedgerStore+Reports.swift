@@ -1,6 +1,5 @@
 import CallAPIServerCore
 import CallAPISignalProtocol
-import NIOConcurrencyHelpers
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -13,23 +12,20 @@ import NIOConcurrencyHelpers
 extension SQLLedgerStore {
     package func saveReport(_ report: StoredCallReport) async throws -> Bool {
         let p = Runner.placeholder
-        let key: [SQLValue] = [.text(report.report.callId), .text(report.userId), .text(report.report.device)]
         let body = String(decoding: try JSONEncoder().encode(report.report), as: UTF8.self)
-        let kept = NIOLockedValueBox(false)
-        try await runner.transaction { [runner] in
-            let others = try await runner.run(
-                "SELECT COUNT(*) AS n FROM call_reports WHERE call_id = \(p(1)) "
-                    + "AND NOT (user_id = \(p(2)) AND device_id = \(p(3)))", key)
-            guard (others.first?["n"]?.integer ?? 0) < Int64(StoredCallReport.maxPerCall) else { return }
-            _ = try await runner.run(
-                "INSERT INTO call_reports (call_id, user_id, device_id, received_at, body) "
-                    + "VALUES (\(p(1)), \(p(2)), \(p(3)), \(p(4)), \(p(5))) "
-                    + "ON CONFLICT (call_id, user_id, device_id) "
-                    + "DO UPDATE SET received_at = excluded.received_at, body = excluded.body",
-                key + [.integer(report.receivedAt), .text(body)])
-            kept.withLockedValue { $0 = true }
-        }
-        return kept.withLockedValue { $0 }
+        // One statement, so that it needs no transaction of its own (SQLite's one connection runs the ledger
+        // writer's) and two reports arriving together cannot both pass the count.
+        let kept = try await runner.run(
+            "INSERT INTO call_reports (call_id, user_id, device_id, received_at, body) "
+                + "SELECT \(p(1)), \(p(2)), \(p(3)), \(p(4)), \(p(5)) WHERE (SELECT COUNT(*) FROM call_reports "
+                + "WHERE call_id = \(p(1)) AND NOT (user_id = \(p(2)) AND device_id = \(p(3)))) < \(p(6)) "
+                + "ON CONFLICT (call_id, user_id, device_id) "
+                + "DO UPDATE SET received_at = excluded.received_at, body = excluded.body RETURNING call_id",
+            [
+                .text(report.report.callId), .text(report.userId), .text(report.report.device),
+                .integer(report.receivedAt), .text(body), .integer(Int64(StoredCallReport.maxPerCall)),
+            ])
+        return !kept.isEmpty
     }
 
     package func reports(callId: String) async throws -> [StoredCallReport] {

@@ -74,7 +74,9 @@ public struct CallTimeline: Sendable, Equatable, Codable {
                         lane: lane, name: mark.name, at: report.clock.serverTime(ofLocal: mark.at),
                         errorMillis: report.clock.errorMillis, detail: mark.detail))
             }
-            stages += CallStage.latencies(in: report).map { StageLatency(lane: lane, stage: $0.stage, millis: $0.millis) }
+            stages += CallStage.latencies(in: report).map {
+                StageLatency(lane: lane, stage: $0.stage, millis: $0.millis)
+            }
         }
         let order = Dictionary(uniqueKeysWithValues: lanes.enumerated().map { ($1.name, $0) })
         // Stable: marks of one lane at one time keep the order the device saw them in.

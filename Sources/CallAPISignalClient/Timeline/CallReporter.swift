@@ -54,11 +54,12 @@ public final class CallReporter: CallApiListenerProtocol {
                 Self.append(mark, to: &recording)
             }
         case .prepared, .failed, .idle:
-            guard let ended = recording.withLock({ recording -> Recording? in
-                Self.append(mark, to: &recording)
-                defer { recording = nil }
-                return recording
-            })
+            guard
+                let ended = recording.withLock({ recording -> Recording? in
+                    Self.append(mark, to: &recording)
+                    defer { recording = nil }
+                    return recording
+                })
             else { return }
             send(ended)
         default:
@@ -71,9 +72,12 @@ public final class CallReporter: CallApiListenerProtocol {
         recording.withLock { Self.append(mark, to: &$0) }
     }
 
-    public func onCallError(with errorEvent: CallErrorEvent, errorType: CallErrorCodeType, errorCode: Int, message: String?) {
+    public func onCallError(
+        with errorEvent: CallErrorEvent, errorType: CallErrorCodeType, errorCode: Int, message: String?
+    ) {
         let mark = CallReport.Mark(
-            name: "error.\(errorEvent)", at: signal.now(), detail: Self.detail("\(errorType) \(errorCode) \(message ?? "")"))
+            name: "error.\(errorEvent)", at: signal.now(),
+            detail: Self.detail("\(errorType) \(errorCode) \(message ?? "")"))
         recording.withLock { Self.append(mark, to: &$0) }
     }
 
@@ -83,7 +87,8 @@ public final class CallReporter: CallApiListenerProtocol {
         if room > 1 {
             recording?.marks.append(mark)
         } else if room == 1 {
-            recording?.marks.append(CallReport.Mark(name: "report.cut", at: mark.at, detail: "more marks than a report carries"))
+            recording?.marks.append(
+                CallReport.Mark(name: "report.cut", at: mark.at, detail: "more marks than a report carries"))
         }
     }
 
@@ -96,7 +101,8 @@ public final class CallReporter: CallApiListenerProtocol {
         let (signal, device, logger, onSent) = (signal, device, logger, onSent)
         Task {
             guard let clock = await signal.clockOffset else {
-                logger.warning("call report not sent: the client never logged in", metadata: ["callId": "\(recording.callId)"])
+                logger.warning(
+                    "call report not sent: the client never logged in", metadata: ["callId": "\(recording.callId)"])
                 return
             }
             let report = CallReport(callId: recording.callId, device: device, clock: clock, events: recording.marks)

@@ -255,10 +255,13 @@ struct PhoneCommand: AsyncParsableCommand {
                 wasInCall = inCall
             }
         }
+        // Each call is reported to the server's ledger when it ends, for its time line (`callapi calls show`).
+        let reporter = CallReporter(api: api, signal: signal, logger: logger)
         let setUpCalls = {
             api.initialize(
                 config: CallConfig(userId: user, rtcEngine: engine, signalClient: signal, clock: SystemCallClock()))
             api.addListener(listener: listener)
+            api.addListener(listener: reporter)
             try await api.prepareForCall(prepareConfig: preparation.next())
         }
         // A woken phone is ready for its held call before it logs in (the server delivers it with the login).
@@ -344,6 +347,7 @@ struct PhoneCommand: AsyncParsableCommand {
         await api.deinitialize()
         await Self.logOut(signal)
         api.removeListener(listener: listener)
+        api.removeListener(listener: reporter)
         watchCalls.cancel()
         watchEvents.cancel()
         watchStates.cancel()

@@ -1,4 +1,5 @@
 import CallAPIServerTesting
+import CallAPISignalClient
 import CallAPISignalProtocol
 import Foundation
 import Testing
@@ -63,6 +64,36 @@ struct CallHistoryCommandLineTests {
         #expect(try await server.server.calls(CallQuery(userId: "1004")).calls.map(\.callId) == [call.callId])
         phone.type("quit")
         #expect(try await phone.finish() == 0)
+        try await server.stop()
+    }
+}
+
+extension CallHistoryCommandLineTests {
+    @Test func callsShowPrintsACallsTimeLineWithEachDevicesClock() async throws {
+        let server = try await TestServer.start()
+        let call = try await cancelledCall(on: server, caller: "1005", callee: "1006")
+        let signal = SignalClient(configuration: .init(url: server.url), logger: quietLogger)
+        try await signal.login(token: try await server.token("1005"))
+        let now = Int64((Date().timeIntervalSince1970 * 1000).rounded())
+        try await signal.report(
+            CallReport(
+                callId: call.callId, device: "phone-5",
+                clock: ClockOffset(offsetMillis: -5_000, errorMillis: 3, samples: 2),
+                events: [.init(name: "state.calling", at: now + 5_000, detail: "localVideoCall")]))
+        let show = try CLIProcess([
+            "calls", "show", "--server", server.httpBase, "--admin-key", "test-admin-key", call.callId,
+        ])
+        try await show.expect("1005 -> 1006  cancelled")
+        try await show.expect("lane 1005/phone-5: clock -5000 ms ± 3 ms (2 samples)")
+        try await show.expect("server        ledger.ended (cancelled, callerCancelled by 1005)")
+        try await show.expect("1005/phone-5  state.calling (localVideoCall) ±3 ms")
+        #expect(try await show.finish() == 0)
+        let missing = try CLIProcess([
+            "calls", "show", "--server", server.httpBase, "--admin-key", "test-admin-key", "no-such-call",
+        ])
+        try await missing.expect("404")
+        #expect(try await missing.finish() != 0)
+        signal.logout()
         try await server.stop()
     }
 }
