@@ -190,6 +190,12 @@ final class CallLedger: Sendable {
         return try await store.calls(query)
     }
 
+    /// Everyone's latest calls, newest first, after every call that had ended when it was asked has been written.
+    func recentCalls(outcomes: [CallOutcome], limit: Int) async throws -> [CallRecord] {
+        await progress.waitUntilWritten(pending.withLockedValue { $0.accepted })
+        return try await store.recentCalls(outcomes: outcomes, limit: limit)
+    }
+
     /// The answer to a session's `calls` request: a page, or an error frame that says what was wrong.
     func answer(_ request: ClientFrame.CallsRequest, userId: String) async -> ServerFrame {
         var cursor: CallCursor?

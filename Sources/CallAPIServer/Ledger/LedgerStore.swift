@@ -16,6 +16,10 @@ package protocol LedgerStore: Sendable {
     func calls(_ query: CallQuery) async throws -> CallPage
     /// The record of `callId`, if the ledger has one.
     func call(callId: String) async throws -> CallRecord?
+    /// Everyone's latest calls, newest first (the operator's console), of these outcomes only when any are given.
+    func recentCalls(outcomes: [CallOutcome], limit: Int) async throws -> [CallRecord]
+    /// The call webhook events of `callId`, in sequence order.
+    func webhookEvents(callId: String) async throws -> [StoredCallEvent]
     /// Deletes calls that ended before `cutoff` (and call reports that arrived before it); returns how many calls.
     func deleteCalls(endedBefore cutoff: Int64) async throws -> Int
     /// Keeps a device's report of a call, replacing that device's earlier one; false (nothing kept) when the call

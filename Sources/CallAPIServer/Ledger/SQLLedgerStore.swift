@@ -156,6 +156,24 @@ package struct SQLLedgerStore<Runner: SQLRunner>: LedgerStore {
         return try rows.first.map(Self.record)
     }
 
+    package func recentCalls(outcomes: [CallOutcome], limit: Int) async throws -> [CallRecord] {
+        let filter =
+            outcomes.isEmpty
+            ? "" : "WHERE outcome IN (\((1...outcomes.count).map(Runner.placeholder).joined(separator: ", "))) "
+        let rows = try await runner.run(
+            "SELECT \(LedgerSchema.columns.joined(separator: ", ")) FROM calls \(filter)"
+                + "ORDER BY started_at DESC, call_id DESC LIMIT \(max(1, min(limit, CallQuery.maxLimit)))",
+            outcomes.map { .text($0.rawValue) })
+        return try rows.map(Self.record)
+    }
+
+    package func webhookEvents(callId: String) async throws -> [StoredCallEvent] {
+        try await runner.run(
+            "SELECT \(LedgerSchema.webhookColumns.joined(separator: ", ")) FROM webhook_events "
+                + "WHERE call_id = \(Runner.placeholder(1)) ORDER BY seq", [.text(callId)]
+        ).map(Self.webhookEvent)
+    }
+
     package func deleteCalls(endedBefore cutoff: Int64) async throws -> Int {
         let placeholder = Runner.placeholder(1)
         let rows = try await runner.run(

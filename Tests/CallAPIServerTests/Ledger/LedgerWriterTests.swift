@@ -45,6 +45,12 @@ import Testing
         func migrate() async throws { try await inner.migrate() }
         func calls(_ query: CallQuery) async throws -> CallPage { try await inner.calls(query) }
         func call(callId: String) async throws -> CallRecord? { try await inner.call(callId: callId) }
+        func recentCalls(outcomes: [CallOutcome], limit: Int) async throws -> [CallRecord] {
+            try await inner.recentCalls(outcomes: outcomes, limit: limit)
+        }
+        func webhookEvents(callId: String) async throws -> [StoredCallEvent] {
+            try await inner.webhookEvents(callId: callId)
+        }
         func saveReport(_ report: StoredCallReport) async throws -> Bool { try await inner.saveReport(report) }
         func reports(callId: String) async throws -> [StoredCallReport] { try await inner.reports(callId: callId) }
         func deleteCalls(endedBefore cutoff: Int64) async throws -> Int {

@@ -1,0 +1,192 @@
+import CallAPIServerCore
+import CallAPISignalProtocol
+
+/// One call's page in the console: its record, both sides' marks on one clock-corrected time line with error bars,
+/// the devices' clocks and stage latencies, its webhooks, and a diagnosis checklist (docs/timeline.md).
+enum ConsoleCallPage {
+    /// The checklist's thresholds (the anchors': Agora's Call Inspector and Twilio's call summary).
+    enum Threshold {
+        static let acceptToConnectedMillis: Int64 = 1_000
+        static let clockErrorMillis: Int64 = 50
+    }
+
+    /// How a check came out.
+    enum Verdict: Equatable {
+        case ok(String)
+        case bad(String)
+        case notMeasured(String)
+    }
+
+    static func body(_ timeline: CallTimeline, webhooks: [StoredCallEvent]?) -> String {
+        var html = ""
+        if let record = timeline.record {
+            let ender = record.endedBy.map { "ended by \(ConsoleHTML.escaped($0)): " } ?? ""
+            html +=
+                "<p><b>\(ConsoleHTML.escaped(record.caller)) → \(ConsoleHTML.escaped(record.callee))</b>, "
+                + "\(record.media.rawValue), started \(ConsoleHTML.time(record.startedAt)); "
+                + "<b>\(record.outcome.rawValue)</b> (\(ender)\(ConsoleHTML.escaped(record.endReason)))"
+                + (record.durationMillis > 0 ? ", connected for \(ConsoleHTML.seconds(record.durationMillis))" : "")
+                + "</p>"
+        } else {
+            html += "<p>No ledger record yet (the call is in progress, or only its reports arrived).</p>"
+        }
+        html += "<h2>Time line</h2>" + svg(timeline)
+        html += "<h2>Diagnosis</h2><table><tr><th>check</th><th>result</th></tr>"
+        for (check, verdict) in diagnosis(timeline) {
+            let (style, text) =
+                switch verdict {
+                case .ok(let text): ("ok", "✓ " + text)
+                case .bad(let text): ("bad", "✗ " + text)
+                case .notMeasured(let text): ("na", "– " + text)
+                }
+            html +=
+                "<tr><td>\(ConsoleHTML.escaped(check))</td><td class=\"\(style)\">\(ConsoleHTML.escaped(text))</td></tr>"
+        }
+        html +=
+            "</table><h2>Clocks</h2><table><tr><th>lane</th><th>offset to the server</th><th>error</th>"
+            + "<th>samples</th></tr>"
+        for lane in timeline.lanes {
+            guard let clock = lane.clock else {
+                html += "<tr><td>\(ConsoleHTML.escaped(lane.name))</td><td colspan=\"3\">the server's clock</td></tr>"
+                continue
+            }
+            html +=
+                "<tr><td>\(ConsoleHTML.escaped(lane.name))</td><td>\(clock.offsetMillis) ms</td>"
+                + "<td>± \(clock.errorMillis) ms</td><td>\(clock.samples)</td></tr>"
+        }
+        html += "</table><h2>Stages</h2><table><tr><th>lane</th><th>stage</th><th>took</th></tr>"
+        for stage in timeline.stages {
+            html +=
+                "<tr><td>\(ConsoleHTML.escaped(stage.lane))</td><td>\(stage.stage.rawValue)</td>"
+                + "<td>\(stage.millis) ms</td></tr>"
+        }
+        html += "</table><h2>Marks</h2><table><tr><th>at</th><th>lane</th><th>mark</th><th>detail</th><th>±</th></tr>"
+        let start = timeline.entries.first?.at ?? 0
+        for entry in timeline.entries {
+            html +=
+                "<tr><td>+\(ConsoleHTML.seconds(entry.at - start))</td><td>\(ConsoleHTML.escaped(entry.lane))</td>"
+                + "<td><code>\(ConsoleHTML.escaped(entry.name))</code></td>"
+                + "<td>\(ConsoleHTML.escaped(entry.detail ?? ""))</td>"
+                + "<td>\(entry.errorMillis > 0 ? "\(entry.errorMillis) ms" : "")</td></tr>"
+        }
+        html += "</table><h2>Webhooks</h2>"
+        if let webhooks {
+            html += "<table><tr><th>seq</th><th>event</th><th>emitted</th><th>delivery</th></tr>"
+            for event in webhooks {
+                let delivery =
+                    event.deliveredAt.map { "delivered \(ConsoleHTML.time($0))" }
+                    ?? "pending (\(event.attempts) failed attempts)"
+                html +=
+                    "<tr><td>\(event.seq)</td><td>\(event.kind.rawValue)</td>"
+                    + "<td>\(ConsoleHTML.time(event.createdAt))</td><td>\(delivery)</td></tr>"
+            }
+            html += "</table>"
+        } else {
+            html += "<p class=\"na\">Call webhooks are off on this server (--call-webhook-url).</p>"
+        }
+        return html
+    }
+
+    /// The checklist: what can be told from the record and the reports, and the quality checks no engine reports
+    /// samples for yet, said to be unmeasured.
+    static func diagnosis(_ timeline: CallTimeline) -> [(String, Verdict)] {
+        var checks: [(String, Verdict)] = []
+        if let record = timeline.record {
+            checks.append(
+                (
+                    "The call connected",
+                    record.connectedAt != nil
+                        ? .ok("connected") : .bad("\(record.outcome.rawValue): \(record.endReason)")
+                ))
+        } else {
+            checks.append(("The call connected", .notMeasured("no ledger record yet")))
+        }
+        let reporters = Set(timeline.lanes.compactMap(\.userId))
+        checks.append(
+            (
+                "Both sides reported",
+                reporters.count >= 2
+                    ? .ok("\(reporters.sorted().joined(separator: " and "))")
+                    : .bad(reporters.isEmpty ? "no reports" : "only \(reporters.sorted().joined()) reported")
+            ))
+        let clocks = timeline.lanes.compactMap(\.clock)
+        if clocks.isEmpty {
+            checks.append(("Clocks known within \(Threshold.clockErrorMillis) ms", .notMeasured("no reports")))
+        } else {
+            let worst = clocks.map(\.errorMillis).max() ?? 0
+            checks.append(
+                (
+                    "Clocks known within \(Threshold.clockErrorMillis) ms",
+                    worst <= Threshold.clockErrorMillis ? .ok("worst ± \(worst) ms") : .bad("± \(worst) ms")
+                ))
+        }
+        let accepts = timeline.stages.filter { $0.stage == .acceptToConnected }
+        if accepts.isEmpty {
+            checks.append(
+                (
+                    "Accept → connected within \(Threshold.acceptToConnectedMillis) ms",
+                    .notMeasured("no device saw both")
+                ))
+        } else {
+            let slow = accepts.filter { $0.millis > Threshold.acceptToConnectedMillis }
+            checks.append(
+                (
+                    "Accept → connected within \(Threshold.acceptToConnectedMillis) ms",
+                    slow.isEmpty
+                        ? .ok("longest \(accepts.map(\.millis).max() ?? 0) ms")
+                        : .bad(slow.map { "\($0.lane) \($0.millis) ms" }.joined(separator: ", "))
+                ))
+        }
+        let unmeasured = "not measured: the engines report no quality samples yet"
+        for check in [
+            "Audio freezes under 200 ms", "Video freezes under 600 ms", "Packet loss under 5 %", "RTT under 400 ms",
+        ] {
+            checks.append((check, .notMeasured(unmeasured)))
+        }
+        return checks
+    }
+
+    /// The marks as an SVG: a row per lane, each mark a dot with its error bar, on one axis from the first mark.
+    static func svg(_ timeline: CallTimeline) -> String {
+        let (labelWidth, plotWidth, rowHeight) = (170.0, 720.0, 30.0)
+        guard !timeline.entries.isEmpty else { return "<p class=\"na\">No marks.</p>" }
+        let low = timeline.entries.map { $0.at - $0.errorMillis }.min() ?? 0
+        let high = timeline.entries.map { $0.at + $0.errorMillis }.max() ?? 0
+        let span = Double(max(1, high - low))
+        func x(_ at: Int64) -> String { String(format: "%.1f", labelWidth + Double(at - low) / span * plotWidth) }
+        let rows = Dictionary(uniqueKeysWithValues: timeline.lanes.enumerated().map { ($1.name, $0) })
+        let height = Double(timeline.lanes.count) * rowHeight + 24
+        var svg =
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(Int(labelWidth + plotWidth + 20))\" "
+            + "height=\"\(Int(height))\" font-size=\"11\">"
+        for (index, lane) in timeline.lanes.enumerated() {
+            let y = Double(index) * rowHeight + rowHeight / 2
+            svg +=
+                "<text x=\"4\" y=\"\(y + 4)\">\(ConsoleHTML.escaped(lane.name))</text>"
+                + "<line x1=\"\(labelWidth)\" y1=\"\(y)\" x2=\"\(labelWidth + plotWidth)\" y2=\"\(y)\" stroke=\"#ddd\"/>"
+        }
+        for tick in 0...4 {
+            let at = low + Int64(Double(high - low) * Double(tick) / 4)
+            svg +=
+                "<text x=\"\(x(at))\" y=\"\(height - 6)\" text-anchor=\"middle\" fill=\"#666\">"
+                + "+\(ConsoleHTML.seconds(at - low))</text>"
+        }
+        for entry in timeline.entries {
+            let y = Double(rows[entry.lane] ?? 0) * rowHeight + rowHeight / 2
+            let colour = entry.lane == "server" ? "#444" : (entry.name.hasPrefix("error.") ? "#c62828" : "#1565c0")
+            if entry.errorMillis > 0 {
+                svg +=
+                    "<line x1=\"\(x(entry.at - entry.errorMillis))\" y1=\"\(y)\" "
+                    + "x2=\"\(x(entry.at + entry.errorMillis))\" y2=\"\(y)\" stroke=\"\(colour)\" stroke-width=\"3\" "
+                    + "opacity=\"0.35\"/>"
+            }
+            let detail = entry.detail.map { " (\($0))" } ?? ""
+            svg +=
+                "<circle cx=\"\(x(entry.at))\" cy=\"\(y)\" r=\"3.5\" fill=\"\(colour)\"><title>"
+                + ConsoleHTML.escaped(
+                    "\(entry.name)\(detail) +\(ConsoleHTML.seconds(entry.at - low)) ± \(entry.errorMillis) ms")
+                + "</title></circle>"
+        }
+        return svg + "</svg>"
+    }
+}

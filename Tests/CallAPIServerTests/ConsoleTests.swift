@@ -1,0 +1,128 @@
+import AsyncHTTPClient
+import CallAPI
+import CallAPIServer
+import CallAPIServerCore
+import CallAPIServerTesting
+import CallAPISignalClient
+import CallAPISignalProtocol
+import CallAPITesting
+import Foundation
+import NIOCore
+import Testing
+
+/// The operator console (docs/console.md) on a real server: the login keeps the admin key out of URLs, the overview
+/// lists who is online and the calls, and a call's page shows both sides on one time line with the checklist.
+@Suite struct ConsoleTests {
+    /// One HTTP exchange, redirects not followed: the status, the `Location` and `Set-Cookie` headers, the body.
+    struct Exchange {
+        var status: Int
+        var location: String?
+        var setCookie: String?
+        var body: String
+    }
+
+    static let client = HTTPClient(
+        eventLoopGroupProvider: .singleton, configuration: .init(redirectConfiguration: .disallow))
+
+    func exchange(
+        _ method: String, _ url: String, cookie: String? = nil, form: String? = nil
+    ) async throws -> Exchange {
+        var request = HTTPClientRequest(url: url)
+        request.method = method == "POST" ? .POST : .GET
+        if let cookie { request.headers.add(name: "Cookie", value: cookie) }
+        if let form {
+            request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+            request.body = .bytes(ByteBuffer(string: form))
+        }
+        let response = try await Self.client.execute(request, timeout: .seconds(10))
+        let body = try await response.body.collect(upTo: 4 << 20)
+        return Exchange(
+            status: Int(response.status.code), location: response.headers.first(name: "Location"),
+            setCookie: response.headers.first(name: "Set-Cookie"), body: String(buffer: body))
+    }
+
+    /// Logs in with the admin key; the cookie to send.
+    func logIn(_ server: TestServer) async throws -> String {
+        let answer = try await exchange("POST", "\(server.httpBase)/console/login", form: "key=test-admin-key")
+        #expect(answer.status == 303 && answer.location == "/console")
+        let setCookie = answer.setCookie ?? ""
+        #expect(setCookie.contains("HttpOnly") && setCookie.contains("SameSite=Strict"))
+        return String(setCookie.split(separator: ";")[0])
+    }
+
+    @Test func theLoginTakesTheKeyFromAFormAndGivesACookieNeverPuttingTheKeyInAURL() async throws {
+        let server = try await TestServer.start()
+        let away = try await exchange("GET", "\(server.httpBase)/console")
+        #expect(away.status == 303 && away.location == "/console/login")
+        let form = try await exchange("GET", "\(server.httpBase)/console/login")
+        #expect(form.status == 200 && form.body.contains("method=\"post\"") && form.body.contains("type=\"password\""))
+        let wrong = try await exchange("POST", "\(server.httpBase)/console/login", form: "key=guess")
+        #expect(wrong.status == 401 && wrong.body.contains("That is not the admin key.") && wrong.setCookie == nil)
+        let cookie = try await logIn(server)
+        #expect(!cookie.contains("test-admin-key"))
+        let overview = try await exchange("GET", "\(server.httpBase)/console", cookie: cookie)
+        #expect(overview.status == 200 && overview.body.contains("Online now"))
+        #expect(!overview.body.contains("test-admin-key"))
+        let forged = try await exchange("GET", "\(server.httpBase)/console", cookie: "callapi_console=9999999999999.00")
+        #expect(forged.status == 303)
+        let out = try await exchange("POST", "\(server.httpBase)/console/logout", cookie: cookie)
+        #expect(out.status == 303 && out.setCookie?.contains("Max-Age=0") == true)
+        try await server.stop()
+    }
+
+    @Test func theOverviewAndACallsPageShowTheCallWithBothSidesOnOneTimeLine() async throws {
+        let server = try await TestServer.start()
+        let world = SimulatedRTCWorld(clock: SystemCallClock())
+        var endpoints: [(CallEndpoint, CallReporter)] = []
+        var sent: [AsyncStream<Void>] = []
+        for user: UInt in [1001, 1002] {
+            let signal = SignalClient(configuration: .init(url: server.url), logger: quietLogger)
+            try await signal.login(token: try await server.token("\(user)"))
+            let endpoint = try await CallEndpoint.prepared(user, signal: signal, world: world)
+            let (stream, continuation) = AsyncStream.makeStream(of: Void.self)
+            let reporter = CallReporter(api: endpoint.api, signal: signal) { _, _ in continuation.yield() }
+            endpoint.api.addListener(listener: reporter)
+            endpoints.append((endpoint, reporter))
+            sent.append(stream)
+        }
+        let (caller, callee) = (endpoints[0].0, endpoints[1].0)
+        try await caller.api.call(remoteUserId: 1002, callType: .video)
+        try await callee.reaches(.calling)
+        let callId = caller.api.getCallId()
+        let cookie = try await logIn(server)
+        let ringing = try await exchange("GET", "\(server.httpBase)/console", cookie: cookie)
+        #expect(ringing.body.contains("<td>1001</td>") && ringing.body.contains("<td>1002</td>"), "online users")
+        #expect(
+            ringing.body.contains("Calls in progress") && ringing.body.contains(callId)
+                && ringing.body.contains("ringing"))
+        try await callee.api.accept(remoteUserId: 1001)
+        try await caller.reaches(.connected)
+        try await caller.api.hangup(remoteUserId: 1002)
+        for stream in sent { for await _ in stream { break } }
+
+        let overview = try await exchange(
+            "GET", "\(server.httpBase)/console?user=1002&outcome=completed", cookie: cookie)
+        #expect(overview.body.contains("/console/calls/\(callId)") && overview.body.contains("completed"))
+        let none = try await exchange("GET", "\(server.httpBase)/console?outcome=missed", cookie: cookie)
+        #expect(!none.body.contains("/console/calls/\(callId)"), "filtered out")
+        let bad = try await exchange("GET", "\(server.httpBase)/console?outcome=lost", cookie: cookie)
+        #expect(bad.status == 400)
+
+        let page = try await exchange("GET", "\(server.httpBase)/console/calls/\(callId)", cookie: cookie)
+        #expect(page.status == 200)
+        for text in [
+            "1001 → 1002", "<b>completed</b>", "ended by 1001: hangup", "<svg", "1001/\(caller.api.deviceId)",
+            "1002/\(callee.api.deviceId)", "event.localAccepted", "ledger.connected", "acceptToConnected",
+            "✓ connected", "✓ 1001 and 1002", "Audio freezes under 200 ms",
+            "not measured: the engines report no quality samples yet",
+        ] {
+            #expect(page.body.contains(text), "\(text)")
+        }
+        #expect(!page.body.contains("http-equiv=\"refresh\""), "an ended call's page does not reload")
+        let missing = try await exchange("GET", "\(server.httpBase)/console/calls/nothing", cookie: cookie)
+        #expect(missing.status == 404)
+        withExtendedLifetime(endpoints) {}
+        for (endpoint, _) in endpoints { await endpoint.close() }
+        try await server.stop()
+    }
+}
