@@ -1,4 +1,5 @@
 #include "CGStreamerShim.h"
+#include <string.h>
 
 /* Every callback from GStreamer reaches Swift through a handler. The handler is published with a release
  * store and read with an acquire load: GLib hands the pointer from the registering thread to a streaming
@@ -229,3 +230,72 @@ char *cgst_message_error_text(GstMessage *message) {
 GstMessageType cgst_message_type(GstMessage *message) { return GST_MESSAGE_TYPE(message); }
 
 void cgst_stop_unused_threads(void) { g_thread_pool_stop_unused_threads(); }
+
+void cgst_webrtc_get_stats(GstElement *webrtc, GstPromise *promise) {
+    g_signal_emit_by_name(webrtc, "get-stats", NULL, promise);
+}
+
+/* A numeric field as a double, whatever integer or floating type this GStreamer gives it. */
+static gboolean cgst_field_double(const GstStructure *s, const char *name, double *out) {
+    const GValue *value = gst_structure_get_value(s, name);
+    if (!value) return FALSE;
+    GValue converted = G_VALUE_INIT;
+    g_value_init(&converted, G_TYPE_DOUBLE);
+    gboolean ok = g_value_transform(value, &converted);
+    if (ok) *out = g_value_get_double(&converted);
+    g_value_unset(&converted);
+    return ok;
+}
+
+typedef struct {
+    const GstStructure *reply;
+    cgst_link_stats *out;
+} cgst_stats_walk;
+
+static gboolean cgst_stats_entry(GQuark field, const GValue *value, gpointer data) {
+    (void)field;
+    cgst_stats_walk *walk = data;
+    if (!GST_VALUE_HOLDS_STRUCTURE(value)) return TRUE;
+    const GstStructure *s = gst_value_get_structure(value);
+    GstWebRTCStatsType type = 0;
+    if (!gst_structure_get_enum(s, "type", GST_TYPE_WEBRTC_STATS_TYPE, (gint *)&type)) return TRUE;
+    if (type == GST_WEBRTC_STATS_INBOUND_RTP) {
+        /* The stats name the kind (GStreamer 1.22); without it, the codec's clock rate says it (90 kHz: video). */
+        int kind = 0;
+        const char *kind_name = gst_structure_get_string(s, "kind");
+        const char *codec_id = gst_structure_get_string(s, "codec-id");
+        const GValue *codec_value = codec_id ? gst_structure_get_value(walk->reply, codec_id) : NULL;
+        if (kind_name) {
+            kind = strcmp(kind_name, "video") == 0;
+        } else if (codec_value && GST_VALUE_HOLDS_STRUCTURE(codec_value)) {
+            double clock_rate = 0;
+            if (cgst_field_double(gst_value_get_structure(codec_value), "clock-rate", &clock_rate) &&
+                clock_rate >= 90000)
+                kind = 1;
+        }
+        double number = 0;
+        walk->out->has_inbound[kind] = 1;
+        if (cgst_field_double(s, "packets-received", &number)) walk->out->packets_received[kind] += number;
+        if (cgst_field_double(s, "packets-lost", &number) && number > 0) walk->out->packets_lost[kind] += number;
+        if (cgst_field_double(s, "bytes-received", &number)) walk->out->bytes_received[kind] += number;
+        if (cgst_field_double(s, "jitter", &number) && number > walk->out->jitter_seconds[kind])
+            walk->out->jitter_seconds[kind] = number;
+    } else if (type == GST_WEBRTC_STATS_REMOTE_INBOUND_RTP) {
+        double rtt = 0;
+        if (cgst_field_double(s, "round-trip-time", &rtt) && rtt > 0) {
+            walk->out->has_round_trip = 1;
+            if (rtt > walk->out->round_trip_seconds) walk->out->round_trip_seconds = rtt;
+        }
+    }
+    return TRUE;
+}
+
+gboolean cgst_promise_read_stats(GstPromise *promise, cgst_link_stats *out) {
+    memset(out, 0, sizeof(*out));
+    if (gst_promise_wait(promise) != GST_PROMISE_RESULT_REPLIED) return FALSE;
+    const GstStructure *reply = gst_promise_get_reply(promise);
+    if (!reply) return FALSE;
+    cgst_stats_walk walk = {reply, out};
+    gst_structure_foreach(reply, cgst_stats_entry, &walk);
+    return TRUE;
+}

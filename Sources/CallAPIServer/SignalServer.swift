@@ -129,6 +129,14 @@ public final class SignalServer: Service, Sendable {
         channels.members(of: channel).uids
     }
 
+    /// The call `callId` on one time line (its record and its devices' reports, docs/timeline.md); `nil` when the
+    /// ledger has neither, or is off.
+    public func callTimeline(_ callId: String) async throws -> CallTimeline? {
+        guard let found = try await ledger?.timeline(callId: callId), found.record != nil || !found.reports.isEmpty
+        else { return nil }
+        return CallTimeline(callId: callId, record: found.record, reports: found.reports)
+    }
+
     /// The members of an RTC channel (uid and device), in the order they joined.
     public func channelDevices(_ channel: String) async -> [ChannelMember] {
         channels.members(of: channel).devices

@@ -1,7 +1,5 @@
 import AsyncHTTPClient
 import CallAPI
-import CallAPIServer
-import CallAPIServerCore
 import CallAPIServerTesting
 import CallAPISignalClient
 import CallAPISignalProtocol
@@ -9,6 +7,9 @@ import CallAPITesting
 import Foundation
 import NIOCore
 import Testing
+
+@testable import CallAPIServer
+@testable import CallAPIServerCore
 
 /// The operator console (docs/console.md) on a real server: the login keeps the admin key out of URLs, the overview
 /// lists who is online and the calls, and a call's page shows both sides on one time line with the checklist.
@@ -114,7 +115,7 @@ import Testing
             "1001 → 1002", "<b>completed</b>", "ended by 1001: hangup", "<svg", "1001/\(caller.api.deviceId)",
             "1002/\(callee.api.deviceId)", "event.localAccepted", "ledger.connected", "acceptToConnected",
             "✓ connected", "✓ 1001 and 1002", "Audio freezes under 200 ms",
-            "not measured: the engines report no quality samples yet",
+            "not measured: the engines sent no quality samples",
         ] {
             #expect(page.body.contains(text), "\(text)")
         }
@@ -124,5 +125,40 @@ import Testing
         withExtendedLifetime(endpoints) {}
         for (endpoint, _) in endpoints { await endpoint.close() }
         try await server.stop()
+    }
+}
+
+/// The checklist's quality checks against the anchors' thresholds.
+@Suite struct ConsoleQualityCheckTests {
+    func entry(_ lane: String, _ quality: RTCQuality) -> CallTimeline.QualityEntry {
+        CallTimeline.QualityEntry(lane: lane, at: 0, errorMillis: 0, peer: 1, quality: quality)
+    }
+
+    @Test func theWorstSampleOfTheCallIsCheckedAndTheDeviceThatSawItNamed() {
+        let checks = ConsoleCallPage.qualityChecks([
+            entry(
+                "1001/a",
+                RTCQuality(
+                    periodMillis: 2_000, audioLossPercent: 0, videoLossPercent: 1, roundTripMillis: 40,
+                    audioFreezeMillis: 40, videoFreezeMillis: 100)),
+            entry(
+                "1002/b",
+                RTCQuality(
+                    periodMillis: 2_000, audioLossPercent: 7.5, roundTripMillis: 450, audioFreezeMillis: 250,
+                    videoFreezeMillis: 500)),
+        ])
+        #expect(
+            checks.map(\.0) == [
+                "Audio freezes under 200 ms", "Video freezes under 600 ms", "Packet loss under 5 %", "RTT under 400 ms",
+            ])
+        #expect(
+            checks.map(\.1) == [
+                .bad("250 ms at 1002/b"), .ok("worst 500 ms (2 samples)"), .bad("7.5 % at 1002/b"),
+                .bad("450 ms at 1002/b"),
+            ])
+        #expect(
+            ConsoleCallPage.qualityChecks([]).allSatisfy {
+                $0.1 == .notMeasured("not measured: the engines sent no quality samples")
+            })
     }
 }

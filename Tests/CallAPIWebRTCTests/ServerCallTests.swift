@@ -127,3 +127,68 @@ extension WebRTCEngineTests {
         try await server.stop()
     }
 }
+
+extension WebRTCEngineTests {
+    @Test func eachSidesEngineMeasuresTheCallsQualityAndTheReportsCarryItToTheTimeLine() async throws {
+        let server = try await MediaServer.start()
+        var endpoints: [ServerEndpoint] = []
+        var reporters: [CallReporter] = []
+        var reports: [AsyncStream<CallReport>] = []
+        for user: UInt in [1001, 1002] {
+            let signal = try await server.signalClient(user)
+            let engine = WebRTCEngine(
+                transport: ServerChannelTransport(url: server.baseURL), label: "quality-\(user)",
+                qualityIntervalMillis: 300)
+            let listener = RecordingCallListener()
+            let api = CallApiImpl()
+            api.addListener(listener: listener)
+            let (stream, continuation) = AsyncStream.makeStream(of: CallReport.self)
+            let reporter = CallReporter(api: api, signal: signal, engine: engine) { report, error in
+                if error == nil { continuation.yield(report) }
+            }
+            api.addListener(listener: reporter)
+            api.initialize(config: CallConfig(userId: user, rtcEngine: engine, signalClient: signal))
+            let states = api.stateChanges
+            try await api.prepareForCall(
+                prepareConfig: PrepareConfig(
+                    localView: TestCanvas(), remoteView: TestCanvas(), callTimeoutMillisecond: 30_000,
+                    rtcTokenProvider: server.tokenProvider))
+            endpoints.append(
+                ServerEndpoint(
+                    user: user, api: api, signal: signal, engine: engine, listener: listener, states: states))
+            reporters.append(reporter)
+            reports.append(stream)
+        }
+        let (caller, callee) = (endpoints[0], endpoints[1])
+        let samples = EventRecorder(caller.engine)
+        _ = try await connect(caller, callee, type: .video)
+        // Real media for a few periods: each is a measurement of the call's link.
+        let measured = await eventually {
+            samples.events.count {
+                if case .remoteQuality(_, 1002, let quality) = $0, quality.videoKbps > 0 { true } else { false }
+            } >= 3
+        }
+        #expect(measured, "\(samples.events.filter { if case .remoteQuality = $0 { true } else { false } })")
+        let callId = caller.api.getCallId()
+        try await caller.api.hangup(remoteUserId: 1002)
+        var kept: [CallReport] = []
+        for stream in reports {
+            for await report in stream {
+                kept.append(report)
+                break
+            }
+        }
+        for report in kept {
+            #expect(report.quality.count >= 2, "\(report.quality.count) samples")
+            #expect(report.quality.contains { $0.quality.videoKbps > 0 && $0.quality.audioKbps > 0 })
+            #expect(report.quality.allSatisfy { $0.quality.problem == nil })
+            // Loopback loses nothing.
+            #expect(report.quality.allSatisfy { ($0.quality.videoLossPercent ?? 0) == 0 })
+        }
+        let timeline = try #require(try await server.server.callTimeline(callId))
+        #expect(Set(timeline.quality.map(\.lane)).count == 2)
+        withExtendedLifetime(reporters) {}
+        for endpoint in endpoints { await endpoint.close() }
+        try await server.stop()
+    }
+}

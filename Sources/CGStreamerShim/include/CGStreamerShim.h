@@ -62,6 +62,24 @@ GstWebRTCSessionDescription *cgst_promise_take_description(GstPromise *promise, 
 /// Whether a settled promise carries an error; `*error_text` as above.
 gboolean cgst_promise_failed(GstPromise *promise, char **error_text);
 
+/// Cumulative receive statistics of one webrtcbin, from its `get-stats` reply: per kind (0 audio, 1 video) the
+/// inbound RTP packets received and lost, bytes received and the latest jitter, and the largest round trip any
+/// remote-inbound report gives.
+typedef struct {
+    int has_inbound[2];
+    double packets_received[2];
+    double packets_lost[2];
+    double bytes_received[2];
+    double jitter_seconds[2];
+    int has_round_trip;
+    double round_trip_seconds;
+} cgst_link_stats;
+
+/// Asks `webrtc` for its statistics; `promise` is replied with them.
+void cgst_webrtc_get_stats(GstElement *webrtc, GstPromise *promise);
+/// Reads the statistics a replied `get-stats` promise carries into `out`; FALSE when it carries none.
+gboolean cgst_promise_read_stats(GstPromise *promise, cgst_link_stats *out);
+
 /// Parses SDP text into a description of `type` (offer or answer); NULL when it does not parse.
 GstWebRTCSessionDescription *cgst_description_from_text(GstWebRTCSDPType type, const char *text);
 /// The SDP text of a description (free with g_free).

@@ -29,6 +29,9 @@ public enum RTCEngineEvent: Sendable, Equatable {
     /// Media from `uid` arrives again after ``remoteMediaInterrupted(channel:uid:)``, `gapMillis` after the last
     /// media before the break.
     case remoteMediaResumed(channel: String, uid: UInt, gapMillis: Int)
+    /// How media from `uid` arrived over the last period (loss, jitter, round trip, bitrate, freezes). Optional for
+    /// engines: an engine that never reports it leaves a call's quality unmeasured (docs/timeline.md).
+    case remoteQuality(channel: String, uid: UInt, RTCQuality)
     /// The channel token expires soon; call `renewToken`.
     case tokenWillExpire(channel: String)
     /// The engine failed; `code` is the engine's.
@@ -42,7 +45,8 @@ public enum RTCEngineEvent: Sendable, Equatable {
             .remotePublishingChanged(let channel, _, _, _), .remoteFirstVideoFrameDecoded(let channel, _),
             .remoteFirstAudioFrameDecoded(let channel, _), .localFirstVideoFramePublished(let channel),
             .localFirstAudioFramePublished(let channel), .tokenWillExpire(let channel),
-            .remoteMediaInterrupted(let channel, _), .remoteMediaResumed(let channel, _, _):
+            .remoteMediaInterrupted(let channel, _), .remoteMediaResumed(let channel, _, _),
+            .remoteQuality(let channel, _, _):
             channel
         case .localFirstVideoFrameCaptured, .error:
             nil

@@ -1,4 +1,5 @@
 import CallAPISignalProtocol
+import CallAPIWire
 
 /// One call on one time line: the ledger's record (the server's clock) and each device's report, its marks moved
 /// onto the server's clock by that device's offset and carrying its error bar (docs/timeline.md).
@@ -28,6 +29,17 @@ public struct CallTimeline: Sendable, Equatable, Codable {
         public var detail: String?
     }
 
+    /// One period's quality as a device measured it, on the server's clock.
+    public struct QualityEntry: Sendable, Equatable, Codable {
+        public var lane: String
+        /// The end of the period, server clock.
+        public var at: Int64
+        public var errorMillis: Int64
+        /// Whose media it measures.
+        public var peer: UInt
+        public var quality: RTCQuality
+    }
+
     /// A stage's latency on one device (``CallStage``).
     public struct StageLatency: Sendable, Equatable, Codable {
         public var lane: String
@@ -41,6 +53,8 @@ public struct CallTimeline: Sendable, Equatable, Codable {
     /// Every mark, by time (server marks first among equals, then lanes in order).
     public var entries: [Entry]
     public var stages: [StageLatency]
+    /// Each device's quality samples, by lane then time.
+    public var quality: [QualityEntry]
 
     public init(callId: String, record: CallRecord?, reports: [StoredCallReport]) {
         self.callId = callId
@@ -50,6 +64,7 @@ public struct CallTimeline: Sendable, Equatable, Codable {
         var lanes: [Lane] = []
         var entries: [Entry] = []
         var stages: [StageLatency] = []
+        var quality: [QualityEntry] = []
         if let record {
             lanes.append(Lane(name: "server"))
             let marks: [(String, Int64?, String?)] = [
@@ -74,6 +89,11 @@ public struct CallTimeline: Sendable, Equatable, Codable {
                         lane: lane, name: mark.name, at: report.clock.serverTime(ofLocal: mark.at),
                         errorMillis: report.clock.errorMillis, detail: mark.detail))
             }
+            quality += report.quality.map {
+                QualityEntry(
+                    lane: lane, at: report.clock.serverTime(ofLocal: $0.at), errorMillis: report.clock.errorMillis,
+                    peer: $0.peer, quality: $0.quality)
+            }
             stages += CallStage.latencies(in: report).map {
                 StageLatency(lane: lane, stage: $0.stage, millis: $0.millis)
             }
@@ -85,5 +105,6 @@ public struct CallTimeline: Sendable, Equatable, Codable {
         }.map(\.element)
         self.lanes = lanes
         self.stages = stages
+        self.quality = quality
     }
 }

@@ -11,6 +11,9 @@ import Logging
 /// api.addListener(listener: reporter)   // held weakly by the endpoint: keep the reporter
 /// ```
 ///
+/// Given the endpoint's engine, it also keeps the engine's quality samples of the call's room
+/// (``RTCEngineEvent/remoteQuality(channel:uid:_:)``), the latest ``CallReport/maxQualitySamples``.
+///
 /// A call's marks start when it starts (`calling`) and are sent when the endpoint is back to `prepared` (or
 /// `failed`); a call with more than ``CallReport/maxEvents`` marks keeps its first ones and says it was cut. A report
 /// the server refuses, or that cannot be sent, is logged (and given to `onSent`); the call is not affected.
@@ -18,27 +21,50 @@ public final class CallReporter: CallApiListenerProtocol {
     private struct Recording: Sendable {
         var callId: String
         var marks: [CallReport.Mark]
+        var quality: [CallReport.QualitySample] = []
     }
 
     private let signal: SignalClient
     private let device: String
     private let callId: @Sendable () -> String
+    private let room: @Sendable () -> String
+    private let engine: (any CallRTCEngine)?
+    private let engineListener: RTCEventListenerToken?
     private let logger: Logger
     private let onSent: @Sendable (CallReport, (any Error)?) -> Void
     /// The call being recorded, if one is.
     private let recording = Locked<Recording?>(nil)
 
-    /// A reporter for `api`'s calls through `signal` (logged in as the same user). `onSent` hears each report once
-    /// the server kept it (error `nil`) or refused it.
+    /// A reporter for `api`'s calls through `signal` (logged in as the same user), with the quality samples of
+    /// `engine` (the endpoint's) when given. `onSent` hears each report once the server kept it (error `nil`) or
+    /// refused it.
     public init(
-        api: CallApiImpl, signal: SignalClient, logger: Logger = Logger(label: "callapi.reporter"),
+        api: CallApiImpl, signal: SignalClient, engine: (any CallRTCEngine)? = nil,
+        logger: Logger = Logger(label: "callapi.reporter"),
         onSent: @escaping @Sendable (CallReport, (any Error)?) -> Void = { _, _ in }
     ) {
         self.signal = signal
         device = api.deviceId
         callId = { [weak api] in api?.getCallId() ?? "" }
+        room = { [weak api] in api?.getRoomId() ?? "" }
         self.logger = logger
         self.onSent = onSent
+        self.engine = engine
+        let recording = self.recording
+        let (now, room) = (signal.now, room)
+        engineListener = engine?.addEventListener { event in
+            guard case .remoteQuality(let channel, let uid, let quality) = event, channel == room() else { return }
+            let sample = CallReport.QualitySample(at: now(), peer: uid, quality: quality)
+            recording.withLock { recording in
+                guard recording != nil else { return }
+                if recording?.quality.count == CallReport.maxQualitySamples { recording?.quality.removeFirst() }
+                recording?.quality.append(sample)
+            }
+        }
+    }
+
+    deinit {
+        if let engineListener { engine?.removeEventListener(engineListener) }
     }
 
     public func onCallStateChanged(
@@ -105,7 +131,9 @@ public final class CallReporter: CallApiListenerProtocol {
                     "call report not sent: the client never logged in", metadata: ["callId": "\(recording.callId)"])
                 return
             }
-            let report = CallReport(callId: recording.callId, device: device, clock: clock, events: recording.marks)
+            let report = CallReport(
+                callId: recording.callId, device: device, clock: clock, events: recording.marks,
+                quality: recording.quality)
             do {
                 try await signal.report(report)
                 onSent(report, nil)

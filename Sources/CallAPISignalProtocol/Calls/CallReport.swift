@@ -1,3 +1,5 @@
+import CallAPIWire
+
 /// What one device saw of one call, on its own clock, with that clock's offset to the server's: the client sends it
 /// once the call ends (`report`), and the server keeps it with the call's ledger row and merges it with the other
 /// side's onto one time line (docs/timeline.md).
@@ -11,13 +13,44 @@ public struct CallReport: Codable, Sendable, Equatable {
     public var clock: ClockOffset
     /// What happened, in the order the device saw it.
     public var events: [Mark]
+    /// How media from the peer arrived, period by period (empty when the device's engine does not measure it).
+    public var quality: [QualitySample]
 
-    public init(id: Int? = nil, callId: String, device: String, clock: ClockOffset, events: [Mark]) {
+    public init(
+        id: Int? = nil, callId: String, device: String, clock: ClockOffset, events: [Mark],
+        quality: [QualitySample] = []
+    ) {
         self.id = id
         self.callId = callId
         self.device = device
         self.clock = clock
         self.events = events
+        self.quality = quality
+    }
+
+    enum CodingKeys: String, CodingKey { case id, callId, device, clock, events, quality }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decodeIfPresent(Int.self, forKey: .id)
+        callId = try container.decode(String.self, forKey: .callId)
+        device = try container.decode(String.self, forKey: .device)
+        clock = try container.decode(ClockOffset.self, forKey: .clock)
+        events = try container.decode([Mark].self, forKey: .events)
+        quality = try container.decodeIfPresent([QualitySample].self, forKey: .quality) ?? []
+    }
+
+    /// The quality of one period, from the peer `peer`, measured up to `at` (the device's clock).
+    public struct QualitySample: Codable, Sendable, Equatable {
+        public var at: Int64
+        public var peer: UInt
+        public var quality: RTCQuality
+
+        public init(at: Int64, peer: UInt, quality: RTCQuality) {
+            self.at = at
+            self.peer = peer
+            self.quality = quality
+        }
     }
 
     /// One thing the device saw: a CallAPI state, event or stage, at a time of its clock.
@@ -39,6 +72,9 @@ public struct CallReport: Codable, Sendable, Equatable {
 
     /// The most events one report carries.
     public static let maxEvents = 256
+    /// The most quality samples one report carries: ten minutes at the default two seconds; a longer call keeps its
+    /// latest.
+    public static let maxQualitySamples = 300
     /// The longest detail, in characters.
     public static let maxDetailLength = 200
     /// The largest clock offset taken, either way (a day): beyond it the device's clock is not worth merging.
@@ -68,6 +104,15 @@ public struct CallReport: Codable, Sendable, Equatable {
             if let detail = event.detail, detail.count > Self.maxDetailLength {
                 return "events[\(index)].detail is longer than \(Self.maxDetailLength) characters"
             }
+        }
+        guard quality.count <= Self.maxQualitySamples else {
+            return "at most \(Self.maxQualitySamples) quality samples"
+        }
+        for (index, sample) in quality.enumerated() {
+            guard abs(clock.serverTime(ofLocal: sample.at) - now) <= Self.maxOffsetMillis else {
+                return "quality[\(index)].at is more than a day from now"
+            }
+            if let problem = sample.quality.problem { return "quality[\(index)]: \(problem)" }
         }
         return nil
     }

@@ -73,4 +73,6 @@ struct PeerState: Sendable {
     var generation = 1
     /// Whether the peer's media flows, as the media watch sees it (from the link's creation).
     var flow: MediaFlow
+    /// The link's statistics as last read, for the quality of the next period.
+    var quality = QualityMeter()
 }

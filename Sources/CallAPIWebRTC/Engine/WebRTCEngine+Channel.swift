@@ -20,6 +20,7 @@ extension WebRTCEngine {
             }
             emit(.localJoined(channel: session.channel, uid: session.uid))
             scheduleMediaWatch(session: id)
+            scheduleQualityWatch(session: id)
             for member in members { addPeer(member) }
         case .joinFailed(let code, let message):
             state.withLock { $0.session = nil }

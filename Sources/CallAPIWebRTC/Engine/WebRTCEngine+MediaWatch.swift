@@ -88,6 +88,7 @@ extension WebRTCEngine {
             peer.sendingVideo = false
             peer.receiveVideo = nil
             peer.receiveAudio = nil
+            peer.quality = QualityMeter()
             let actions = peer.negotiation.start()
             state.session?.peers[member] = peer
             return actions

@@ -12,7 +12,7 @@ extension WebRTCEngine {
         else { return }
         let arrivals = link.arrivals
         let decoded = BufferProbeBox { [weak self] pad, buffer in
-            arrivals.record()
+            arrivals.record(kind)
             return self?.decoded(kind, buffer, on: pad, from: member, link: linkId) ?? false
         }
         guard let receive = link.attachReceiveBin(for: pad, sources: sources, decoded: decoded) else { return }

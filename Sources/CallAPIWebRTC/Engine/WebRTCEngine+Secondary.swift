@@ -10,7 +10,7 @@ extension WebRTCEngine {
                 guard !inCall, engines[channel] == nil else { return nil }
                 let engine = WebRTCEngine(
                     transport: transport, sources: secondarySources, label: "\(label).\(channel)", ice: ice,
-                    device: device)
+                    device: device, qualityIntervalMillis: qualityIntervalMillis)
                 engines[channel] = engine
                 return engine
             }

@@ -49,20 +49,23 @@ public final class WebRTCEngine: CallRTCEngine {
     public let ice: ICEConfiguration
     /// The device this engine runs on, named to the channel at each join (`nil`: its user's only device).
     public let device: String?
+    /// How often each link's quality is measured and reported (``RTCEngineEvent/remoteQuality(channel:uid:_:)``).
+    public let qualityIntervalMillis: Int
 
     /// An engine meeting peers through `transport`. `label` names its queues (useful with several engines).
     /// Secondary channels capture from `secondarySources` (default: `sources`). `ice` gives the STUN and TURN
     /// servers used in every channel (the transport may add more at each join) and the ICE transport policy.
-    /// `device` names the device it runs on (the rules of a push device id; use the id the app's signaling
+    /// `qualityIntervalMillis` is how often each link's quality is reported. `device` names the device it runs on (the rules of a push device id; use the id the app's signaling
     /// names, so that a user's devices can ring in one channel together); without it, a second device of the
     /// same user joining a channel replaces the first.
     public init(
         transport: any WebRTCChannelTransport, sources: WebRTCMediaSources = WebRTCMediaSources(),
         label: String = "webrtc", secondarySources: WebRTCMediaSources? = nil,
-        ice: ICEConfiguration = ICEConfiguration(), device: String? = nil
+        ice: ICEConfiguration = ICEConfiguration(), device: String? = nil, qualityIntervalMillis: Int = 2_000
     ) {
         self.ice = ice
         self.device = device
+        self.qualityIntervalMillis = max(100, qualityIntervalMillis)
         GStreamerRuntime.ensureInitialized()
         self.transport = transport
         self.sources = sources

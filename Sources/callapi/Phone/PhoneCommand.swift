@@ -256,7 +256,7 @@ struct PhoneCommand: AsyncParsableCommand {
             }
         }
         // Each call is reported to the server's ledger when it ends, for its time line (`callapi calls show`).
-        let reporter = CallReporter(api: api, signal: signal, logger: logger)
+        let reporter = CallReporter(api: api, signal: signal, engine: engine, logger: logger)
         let setUpCalls = {
             api.initialize(
                 config: CallConfig(userId: user, rtcEngine: engine, signalClient: signal, clock: SystemCallClock()))

@@ -1,5 +1,6 @@
 import CallAPIServerCore
 import CallAPISignalProtocol
+import CallAPIWire
 
 /// One call's page in the console: its record, both sides' marks on one clock-corrected time line with error bars,
 /// the devices' clocks and stage latencies, its webhooks, and a diagnosis checklist (docs/timeline.md).
@@ -8,6 +9,10 @@ enum ConsoleCallPage {
     enum Threshold {
         static let acceptToConnectedMillis: Int64 = 1_000
         static let clockErrorMillis: Int64 = 50
+        static let audioFreezeMillis: Int64 = 200
+        static let videoFreezeMillis: Int64 = 600
+        static let lossPercent = 5.0
+        static let roundTripMillis = 400.0
     }
 
     /// How a check came out.
@@ -60,7 +65,8 @@ enum ConsoleCallPage {
                 "<tr><td>\(ConsoleHTML.escaped(stage.lane))</td><td>\(stage.stage.rawValue)</td>"
                 + "<td>\(stage.millis) ms</td></tr>"
         }
-        html += "</table><h2>Marks</h2><table><tr><th>at</th><th>lane</th><th>mark</th><th>detail</th><th>±</th></tr>"
+        html += "</table><h2>Quality</h2>" + qualityTable(timeline)
+        html += "<h2>Marks</h2><table><tr><th>at</th><th>lane</th><th>mark</th><th>detail</th><th>±</th></tr>"
         let start = timeline.entries.first?.at ?? 0
         for entry in timeline.entries {
             html +=
@@ -87,8 +93,7 @@ enum ConsoleCallPage {
         return html
     }
 
-    /// The checklist: what can be told from the record and the reports, and the quality checks no engine reports
-    /// samples for yet, said to be unmeasured.
+    /// The checklist: what the record and the reports tell, and the quality checks over the devices' samples.
     static func diagnosis(_ timeline: CallTimeline) -> [(String, Verdict)] {
         var checks: [(String, Verdict)] = []
         if let record = timeline.record {
@@ -137,13 +142,62 @@ enum ConsoleCallPage {
                         : .bad(slow.map { "\($0.lane) \($0.millis) ms" }.joined(separator: ", "))
                 ))
         }
-        let unmeasured = "not measured: the engines report no quality samples yet"
-        for check in [
-            "Audio freezes under 200 ms", "Video freezes under 600 ms", "Packet loss under 5 %", "RTT under 400 ms",
-        ] {
-            checks.append((check, .notMeasured(unmeasured)))
-        }
+        checks += qualityChecks(timeline.quality)
         return checks
+    }
+
+    /// The anchors' quality checks over every sample of the call: the worst value against its threshold, naming the
+    /// device that saw it; unmeasured when no sample has the figure (an engine that reports no quality).
+    static func qualityChecks(_ samples: [CallTimeline.QualityEntry]) -> [(String, Verdict)] {
+        func check<Value: Comparable>(
+            _ name: String, _ limit: Value, _ unit: String, _ value: (RTCQuality) -> Value?, _ text: (Value) -> String
+        ) -> (String, Verdict) {
+            let measured = samples.compactMap { entry in value(entry.quality).map { (entry.lane, $0) } }
+            guard let worst = measured.max(by: { $0.1 < $1.1 }) else {
+                return (name, .notMeasured("not measured: the engines sent no quality samples"))
+            }
+            return worst.1 <= limit
+                ? (name, .ok("worst \(text(worst.1))\(unit) (\(measured.count) samples)"))
+                : (name, .bad("\(text(worst.1))\(unit) at \(worst.0)"))
+        }
+        let percent: (Double) -> String = { String(format: "%.1f", $0) }
+        let millis: (Double) -> String = { String(format: "%.0f", $0) }
+        return [
+            check(
+                "Audio freezes under \(Threshold.audioFreezeMillis) ms", Threshold.audioFreezeMillis, " ms",
+                \.audioFreezeMillis, { "\($0)" }),
+            check(
+                "Video freezes under \(Threshold.videoFreezeMillis) ms", Threshold.videoFreezeMillis, " ms",
+                \.videoFreezeMillis, { "\($0)" }),
+            check(
+                "Packet loss under \(Int(Threshold.lossPercent)) %", Threshold.lossPercent, " %",
+                { [$0.audioLossPercent, $0.videoLossPercent].compactMap { $0 }.max() }, percent),
+            check(
+                "RTT under \(Int(Threshold.roundTripMillis)) ms", Threshold.roundTripMillis, " ms", \.roundTripMillis,
+                millis),
+        ]
+    }
+
+    /// Each device's quality samples: one row per period.
+    static func qualityTable(_ timeline: CallTimeline) -> String {
+        guard !timeline.quality.isEmpty else {
+            return "<p class=\"na\">No quality samples: the devices' engines report none.</p>"
+        }
+        let start = timeline.entries.first?.at ?? timeline.quality.first?.at ?? 0
+        func number(_ value: Double?, _ format: String) -> String { value.map { String(format: format, $0) } ?? "–" }
+        var html =
+            "<table><tr><th>at</th><th>lane</th><th>from</th><th>loss audio / video</th><th>jitter</th><th>RTT</th>"
+            + "<th>kbit/s audio / video</th><th>longest gap audio / video</th></tr>"
+        for entry in timeline.quality {
+            let q = entry.quality
+            html +=
+                "<tr><td>+\(ConsoleHTML.seconds(entry.at - start))</td><td>\(ConsoleHTML.escaped(entry.lane))</td>"
+                + "<td>\(entry.peer)</td><td>\(number(q.audioLossPercent, "%.1f")) / \(number(q.videoLossPercent, "%.1f")) %</td>"
+                + "<td>\(number(q.jitterMillis, "%.1f")) ms</td><td>\(number(q.roundTripMillis, "%.0f")) ms</td>"
+                + "<td>\(number(q.audioKbps, "%.0f")) / \(number(q.videoKbps, "%.0f"))</td>"
+                + "<td>\(q.audioFreezeMillis.map(String.init) ?? "–") / \(q.videoFreezeMillis.map(String.init) ?? "–") ms</td></tr>"
+        }
+        return html + "</table>"
     }
 
     /// The marks as an SVG: a row per lane, each mark a dot with its error bar, on one axis from the first mark.
