@@ -150,8 +150,12 @@ struct PhoneCommand: AsyncParsableCommand {
 
     func run() async throws {
         let output = PhoneOutput(user: user)
-        var logger = Logger(label: "callapi.phone")
-        logger.logLevel = .warning
+        // A constant: tasks below capture it.
+        let logger = {
+            var logger = Logger(label: "callapi.phone")
+            logger.logLevel = .warning
+            return logger
+        }()
         let (inputStream, feed) = AsyncStream.makeStream(of: PhoneInput.self)
         StandardInputLines.start(feeding: feed)
         var inputs = inputStream.makeAsyncIterator()
