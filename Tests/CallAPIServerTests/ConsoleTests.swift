@@ -75,13 +75,15 @@ import Testing
         let server = try await TestServer.start()
         let world = SimulatedRTCWorld(clock: SystemCallClock())
         var endpoints: [(CallEndpoint, CallReporter)] = []
-        var sent: [AsyncStream<Void>] = []
+        var sent: [AsyncStream<(callId: String, error: String?)>] = []
         for user: UInt in [1001, 1002] {
             let signal = SignalClient(configuration: .init(url: server.url), logger: quietLogger)
             try await signal.login(token: try await server.token("\(user)"))
             let endpoint = try await CallEndpoint.prepared(user, signal: signal, world: world)
-            let (stream, continuation) = AsyncStream.makeStream(of: Void.self)
-            let reporter = CallReporter(api: endpoint.api, signal: signal) { _, _ in continuation.yield() }
+            let (stream, continuation) = AsyncStream.makeStream(of: (callId: String, error: String?).self)
+            let reporter = CallReporter(api: endpoint.api, signal: signal) { report, error in
+                continuation.yield((report.callId, error.map { "\($0)" }))
+            }
             endpoint.api.addListener(listener: reporter)
             endpoints.append((endpoint, reporter))
             sent.append(stream)
@@ -99,7 +101,12 @@ import Testing
         try await callee.api.accept(remoteUserId: 1001)
         try await caller.reaches(.connected)
         try await caller.api.hangup(remoteUserId: 1002)
-        for stream in sent { for await _ in stream { break } }
+        for stream in sent {
+            for await outcome in stream {
+                #expect(outcome.callId == callId && outcome.error == nil, "\(outcome)")
+                break
+            }
+        }
 
         let overview = try await exchange(
             "GET", "\(server.httpBase)/console?user=1002&outcome=completed", cookie: cookie)
@@ -160,5 +167,24 @@ import Testing
             ConsoleCallPage.qualityChecks([]).allSatisfy {
                 $0.1 == .notMeasured("not measured: the engines sent no quality samples")
             })
+    }
+
+    @Test func eachDirectionGetsABitrateChartWithATickWhereItLostPackets() {
+        let chart = ConsoleCallPage.qualityChart([
+            CallTimeline.QualityEntry(
+                lane: "1001/a", at: 1_000, errorMillis: 0, peer: 1002,
+                quality: RTCQuality(periodMillis: 2_000, videoLossPercent: 0, audioKbps: 64, videoKbps: 550)),
+            CallTimeline.QualityEntry(
+                lane: "1001/a", at: 3_000, errorMillis: 0, peer: 1002,
+                quality: RTCQuality(periodMillis: 2_000, videoLossPercent: 6, audioKbps: 64, videoKbps: 300)),
+            CallTimeline.QualityEntry(
+                lane: "1002/b", at: 2_000, errorMillis: 0, peer: 1001,
+                quality: RTCQuality(periodMillis: 2_000, audioKbps: 64, videoKbps: 580)),
+        ])
+        #expect(chart.components(separatedBy: "<svg").count - 1 == 2, "one chart per direction")
+        #expect(chart.components(separatedBy: "<polyline").count - 1 == 4, "video and audio in each")
+        #expect(chart.components(separatedBy: "stroke=\"#c62828\"").count - 1 == 1, "one period lost packets")
+        #expect(chart.contains("1001/a received") && chart.contains("top 580 kbit/s"))
+        #expect(ConsoleCallPage.qualityChart([]).isEmpty)
     }
 }

@@ -74,7 +74,9 @@ public final class CallReporter: CallApiListenerProtocol {
         let mark = CallReport.Mark(name: "state.\(state)", at: at, detail: "\(stateReason)")
         switch state {
         case .calling:
-            let id = callId()
+            // The call message's id, from the change itself: listeners hear changes after the fact, and by then the
+            // endpoint may have moved on (a call answered and hung up at once has no id left to ask for).
+            let id = (eventInfo[kCallId] as? String) ?? callId()
             recording.withLock { recording in
                 if recording?.callId != id { recording = Recording(callId: id, marks: []) }
                 Self.append(mark, to: &recording)

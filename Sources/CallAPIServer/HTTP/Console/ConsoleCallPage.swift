@@ -185,7 +185,8 @@ enum ConsoleCallPage {
         }
         let start = timeline.entries.first?.at ?? timeline.quality.first?.at ?? 0
         func number(_ value: Double?, _ format: String) -> String { value.map { String(format: format, $0) } ?? "–" }
-        var html =
+        var html = qualityChart(timeline.quality)
+        html +=
             "<table><tr><th>at</th><th>lane</th><th>from</th><th>loss audio / video</th><th>jitter</th><th>RTT</th>"
             + "<th>kbit/s audio / video</th><th>longest gap audio / video</th></tr>"
         for entry in timeline.quality {
@@ -198,6 +199,37 @@ enum ConsoleCallPage {
                 + "<td>\(q.audioFreezeMillis.map(String.init) ?? "–") / \(q.videoFreezeMillis.map(String.init) ?? "–") ms</td></tr>"
         }
         return html + "</table>"
+    }
+
+    /// The bitrates received over the call, one chart per direction (each lane measures what its device received):
+    /// video in blue, audio in green, a red tick for each period that lost packets.
+    static func qualityChart(_ samples: [CallTimeline.QualityEntry]) -> String {
+        let (width, height, left) = (720.0, 90.0, 170.0)
+        guard let first = samples.map(\.at).min(), let last = samples.map(\.at).max() else { return "" }
+        let span = Double(max(1, last - first))
+        let top = max(1, samples.map { max($0.quality.videoKbps, $0.quality.audioKbps) }.max() ?? 1)
+        var lanes: [String] = []
+        for entry in samples where !lanes.contains(entry.lane) { lanes.append(entry.lane) }
+        var svg = ""
+        for lane in lanes {
+            let points = samples.filter { $0.lane == lane }
+            func x(_ at: Int64) -> String { String(format: "%.1f", left + Double(at - first) / span * width) }
+            func y(_ kbps: Double) -> String { String(format: "%.1f", height - 4 - kbps / top * (height - 20)) }
+            func line(_ kbps: (RTCQuality) -> Double, _ colour: String) -> String {
+                let path = points.map { "\(x($0.at)),\(y(kbps($0.quality)))" }.joined(separator: " ")
+                return "<polyline points=\"\(path)\" fill=\"none\" stroke=\"\(colour)\" stroke-width=\"2\"/>"
+            }
+            let losses = points.filter { max($0.quality.audioLossPercent ?? 0, $0.quality.videoLossPercent ?? 0) > 0 }
+                .map {
+                    "<line x1=\"\(x($0.at))\" y1=\"\(height - 14)\" x2=\"\(x($0.at))\" y2=\"\(height)\" stroke=\"#c62828\"/>"
+                }
+            svg +=
+                "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(Int(left + width + 20))\" height=\"\(Int(height))\" "
+                + "font-size=\"11\"><text x=\"4\" y=\"16\">\(ConsoleHTML.escaped(lane)) received</text>"
+                + "<text x=\"4\" y=\"32\" fill=\"#666\">top \(Int(top)) kbit/s</text>"
+                + line(\.videoKbps, "#1565c0") + line(\.audioKbps, "#2e7d32") + losses.joined() + "</svg>"
+        }
+        return svg
     }
 
     /// The marks as an SVG: a row per lane, each mark a dot with its error bar, on one axis from the first mark.
