@@ -19,12 +19,8 @@ struct LinkCounters: Sendable, Equatable {
 
 /// Turns a link's cumulative counters, read now and then, into the quality of each period (``RTCQuality``): the
 /// differences since the last reading. Pure; the engine feeds it on its queue.
-struct QualityMeter: Sendable, Equatable {
+struct QualityMeter: Sendable {
     private var previous: (counters: LinkCounters, at: UInt64)?
-
-    static func == (a: QualityMeter, b: QualityMeter) -> Bool {
-        a.previous?.counters == b.previous?.counters && a.previous?.at == b.previous?.at
-    }
 
     /// The quality since the last reading, or `nil` for the first (it only sets the baseline) and for a reading
     /// no later than the last. `gaps` are the longest gaps between decoded frames in the period.

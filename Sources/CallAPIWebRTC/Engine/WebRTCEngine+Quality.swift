@@ -54,8 +54,7 @@ extension WebRTCEngine {
 extension LinkCounters {
     init(_ stats: cgst_link_stats) {
         func inbound(_ kind: Int) -> Inbound? {
-            let has = withUnsafeBytes(of: stats.has_inbound) { $0.load(fromByteOffset: kind * 4, as: Int32.self) }
-            guard has != 0 else { return nil }
+            guard (kind == 0 ? stats.has_inbound.0 : stats.has_inbound.1) != 0 else { return nil }
             func value(_ tuple: (Double, Double)) -> Double { kind == 0 ? tuple.0 : tuple.1 }
             return Inbound(
                 packetsReceived: value(stats.packets_received), packetsLost: value(stats.packets_lost),
