@@ -293,6 +293,8 @@ public final class SignalServer: Service, Sendable {
             hub: hub, authorization: AdminAuthorization(adminKey: configuration.adminKey), jsonBody: jsonBody
         ).register(on: router)
         ConsoleEndpoint(hub: hub, ledger: ledger, adminKey: configuration.adminKey, clock: clock).register(on: router)
+        WebClientEndpoint(development: configuration.usesDevelopmentSecret, tokenURL: configuration.phoneTokenURL)
+            .register(on: router)
 
         let limits = configuration.limits
         // Every connection starts behind a guard: a deadline and a cap for its request head (see ConnectionGuard). The two WebSocket endpoints run on our own pipeline

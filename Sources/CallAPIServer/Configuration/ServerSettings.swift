@@ -86,6 +86,10 @@ public enum ServerSettings {
         .init("turn-credential-ttl", "seconds minted TURN credentials stay valid (default 86400)"),
         .init("webhook-url", "URL that channel events (userJoined, userLeft) are POSTed to (default: none)"),
         .init("webhook-secret", "HMAC-SHA256 key of the X-CallAPI-Signature header of webhook posts"),
+        .init(
+            "phone-token-url",
+            "URL of the app's backend that the /phone page asks for tokens (POST {userId, channel?} with the user's "
+                + "cookies, answered {token}); a development server's page mints its own (docs/web.md)"),
         .init("ledger", "keep the call ledger (history, missed calls): 1 or true, 0 or false (default on)"),
         .init(
             "data-dir",
@@ -339,6 +343,12 @@ public enum ServerSettings {
             }
         } else if value("turn-secret-file") != nil || value("turn-credential-ttl") != nil {
             throw InvalidSetting(name: "turn-secret-file", problem: "give --ice-servers with the TURN server's URLs")
+        }
+        if let url = value("phone-token-url") {
+            guard url.hasPrefix("http://") || url.hasPrefix("https://") || url.hasPrefix("/") else {
+                throw InvalidSetting(name: "phone-token-url", problem: "\"\(url)\" is not an http(s) URL or a path")
+            }
+            configuration.phoneTokenURL = url
         }
         switch (value("webhook-url"), value("webhook-secret")) {
         case (let url?, let secret):

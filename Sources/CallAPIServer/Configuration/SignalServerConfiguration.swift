@@ -9,6 +9,8 @@ public struct SignalServerConfiguration: Sendable {
     public var signingKey: SigningKey = .hs256(secret: SigningKey.developmentSecret)
     /// The key `POST /v1/tokens` requires as `Authorization: Bearer <key>`; `nil` disables the endpoint.
     public var adminKey: String?
+    /// Where the `/phone` page of a production server asks for tokens (`--phone-token-url`; docs/web.md).
+    public var phoneTokenURL: String?
     /// PEM certificate chain and private key paths; both set means the server speaks TLS (wss/https).
     public var tls: TLSFiles?
     /// Limits and timeouts.

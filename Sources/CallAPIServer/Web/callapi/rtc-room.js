@@ -1,0 +1,335 @@
+// One membership of an RTC channel (`/v1/rtc`, docs/protocol.md "Channels") with the browser's WebRTC: a peer
+// connection to every member of another user, negotiated through the channel's relay with the signals our Swift
+// engine speaks (`offer`, `answer`, `ice`, `restart`; docs/rtc-adapters.md). The member with the lower uid offers.
+//
+// Events (CustomEvent, `detail` as named): `localJoined` {iceServers}, `joinFailed` {code, message},
+// `remoteJoined` {uid}, `remoteLeft` {uid, reason}, `remoteStream` {uid, stream}, `firstFrame` {uid, kind},
+// `localPublished` {kind}, `quality` {uid, quality}, `removed` {code, message}, `warning` {message}.
+
+export const ROOM_TIMING = Object.freeze({ statsPollMillis: 250, qualityIntervalMillis: 2000 });
+
+export class RtcRoom extends EventTarget {
+  /**
+   * @param {{url: string, channel: string, uid: number, device?: string, token: string, localStream: MediaStream,
+   *   iceTransportPolicy?: 'all' | 'relay', extraIceServers?: object[], PeerConnection?: typeof RTCPeerConnection,
+   *   WebSocket?: typeof WebSocket, now?: () => number}} options
+   */
+  constructor({ url, channel, uid, device, token, localStream, iceTransportPolicy = 'all', extraIceServers = [],
+    PeerConnection = globalThis.RTCPeerConnection, WebSocket: Socket = globalThis.WebSocket, now = () => Date.now() }) {
+    super();
+    Object.assign(this, { channel, uid, device, token, localStream, iceTransportPolicy, extraIceServers, PeerConnection, Socket, now });
+    this.url = url.replace(/\/+$/, '') + '/v1/rtc';
+    /** @type {Map<string, PeerLink>} keyed by `uid|device` */
+    this.links = new Map();
+    this.iceServers = [];
+    this.firstFrames = new Set();
+    this.published = new Set();
+    this.closed = false;
+  }
+
+  /** Joins; resolves once joined, rejects with the server's `joinFailed`. */
+  join() {
+    return new Promise((resolve, reject) => {
+      const socket = new this.Socket(this.url);
+      this.socket = socket;
+      socket.onopen = () => socket.send(JSON.stringify({
+        type: 'join', channel: this.channel, uid: this.uid, token: this.token, device: this.device,
+      }));
+      socket.onmessage = (event) => {
+        let frame;
+        try {
+          frame = JSON.parse(event.data);
+        } catch {
+          return;
+        }
+        if (frame.type === 'joined') resolve(frame);
+        if (frame.type === 'joinFailed') reject(Object.assign(new Error(frame.message), { code: frame.code }));
+        this.#frame(frame);
+      };
+      socket.onclose = () => {
+        reject(new Error('the channel closed before the join was answered'));
+        if (!this.closed) this.#closeAll();
+      };
+    });
+  }
+
+  /** Leaves the channel and closes every peer connection. */
+  leave() {
+    if (this.closed) return;
+    try {
+      if (this.socket?.readyState === 1) this.socket.send(JSON.stringify({ type: 'leave' }));
+    } catch {}
+    this.#closeAll();
+  }
+
+  #closeAll() {
+    this.closed = true;
+    clearInterval(this.statsTimer);
+    for (const link of this.links.values()) link.close();
+    this.links.clear();
+    try {
+      this.socket?.close(1000);
+    } catch {}
+  }
+
+  #frame(frame) {
+    switch (frame.type) {
+      case 'joined': {
+        this.iceServers = [...this.extraIceServers, ...(frame.iceServers ?? [])];
+        this.#emit('localJoined', { iceServers: this.iceServers });
+        const members = frame.devices ?? (frame.members ?? []).map((uid) => ({ uid }));
+        for (const member of members) this.#add(member);
+        this.statsTimer = setInterval(() => this.#pollStats(), ROOM_TIMING.statsPollMillis);
+        return;
+      }
+      case 'joinFailed':
+        return this.#emit('joinFailed', { code: frame.code, message: frame.message });
+      case 'memberJoined':
+        return this.#add({ uid: frame.uid, device: frame.device });
+      case 'memberLeft': {
+        const key = keyOf(frame);
+        const link = this.links.get(key);
+        if (!link) return;
+        link.close();
+        this.links.delete(key);
+        if (![...this.links.values()].some((other) => other.uid === frame.uid)) {
+          this.firstFrames.forEach((mark) => mark.startsWith(`${frame.uid}|`) && this.firstFrames.delete(mark));
+          this.#emit('remoteLeft', { uid: frame.uid, reason: frame.reason });
+        }
+        return;
+      }
+      case 'signal': {
+        const link = this.links.get(keyOf({ uid: frame.from, device: frame.device }));
+        let data;
+        try {
+          data = JSON.parse(frame.data);
+        } catch {
+          return this.#emit('warning', { message: `a signal from ${frame.from} is not JSON` });
+        }
+        if (link) link.received(data);
+        return;
+      }
+      case 'signalFailed':
+        return this.#emit('warning', { message: `signal to ${frame.to} failed: ${frame.message}` });
+      case 'removed':
+        this.#emit('removed', { code: frame.code, message: frame.message });
+        return this.#closeAll();
+      case 'error':
+        return this.#emit('warning', { message: `channel error ${frame.code}: ${frame.message}` });
+    }
+  }
+
+  /** Links to `member` unless it is this user (another device of ours) or already linked. */
+  #add(member) {
+    const key = keyOf(member);
+    if (member.uid === this.uid || this.links.has(key) || this.closed) return;
+    if (![...this.links.values()].some((link) => link.uid === member.uid)) this.#emit('remoteJoined', { uid: member.uid });
+    const link = new PeerLink(this, member, 1);
+    this.links.set(key, link);
+    link.start();
+  }
+
+  /** A member asked for a fresh link (its media path broke): replace ours and negotiate again. */
+  restart(link, generation) {
+    if (generation <= link.generation) return;
+    link.close();
+    const fresh = new PeerLink(this, { uid: link.uid, device: link.device }, generation);
+    this.links.set(keyOf(link), fresh);
+    fresh.start();
+  }
+
+  sendSignal(member, data) {
+    if (this.closed || this.socket?.readyState !== 1) return;
+    this.socket.send(JSON.stringify({ type: 'signal', to: member.uid, device: member.device, data: JSON.stringify(data) }));
+  }
+
+  async #pollStats() {
+    const at = this.now();
+    for (const link of this.links.values()) {
+      let report;
+      try {
+        report = await link.pc.getStats();
+      } catch {
+        continue;
+      }
+      const stats = [...report.values()];
+      for (const kind of ['video', 'audio']) {
+        const inbound = stats.find((s) => s.type === 'inbound-rtp' && s.kind === kind);
+        const arrived = kind === 'video' ? inbound?.framesDecoded > 0 : inbound?.totalSamplesReceived > 0;
+        const mark = `${link.uid}|${kind}`;
+        if (arrived && !this.firstFrames.has(mark)) {
+          this.firstFrames.add(mark);
+          this.#emit('firstFrame', { uid: link.uid, kind });
+        }
+        const outbound = stats.find((s) => s.type === 'outbound-rtp' && s.kind === kind);
+        if (outbound?.packetsSent > 0 && !this.published.has(kind)) {
+          this.published.add(kind);
+          this.#emit('localPublished', { kind });
+        }
+      }
+      const quality = link.quality.sample(stats, at);
+      if (quality) this.#emit('quality', { uid: link.uid, quality });
+    }
+  }
+
+  #emit(type, detail) {
+    this.dispatchEvent(new CustomEvent(type, { detail }));
+  }
+}
+
+function keyOf({ uid, device }) {
+  return `${uid}|${device ?? ''}`;
+}
+
+/** One peer connection to one member, and its offer/answer exchange. */
+class PeerLink {
+  constructor(room, { uid, device }, generation) {
+    Object.assign(this, { room, uid, device, generation });
+    this.offerer = room.uid < uid;
+    this.remoteApplied = false;
+    this.pendingCandidates = [];
+    this.quality = new QualitySampler();
+    this.pc = new room.PeerConnection({ iceServers: room.iceServers, iceTransportPolicy: room.iceTransportPolicy });
+    // The offerer makes one video and one audio transceiver, video first, as our engine offers them (nothing to
+    // renegotiate later); the answerer sends on the transceivers the offer makes (#sendOnOffered).
+    if (this.offerer) {
+      for (const kind of ['video', 'audio']) {
+        const track = this.#localTrack(kind);
+        if (track) this.pc.addTransceiver(track, { direction: 'sendrecv', streams: [room.localStream] });
+        else this.pc.addTransceiver(kind, { direction: 'recvonly' });
+      }
+    }
+    this.remoteStream = new MediaStream();
+    this.pc.ontrack = (event) => {
+      this.remoteStream.addTrack(event.track);
+      room.dispatchEvent(new CustomEvent('remoteStream', { detail: { uid, stream: this.remoteStream } }));
+    };
+    this.pc.onicecandidate = (event) => {
+      if (!event.candidate || !event.candidate.candidate) return;
+      room.sendSignal(this, { type: 'ice', mline: event.candidate.sdpMLineIndex ?? 0, candidate: event.candidate.candidate });
+    };
+  }
+
+  async start() {
+    if (!this.offerer) return;
+    try {
+      const offer = await this.pc.createOffer();
+      await this.pc.setLocalDescription(offer);
+      this.room.sendSignal(this, { type: 'offer', sdp: this.pc.localDescription.sdp });
+    } catch (error) {
+      this.#failed(error);
+    }
+  }
+
+  async received(signal) {
+    try {
+      switch (signal.type) {
+        case 'offer':
+          if (this.offerer || this.remoteApplied) return;
+          await this.pc.setRemoteDescription({ type: 'offer', sdp: signal.sdp });
+          await this.#sendOnOffered();
+          await this.#remoteApplied();
+          await this.pc.setLocalDescription(await this.pc.createAnswer());
+          this.room.sendSignal(this, { type: 'answer', sdp: this.pc.localDescription.sdp });
+          return;
+        case 'answer':
+          if (!this.offerer || this.remoteApplied) return;
+          await this.pc.setRemoteDescription({ type: 'answer', sdp: signal.sdp });
+          return this.#remoteApplied();
+        case 'ice':
+          if (typeof signal.candidate !== 'string' || !signal.candidate) return;
+          if (!this.remoteApplied) return this.pendingCandidates.push(signal);
+          return this.pc.addIceCandidate({ candidate: signal.candidate, sdpMLineIndex: signal.mline });
+        case 'restart':
+          return this.room.restart(this, signal.generation);
+        default:
+          return; // subscription (`media`) and `publishing`: this client always sends and receives both kinds
+      }
+    } catch (error) {
+      this.#failed(error);
+    }
+  }
+
+  #localTrack(kind) {
+    return this.room.localStream?.getTracks().find((track) => track.kind === kind) ?? null;
+  }
+
+  /** A remote offer made a transceiver per media line: send this side's track of each kind on it. */
+  async #sendOnOffered() {
+    for (const transceiver of this.pc.getTransceivers()) {
+      const track = this.#localTrack(transceiver.receiver.track.kind);
+      if (!track) continue;
+      await transceiver.sender.replaceTrack(track);
+      transceiver.sender.setStreams?.(this.room.localStream);
+      transceiver.direction = 'sendrecv';
+    }
+  }
+
+  async #remoteApplied() {
+    this.remoteApplied = true;
+    for (const signal of this.pendingCandidates.splice(0)) {
+      await this.pc.addIceCandidate({ candidate: signal.candidate, sdpMLineIndex: signal.mline });
+    }
+  }
+
+  #failed(error) {
+    this.room.dispatchEvent(new CustomEvent('warning', { detail: { message: `negotiation with ${this.uid} failed: ${error.message ?? error}` } }));
+  }
+
+  close() {
+    this.pc.ontrack = null;
+    this.pc.onicecandidate = null;
+    this.pc.close();
+  }
+}
+
+/**
+ * Quality of what arrives from one peer, per period (the report's sample, docs/timeline.md): loss, jitter, round
+ * trip, bitrates, and freezes (video: the browser's freeze time; audio: concealed time) from `getStats` deltas.
+ */
+export class QualitySampler {
+  #last = null;
+
+  /** A sample when a period has passed since the last one (`stats`: the report's values), else `null`. */
+  sample(stats, at) {
+    const inbound = (kind) => stats.find((s) => s.type === 'inbound-rtp' && s.kind === kind) ?? {};
+    const audio = inbound('audio');
+    const video = inbound('video');
+    const pair = stats.find((s) => s.type === 'candidate-pair' && s.nominated && s.state === 'succeeded') ?? {};
+    const now = {
+      at,
+      audio: { lost: audio.packetsLost ?? 0, received: audio.packetsReceived ?? 0, bytes: audio.bytesReceived ?? 0,
+        concealed: (audio.concealedSamples ?? 0) - (audio.silentConcealedSamples ?? 0) },
+      video: { lost: video.packetsLost ?? 0, received: video.packetsReceived ?? 0, bytes: video.bytesReceived ?? 0,
+        freezes: video.totalFreezesDuration ?? 0 },
+      jitter: audio.jitter,
+      roundTrip: pair.currentRoundTripTime,
+    };
+    const last = this.#last;
+    if (last && at - last.at < ROOM_TIMING.qualityIntervalMillis) return null;
+    this.#last = now;
+    if (!last) return null;
+    const period = at - last.at;
+    const loss = (kind) => {
+      const lost = now[kind].lost - last[kind].lost;
+      const received = now[kind].received - last[kind].received;
+      return lost + received > 0 ? round((Math.max(0, lost) * 100) / (Math.max(0, lost) + received)) : undefined;
+    };
+    const kbps = (kind) => round(Math.max(0, now[kind].bytes - last[kind].bytes) * 8 / period);
+    return {
+      periodMillis: period,
+      audioLossPercent: loss('audio'),
+      videoLossPercent: loss('video'),
+      jitterMillis: now.jitter === undefined ? undefined : round(now.jitter * 1000),
+      roundTripMillis: now.roundTrip === undefined ? undefined : round(now.roundTrip * 1000),
+      audioKbps: kbps('audio'),
+      videoKbps: kbps('video'),
+      audioFreezeMillis: Math.round(Math.max(0, now.audio.concealed - last.audio.concealed) / 48),
+      videoFreezeMillis: Math.round(Math.max(0, now.video.freezes - last.video.freezes) * 1000),
+    };
+  }
+}
+
+function round(value) {
+  return Math.round(value * 100) / 100;
+}
