@@ -78,7 +78,9 @@ extension WebRTCEngine {
 
     /// A new peer link to `member` in `pipeline`, its callbacks hopping onto the queue; `nil` (reported) when it
     /// cannot be built.
-    func makeLink(to member: ChannelMember, in pipeline: MediaPipeline, ice: PeerLink.ICE) -> PeerLink? {
+    func makeLink(
+        to member: ChannelMember, in pipeline: MediaPipeline, ice: PeerLink.ICE, payloadTypes: RTPPayloadTypes = .ours
+    ) -> PeerLink? {
         let linkId = state.withLock { $0.makeId() }
         let callbacks = PeerLink.Callbacks(
             iceCandidate: { [weak self] mline, candidate in
@@ -91,7 +93,8 @@ extension WebRTCEngine {
                 queue.async { self.firstPacketSent(kind, link: linkId) }
             })
         do throws(WebRTCEngineError) {
-            return try PeerLink.add(id: linkId, to: pipeline, ice: ice, callbacks: callbacks)
+            return try PeerLink.add(
+                id: linkId, to: pipeline, ice: ice, payloadTypes: payloadTypes, callbacks: callbacks)
         } catch {
             emit(.error(code: error.code.rawValue, message: error.message))
             return nil
@@ -133,11 +136,36 @@ extension WebRTCEngine {
         case .restart(let generation):
             peerRestarted(member, generation: generation)
             return
-        case .offer, .answer, .iceCandidate:
+        case .offer(let sdp):
+            sendWithOfferedPayloadTypes(sdp, to: member)
+        case .answer, .iceCandidate:
             break
         }
         let actions = state.withLock { $0.session?.peers[member]?.negotiation.received(signal) } ?? []
         perform(actions, peer: member)
+    }
+
+    /// Before an answerer applies an offer: when the offer numbers VP8 or Opus otherwise than the link sends them,
+    /// the link (nothing negotiated or gathered on it yet) is replaced by one that sends with the offer's numbers
+    /// (``RTPPayloadTypes``).
+    private func sendWithOfferedPayloadTypes(_ sdp: String, to member: ChannelMember) {
+        let offered = RTPPayloadTypes.offered(in: sdp)
+        guard
+            let (session, pipeline, old) = state.withLock({ state -> (ChannelSession, MediaPipeline, PeerLink)? in
+                guard let session = state.session, let pipeline = state.pipeline, let peer = session.peers[member],
+                    let link = peer.link, peer.negotiation.role == .answerer,
+                    peer.negotiation.phase == .awaitingOffer, link.payloadTypes != offered
+                else { return nil }
+                return (session, pipeline, link)
+            })
+        else { return }
+        old.remove(from: pipeline)
+        let link = makeLink(to: member, in: pipeline, ice: session.ice, payloadTypes: offered)
+        state.withLock { state in
+            state.session?.peers[member]?.link = link
+            state.session?.peers[member]?.sendingVideo = false
+        }
+        applySending(to: member)
     }
 
     private func localCandidate(_ mline: UInt32, _ candidate: String, to member: ChannelMember, link: Int) {

@@ -7,6 +7,8 @@ import CallAPISignalProtocol
 struct PeerLink: Sendable {
     /// Tells callbacks of a removed link from those of the current one.
     let id: Int
+    /// The payload types it sends with.
+    let payloadTypes: RTPPayloadTypes
     /// The peer's bin (owned reference).
     let bin: ElementRef
     /// Borrowed from ``bin``.
@@ -50,24 +52,25 @@ struct PeerLink: Sendable {
         }
     }
 
-    /// Builds the link for `id` inside `pipeline`, linked to its tees, with `ice`'s servers and policy, and sets it
-    /// playing.
+    /// Builds the link for `id` inside `pipeline`, linked to its tees, with `ice`'s servers and policy, sending with
+    /// `payloadTypes`, and sets it playing.
     static func add(
-        id: Int, to media: MediaPipeline, ice: ICE, callbacks: Callbacks
+        id: Int, to media: MediaPipeline, ice: ICE, payloadTypes: RTPPayloadTypes = .ours, callbacks: Callbacks
     ) throws(WebRTCEngineError) -> PeerLink {
+        let (video, audio) = (payloadTypes.video, payloadTypes.audio)
         let description = """
             queue name=vq leaky=downstream max-size-buffers=2 \
             ! valve name=vvalve drop=true drop-mode=forward-sticky-events \
             ! vp8enc name=venc deadline=1 cpu-used=8 keyframe-max-dist=60 target-bitrate=600000 \
             error-resilient=partitions \
-            ! rtpvp8pay name=vpay pt=96 picture-id-mode=15-bit \
-            ! application/x-rtp,media=video,encoding-name=VP8,payload=96,clock-rate=90000,\
+            ! rtpvp8pay name=vpay pt=\(video) picture-id-mode=15-bit \
+            ! application/x-rtp,media=video,encoding-name=VP8,payload=\(video),clock-rate=90000,\
             rtcp-fb-nack-pli=(boolean)true \
             ! webrtcbin name=webrtc latency=100 \
             queue name=aq leaky=downstream max-size-buffers=4 \
             ! valve name=avalve drop=true drop-mode=forward-sticky-events \
-            ! opusenc name=aenc frame-size=20 ! rtpopuspay name=apay pt=97 \
-            ! application/x-rtp,media=audio,encoding-name=OPUS,payload=97,clock-rate=48000 ! webrtc.
+            ! opusenc name=aenc frame-size=20 ! rtpopuspay name=apay pt=\(audio) \
+            ! application/x-rtp,media=audio,encoding-name=OPUS,payload=\(audio),clock-rate=48000 ! webrtc.
             """
         let bin = try GStreamerRuntime.makeBin(description, ghostPads: false)
         gst_object_set_name(cgst_object(bin.pointer), "peer-\(id)")
@@ -108,7 +111,7 @@ struct PeerLink: Sendable {
         let videoTeePad = link(tee: media.videoTee, to: videoQueue, in: bin)
         let audioTeePad = link(tee: media.audioTee, to: audioQueue, in: bin)
         return PeerLink(
-            id: id, bin: bin, webrtc: webrtc, videoValve: videoValve, audioValve: audioValve,
+            id: id, payloadTypes: payloadTypes, bin: bin, webrtc: webrtc, videoValve: videoValve, audioValve: audioValve,
             videoEncoder: videoEncoder, videoTeePad: videoTeePad, audioTeePad: audioTeePad)
     }
 

@@ -26,7 +26,7 @@ export class CallClient extends EventTarget {
    *   now?: () => number, makeId?: () => string}} options
    */
   constructor({ signal, userId, deviceId, rtcUrl, rtcToken, media, ringTimeoutMillis = 15000, iceTransportPolicy = 'all',
-    messageTTLSeconds = 0, now = () => Date.now(), makeId = () => crypto.randomUUID() }) {
+    messageTTLSeconds = 0, now = () => Date.now(), makeId = randomUUID }) {
     super();
     Object.assign(this, { signal, userId, deviceId, rtcUrl, rtcToken, iceTransportPolicy, messageTTLSeconds, now, makeId });
     this.media = media ?? ((video) => navigator.mediaDevices.getUserMedia({ audio: true, video }));
@@ -221,4 +221,13 @@ export function pushMark(message) {
 /** A quality sample without the keys it has no value for (the report's JSON leaves them out). */
 function clean(quality) {
   return Object.fromEntries(Object.entries(quality).filter(([, value]) => value !== undefined && Number.isFinite(value)));
+}
+
+/** A random (version 4) UUID; `crypto.randomUUID` exists only in secure contexts, `getRandomValues` everywhere. */
+export function randomUUID() {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  bytes[6] = (bytes[6] & 0x0f) | 0x40;
+  bytes[8] = (bytes[8] & 0x3f) | 0x80;
+  const hex = [...bytes].map((byte) => byte.toString(16).padStart(2, '0')).join('');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }

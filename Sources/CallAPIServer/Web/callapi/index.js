@@ -5,4 +5,4 @@ export { Delivery, RETRY } from './delivery.js';
 export { ClockOffsetEstimator } from './clock-offset.js';
 export { SignalConnection, SignalError } from './signal-connection.js';
 export { RtcRoom, QualitySampler } from './rtc-room.js';
-export { CallClient, pushMark } from './call-client.js';
+export { CallClient, pushMark, randomUUID } from './call-client.js';

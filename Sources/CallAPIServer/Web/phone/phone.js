@@ -1,6 +1,6 @@
 // The browser softphone served at /phone (docs/web.md): the JavaScript client in a page. `window.phone` exposes
 // the client to scripts (the browser tests drive the page through it).
-import { CallClient, CallEvent, CallState, SignalConnection, StateReason } from '/callapi/index.js';
+import { CallClient, CallEvent, CallState, SignalConnection, StateReason, randomUUID } from '/callapi/index.js';
 
 const $ = (id) => document.getElementById(id);
 const names = (table) => Object.fromEntries(Object.entries(table).map(([name, value]) => [value, name]));
@@ -93,7 +93,7 @@ async function backendToken(settings, userId, channel) {
 
 async function logIn(settings, userId, pastedToken) {
   const mint = settings.development ? developmentToken : backendToken;
-  const deviceId = `web-${crypto.randomUUID().slice(0, 8)}`;
+  const deviceId = `web-${randomUUID().slice(0, 8)}`;
   const signal = new SignalConnection({ url: base, deviceId, token: pastedToken || (() => mint(settings, userId)) });
   signal.addEventListener('status', ({ detail }) => {
     $('status').textContent = `${userId}: ${detail.status}${detail.reason ? ` (${detail.reason})` : ''}`;
@@ -196,8 +196,11 @@ async function refreshHistory(self) {
 
 async function start() {
   const settings = await config();
+  if (!window.isSecureContext) {
+    $('login-note').textContent = 'This page needs https (or localhost): browsers give cameras and microphones only to secure pages.';
+  }
   $('token-row').hidden = settings.development;
-  $('login-note').textContent = settings.development
+  if (window.isSecureContext) $('login-note').textContent = settings.development
     ? 'Development server: your token is minted with its public key.'
     : settings.tokenUrl ? 'Tokens come from the app\'s backend.' : 'Paste a login token from your app\'s backend.';
   $('accept').onclick = () => phone.client.accept();
