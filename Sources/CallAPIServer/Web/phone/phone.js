@@ -8,6 +8,11 @@ const stateNames = names(CallState);
 const reasonNames = names(StateReason);
 const eventNames = names(CallEvent);
 const base = `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}`;
+// Fragment settings (kept out of server logs): `user` logs in at once, `token` is a pasted login token, `ring` the
+// ring timeout in ms, `skew` ms added to this page's clock (a device whose clock is off: the time line corrects it).
+const fragment = new URLSearchParams(location.hash.slice(1));
+const skew = Number(fragment.get('skew') ?? 0);
+const now = () => Date.now() + skew;
 
 const phone = {
   client: null,
@@ -94,7 +99,7 @@ async function backendToken(settings, userId, channel) {
 async function logIn(settings, userId, pastedToken) {
   const mint = settings.development ? developmentToken : backendToken;
   const deviceId = `web-${randomUUID().slice(0, 8)}`;
-  const signal = new SignalConnection({ url: base, deviceId, token: pastedToken || (() => mint(settings, userId)) });
+  const signal = new SignalConnection({ url: base, deviceId, now, token: pastedToken || (() => mint(settings, userId)) });
   signal.addEventListener('status', ({ detail }) => {
     $('status').textContent = `${userId}: ${detail.status}${detail.reason ? ` (${detail.reason})` : ''}`;
   });
@@ -106,8 +111,8 @@ async function logIn(settings, userId, pastedToken) {
   phone.online = (await signal.subscribePresence()).online;
   showOnline(userId);
   const client = new CallClient({
-    signal, userId, deviceId, rtcUrl: base, rtcToken: (channel) => mint(settings, userId, channel),
-    ringTimeoutMillis: settings.ringTimeoutMillis ?? 15000,
+    signal, userId, deviceId, now, rtcUrl: base, rtcToken: (channel) => mint(settings, userId, channel),
+    ringTimeoutMillis: Number(fragment.get('ring') ?? settings.ringTimeoutMillis ?? 15000),
   });
   phone.signal = signal;
   phone.client = client;
@@ -218,8 +223,7 @@ async function start() {
     event.preventDefault();
     submit(Number($('user').value), $('token').value.trim());
   };
-  const params = new URLSearchParams(location.hash.slice(1));
-  if (params.get('user')) submit(Number(params.get('user')), params.get('token') ?? '');
+  if (fragment.get('user')) submit(Number(fragment.get('user')), fragment.get('token') ?? '');
 }
 
 phone.ready = start();
