@@ -70,7 +70,8 @@ struct PeerLink: Sendable {
             queue name=aq leaky=downstream max-size-buffers=4 \
             ! valve name=avalve drop=true drop-mode=forward-sticky-events \
             ! opusenc name=aenc frame-size=20 ! rtpopuspay name=apay pt=\(audio) \
-            ! application/x-rtp,media=audio,encoding-name=OPUS,payload=\(audio),clock-rate=48000 ! webrtc.
+            ! application/x-rtp,media=audio,encoding-name=OPUS,payload=\(audio),clock-rate=48000,\
+            encoding-params=(string)2 ! webrtc.
             """
         let bin = try GStreamerRuntime.makeBin(description, ghostPads: false)
         gst_object_set_name(cgst_object(bin.pointer), "peer-\(id)")

@@ -216,4 +216,88 @@ struct BrowserCallTests {
         try Self.artefact("console-call.png", try await console.screenshot())
         try await world.stop([phone])
     }
+
+    @Test func aSwiftPhoneCallsABrowserWithVideoAndAudioBothWays() async throws {
+        let world = try await Self.world("web-callee")
+        // 1001 < 1002: the Swift engine offers (Opus as 97) and the browser answers with its numbers.
+        let phone = try await Self.swiftPhone("1001", in: world)
+        let page = try await Self.page("1002", in: world)
+        phone.type("call 1002")
+        try await Self.reaches(page, "calling", "remoteVideoCall")
+        _ = try await page.evaluate("phone.client.accept()")
+        try await Self.reaches(page, "connected")
+        try await phone.expect("call: connected", within: 30)
+        try await Self.expectMediaBothWays(page)
+        let callId: String = try await page.value("phone.client.currentCall.id")
+        try await Task.sleep(for: .seconds(5))
+        _ = try await page.evaluate("phone.client.hangup('done')")
+        try await Self.reaches(page, "prepared", "localHangup")
+        try await phone.expect("call: prepared (remoteHangup)", within: 20)
+        try await page.waitUntil(
+            """
+            fetch('/v1/calls/\(callId)/timeline', {headers: {Authorization: 'Bearer \(ServerSettings.developmentAdminKey)'}})
+              .then(r => r.json()).then(t => t.lanes.filter(l => l.userId).length === 2)
+            """, within: 20)
+        let timeline = try await Self.timeline(callId, through: page)
+        #expect(timeline.record?.outcome == .completed && timeline.record?.caller == "1001")
+        let phoneLane = try #require(timeline.lanes.first { $0.userId == "1001" })
+        let browserLane = try #require(timeline.lanes.first { $0.userId == "1002" })
+        try Self.expectMediaArrived(on: timeline, from: 1002, at: phoneLane, into: browserLane)
+        try await world.stop([phone])
+    }
+
+    @Test func rejectCancelBusyAndTimeoutEndTheSameWayOnBothSides() async throws {
+        let world = try await Self.world("web-flows")
+        let phone = try await Self.swiftPhone("1002", in: world, extra: ["--ring-timeout", "6"])
+        let page = try await Self.page("1001", in: world, fragment: "ring=3000")
+
+        // The browser calls, the phone rejects.
+        _ = try await page.evaluate("phone.client.call(1002, {video: true})")
+        try await phone.expect("call: calling (remoteVideoCall) peer 1001", within: 20)
+        phone.type("reject busy-now")
+        try await phone.expect("call: prepared (localRejected)", within: 20)
+        try await Self.reaches(page, "prepared", "remoteRejected")
+
+        // The phone calls, and cancels while the browser rings.
+        phone.type("call 1001 audio")
+        try await Self.reaches(page, "calling", "remoteAudioCall")
+        phone.type("cancel")
+        try await phone.expect("call: prepared (localCancelled)", within: 20)
+        try await Self.reaches(page, "prepared", "remoteCancelled")
+
+        // Nobody answers the browser (its ring timer is the shorter): it ends the call on both sides.
+        _ = try await page.evaluate("phone.client.call(1002, {video: false})")
+        try await phone.expect("call: calling (remoteAudioCall) peer 1001", within: 20)
+        try await Self.reaches(page, "prepared", "callingTimeout", within: 10)
+        try await phone.expect("call: prepared (remoteCallingTimeout)", within: 10)
+
+        // The browser rings unanswered: its timer ends it as the callee, and the phone hears why.
+        phone.type("call 1001")
+        try await Self.reaches(page, "calling", "remoteVideoCall")
+        try await Self.reaches(page, "prepared", "callingTimeout", within: 10)
+        try await phone.expect("call: prepared (remoteCallingTimeout)", within: 10)
+
+        // A page with the default 15 s rings unanswered: the phone's 6 s timer ends it.
+        let second = try await Self.page("1003", in: world)
+        phone.type("call 1003")
+        try await Self.reaches(second, "calling", "remoteVideoCall")
+        try await phone.expect("call: prepared (callingTimeout)", within: 15)
+        try await Self.reaches(second, "prepared", "remoteCallingTimeout", within: 10)
+
+        // Busy, both ways: the phone is in a call with the second page (1003) when the browser (1001) calls it, and
+        // a second phone (1004) calls that page while it is in the call.
+        _ = try await second.evaluate("phone.client.call(1002, {video: false})")
+        try await phone.expect("call: calling (remoteAudioCall) peer 1003", within: 20)
+        phone.type("accept")
+        try await Self.reaches(second, "connected")
+        _ = try await page.evaluate("phone.client.call(1002, {video: false})")
+        try await Self.reaches(page, "prepared", "remoteCallBusy")
+        let other = try await Self.swiftPhone("1004", in: world)
+        other.type("call 1003 audio")
+        try await other.expect("call: prepared (remoteCallBusy)", within: 20)
+        #expect(try await second.value("phone.client.state", as: Int.self) == 4)
+        _ = try await second.evaluate("phone.client.hangup('bye')")
+        try await phone.expect("call: prepared (remoteHangup)", within: 20)
+        try await world.stop([phone, other])
+    }
 }
