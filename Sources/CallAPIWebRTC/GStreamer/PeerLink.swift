@@ -112,8 +112,8 @@ struct PeerLink: Sendable {
         let videoTeePad = link(tee: media.videoTee, to: videoQueue, in: bin)
         let audioTeePad = link(tee: media.audioTee, to: audioQueue, in: bin)
         return PeerLink(
-            id: id, payloadTypes: payloadTypes, bin: bin, webrtc: webrtc, videoValve: videoValve, audioValve: audioValve,
-            videoEncoder: videoEncoder, videoTeePad: videoTeePad, audioTeePad: audioTeePad)
+            id: id, payloadTypes: payloadTypes, bin: bin, webrtc: webrtc, videoValve: videoValve,
+            audioValve: audioValve, videoEncoder: videoEncoder, videoTeePad: videoTeePad, audioTeePad: audioTeePad)
     }
 
     /// Requests a tee pad and links it, through a ghost pad of `bin`, to `element`'s sink.

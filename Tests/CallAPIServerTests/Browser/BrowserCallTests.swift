@@ -11,7 +11,8 @@ import Testing
 @Suite(
     .serialized,
     .enabled(if: CLIProcess.buildsWebRTC, "built without the WebRTC engine"),
-    .enabled(if: Chromium.executable != nil, "no Chromium (scripts/services/install-chromium.sh sets CALLAPI_TEST_CHROMIUM)"),
+    .enabled(
+        if: Chromium.executable != nil, "no Chromium (scripts/services/install-chromium.sh sets CALLAPI_TEST_CHROMIUM)"),
     .enabled(if: NetworkLab.isAvailable, "network namespaces need root and ip"))
 struct BrowserCallTests {
     /// The server and the browser of one test.
@@ -49,7 +50,8 @@ struct BrowserCallTests {
             let port = try #require(line.split(separator: ":").last.flatMap { Int($0.prefix(while: \.isNumber)) })
             let origin = "http://\(lab.tAddressForA):\(port)"
             let media = try FakeMediaFiles.write(into: folder)
-            let browser = try Chromium(namespace: lab.a, video: media.video, audio: media.audio, secureOrigins: [origin])
+            let browser = try Chromium(
+                namespace: lab.a, video: media.video, audio: media.audio, secureOrigins: [origin])
             return World(lab: lab, serve: serve, origin: origin, browser: browser, folder: folder)
         } catch {
             lab.remove()
@@ -71,7 +73,8 @@ struct BrowserCallTests {
 
     /// The `/phone` page logged in as `user` (`fragment`: more settings, e.g. `skew=7000`).
     static func page(_ user: String, in world: World, fragment: String = "") async throws -> Chromium.Page {
-        let page = try await world.browser.open("\(world.origin)/phone#user=\(user)\(fragment.isEmpty ? "" : "&" + fragment)")
+        let page = try await world.browser.open(
+            "\(world.origin)/phone#user=\(user)\(fragment.isEmpty ? "" : "&" + fragment)")
         try await page.waitUntil("window.phone?.client?.signal.status === 'connected'", within: 20)
         return page
     }
@@ -115,8 +118,9 @@ struct BrowserCallTests {
         try await page.waitUntil("phone.remotePicturesMove()", within: 10)
         let stats = try await stats(page)
         #expect(stats.sentVideoPackets > 0 && stats.sentAudioPackets > 0, "\(stats)")
-        #expect(Set(stats.codecs.map { $0.lowercased().split(separator: "/").dropLast().joined(separator: "/") })
-            == ["video/vp8", "audio/opus"], "\(stats.codecs)")
+        #expect(
+            Set(stats.codecs.map { $0.lowercased().split(separator: "/").dropLast().joined(separator: "/") })
+                == ["video/vp8", "audio/opus"], "\(stats.codecs)")
     }
 
     /// The call's merged time line, fetched by the page with the development admin key.

@@ -145,7 +145,9 @@ final class Chromium: Sendable {
         }
         close(replies)
         let failure = Failure(description: "the browser exited; its log:\n\(log.suffix(4000))")
-        for continuation in waiting.withLockedValue({ waiting in defer { waiting = [:] }; return waiting.values }) {
+        for continuation in waiting.withLockedValue({ waiting in
+            defer { waiting = [:] }; return waiting.values
+        }) {
             continuation.resume(throwing: failure)
         }
     }
@@ -166,7 +168,9 @@ final class Chromium: Sendable {
         let parameters = json["params"] as? [String: Any] ?? [:]
         switch json["method"] as? String {
         case "Runtime.consoleAPICalled":
-            let text = (parameters["args"] as? [[String: Any]] ?? []).map { "\($0["value"] ?? $0["description"] ?? "")" }
+            let text = (parameters["args"] as? [[String: Any]] ?? []).map {
+                "\($0["value"] ?? $0["description"] ?? "")"
+            }
             console.withLockedValue { $0.append("console: " + text.joined(separator: " ")) }
         case "Runtime.exceptionThrown":
             let details = parameters["exceptionDetails"] as? [String: Any] ?? [:]
@@ -194,8 +198,10 @@ final class Chromium: Sendable {
             let result = try browser.object(
                 await browser.send(
                     "Runtime.evaluate",
-                    ["expression": "Promise.resolve(\(expression)).then(v => JSON.stringify(v ?? null))",
-                     "awaitPromise": true, "returnByValue": true], session: session))
+                    [
+                        "expression": "Promise.resolve(\(expression)).then(v => JSON.stringify(v ?? null))",
+                        "awaitPromise": true, "returnByValue": true,
+                    ], session: session))
             if let details = result["exceptionDetails"] as? [String: Any] {
                 let exception = (details["exception"] as? [String: Any])?["description"] ?? details["text"] ?? ""
                 throw Failure(description: "\(expression) threw: \(exception)")
@@ -223,7 +229,8 @@ final class Chromium: Sendable {
         /// The page as a PNG.
         func screenshot() async throws -> Data {
             let result = try browser.object(
-                await browser.send("Page.captureScreenshot", ["format": "png", "captureBeyondViewport": true], session: session))
+                await browser.send(
+                    "Page.captureScreenshot", ["format": "png", "captureBeyondViewport": true], session: session))
             guard let base64 = result["data"] as? String, let png = Data(base64Encoded: base64) else {
                 throw Failure(description: "no screenshot")
             }

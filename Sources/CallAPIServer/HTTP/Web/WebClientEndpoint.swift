@@ -26,7 +26,9 @@ struct WebClientEndpoint: Sendable {
         guard let file = WebFiles.byPath[path] else { throw HTTPError(.notFound, message: "no such file: /\(path)") }
         return Response(
             status: .ok,
-            headers: [.contentType: file.contentType, .cacheControl: "no-cache", .init("X-Content-Type-Options")!: "nosniff"],
+            headers: [
+                .contentType: file.contentType, .cacheControl: "no-cache", .init("X-Content-Type-Options")!: "nosniff",
+            ],
             body: .init(byteBuffer: file.body))
     }
 
