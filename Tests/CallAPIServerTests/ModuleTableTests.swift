@@ -28,7 +28,8 @@ import Testing
 
     @Test func theArchitectureMapNamesExactlyThePackagesTargets() throws {
         let manifest = try Self.text("Package.swift")
-        let products = Self.names(in: manifest, after: [".target(", ".executableTarget(", ".systemLibrary("])
+        let products = Self.names(
+            in: manifest, after: [".target(", ".executableTarget(", ".systemLibrary(", ".plugin("])
         let tests = Self.names(in: manifest, after: [".testTarget("])
         #expect(products.contains("CallAPIServer") && tests.contains("CallAPIServerTests"))
 
@@ -41,7 +42,7 @@ import Testing
         for line in modules.split(separator: "\n") where line.hasPrefix("| `") {
             let cell = line.dropFirst(2).prefix { $0 != "|" }
             for part in cell.split(separator: "`", omittingEmptySubsequences: false).enumerated()
-            where part.offset % 2 == 1 && part.element.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) {
+            where part.offset % 2 == 1 && part.element.allSatisfy({ $0.isLetter || $0.isNumber || "_-".contains($0) }) {
                 listed.insert(String(part.element))
             }
         }
