@@ -292,7 +292,9 @@ public final class SignalServer: Service, Sendable {
         CallPlacementEndpoint(
             hub: hub, authorization: AdminAuthorization(adminKey: configuration.adminKey), jsonBody: jsonBody
         ).register(on: router)
-        ConsoleEndpoint(hub: hub, ledger: ledger, adminKey: configuration.adminKey, clock: clock).register(on: router)
+        ConsoleEndpoint(
+            hub: hub, ledger: ledger, pushes: push.service.log, adminKey: configuration.adminKey, clock: clock
+        ).register(on: router)
         WebClientEndpoint(development: configuration.usesDevelopmentSecret, tokenURL: configuration.phoneTokenURL)
             .register(on: router)
 

@@ -133,6 +133,31 @@ import Testing
         for (endpoint, _) in endpoints { await endpoint.close() }
         try await server.stop()
     }
+
+    @Test func aPushedCallsPageListsItsPushAttempts() async throws {
+        let setup = try await PushEndToEndTests.setUp()
+        try await setup.sendCallAPI(action: 0, callId: "call-pushed-1")
+        _ = try await withTimeout(5, "the push") { await setup.kit.mock.waitForPushes(1) }
+        try await setup.sendCallAPI(action: 1, callId: "call-pushed-1")
+        let cookie = try await logIn(setup.server)
+        // The call ends in the ledger a moment after its cancel was relayed.
+        let page = try await withTimeout(5, "the call's page") {
+            while true {
+                let page = try await exchange(
+                    "GET", "\(setup.server.httpBase)/console/calls/call-pushed-1", cookie: cookie)
+                if page.status == 200 { return page }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
+        let device = PushTestKit.apnsDevice()
+        let row = try #require(page.body.range(of: "<h2>Pushes</h2>").map { String(page.body[$0.upperBound...]) })
+        #expect(
+            row.contains("<td>1002</td><td>\(device.deviceId)</td><td>apns</td><td>1</td><td>delivered</td>"), "\(row)")
+        let other = try await exchange(
+            "GET", "\(setup.server.httpBase)/console/calls/call-never-pushed", cookie: cookie)
+        #expect(other.status == 404)
+        try await setup.stop()
+    }
 }
 
 /// The checklist's quality checks against the anchors' thresholds.
@@ -187,4 +212,5 @@ import Testing
         #expect(chart.contains("1001/a received") && chart.contains("top 580 kbit/s"))
         #expect(ConsoleCallPage.qualityChart([]).isEmpty)
     }
+
 }

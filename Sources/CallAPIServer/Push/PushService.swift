@@ -17,6 +17,8 @@ final class PushService: Sendable {
     private let metrics: ServerMetrics
     private let logger: Logger
     private let settings: PushDispatch.Settings
+    /// Every attempt, for the console's page of a call.
+    let log = PushLog()
     private let commands: AsyncStream<Command>.Continuation
     private let stream: AsyncStream<Command>
 
@@ -81,10 +83,14 @@ final class PushService: Sendable {
                     switch action {
                     case .send(let id, let job, let attempt):
                         guard let provider = providers[job.device.platform] else { continue }
-                        let commands = commands
-                        let logger = logger
+                        let (commands, logger, log, clock) = (commands, logger, log, clock)
                         group.addTask {
                             let outcome = await provider.send(job)
+                            log.record(
+                                PushLog.Attempt(
+                                    at: clock.nowMillis(), callId: job.call.callId, userId: job.userId,
+                                    deviceId: job.device.deviceId, platform: job.device.platform, attempt: attempt,
+                                    outcome: outcome))
                             if outcome != .delivered {
                                 logger.notice(
                                     "push not delivered",

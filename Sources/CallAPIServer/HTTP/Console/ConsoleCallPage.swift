@@ -22,7 +22,7 @@ enum ConsoleCallPage {
         case notMeasured(String)
     }
 
-    static func body(_ timeline: CallTimeline, webhooks: [StoredCallEvent]?) -> String {
+    static func body(_ timeline: CallTimeline, webhooks: [StoredCallEvent]?, pushes: [PushLog.Attempt]) -> String {
         var html = ""
         if let record = timeline.record {
             let ender = record.endedBy.map { "ended by \(ConsoleHTML.escaped($0)): " } ?? ""
@@ -90,7 +90,33 @@ enum ConsoleCallPage {
         } else {
             html += "<p class=\"na\">Call webhooks are off on this server (--call-webhook-url).</p>"
         }
+        html += "<h2>Pushes</h2>"
+        if pushes.isEmpty {
+            html +=
+                "<p class=\"na\">No push for this call on this node (in memory: the latest \(PushLog.capacity) attempts).</p>"
+        } else {
+            html +=
+                "<table><tr><th>at</th><th>user</th><th>device</th><th>service</th><th>attempt</th><th>outcome</th></tr>"
+            for push in pushes {
+                html +=
+                    "<tr><td>\(ConsoleHTML.time(push.at))</td><td>\(ConsoleHTML.escaped(push.userId))</td>"
+                    + "<td>\(ConsoleHTML.escaped(push.deviceId))</td><td>\(push.platform.rawValue)</td>"
+                    + "<td>\(push.attempt)</td><td>\(ConsoleHTML.escaped(Self.text(push.outcome)))</td></tr>"
+            }
+            html += "</table>"
+        }
         return html
+    }
+
+    /// A provider's answer in words.
+    static func text(_ outcome: PushOutcome) -> String {
+        switch outcome {
+        case .delivered: "delivered"
+        case .unregistered(let reason): "unregistered: \(reason) (the device was removed)"
+        case .retry(let reason, _): "to retry: \(reason)"
+        case .failed(let reason): "failed: \(reason)"
+        case .credentialRefused(let reason): "credential refused: \(reason)"
+        }
     }
 
     /// The checklist: what the record and the reports tell, and the quality checks over the devices' samples.

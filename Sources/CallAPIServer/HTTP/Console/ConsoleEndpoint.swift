@@ -13,6 +13,7 @@ import NIOCore
 struct ConsoleEndpoint: Sendable {
     let hub: SignalHub
     let ledger: CallLedger?
+    let pushes: PushLog
     let adminKey: String?
     let clock: any SignalServerClock
 
@@ -72,7 +73,8 @@ struct ConsoleEndpoint: Sendable {
             return html(
                 .ok,
                 ConsoleHTML.page(
-                    title: "call \(callId)", body: ConsoleCallPage.body(timeline, webhooks: webhooks),
+                    title: "call \(callId)",
+                    body: ConsoleCallPage.body(timeline, webhooks: webhooks, pushes: pushes.attempts(callId: callId)),
                     refreshSeconds: live ? 5 : nil))
         }
     }
