@@ -122,6 +122,29 @@ test('a refused login stops the connection: no reconnection after an invalid or 
   assert.equal(ScriptedSocket.all.length, 1);
 });
 
+test('a session whose token will expire renews itself with a fresh token from the provider', async () => {
+  ScriptedSocket.all = [];
+  let issued = 0;
+  const connection = new SignalConnection({ url: 'ws://server', token: async () => `T${++issued}`, WebSocket: ScriptedSocket });
+  const renewed = new Promise((resolve) => connection.addEventListener('renewed', (event) => resolve(event.detail)));
+  const login = connection.connect();
+  await tick();
+  await tick();
+  const socket = ScriptedSocket.all[0];
+  assert.equal(socket.sent[0].token, 'T1');
+  socket.reply({ type: 'welcome', id: 0, userId: '1001', serverTime: 1 });
+  await login;
+  socket.reply({ type: 'token_will_expire', expiresAt: 60000, secondsLeft: 60 });
+  await tick();
+  await tick();
+  const renew = socket.sent.at(-1);
+  assert.equal(renew.type, 'renew');
+  assert.equal(renew.token, 'T2');
+  socket.reply({ type: 'renewed', id: renew.id, expiresAt: 3660000 });
+  assert.equal((await renewed).expiresAt, 3660000);
+  connection.close();
+});
+
 test('relayed messages and server events reach listeners', async () => {
   ScriptedSocket.all = [];
   const connection = new SignalConnection({ url: 'ws://server', token: 'T', WebSocket: ScriptedSocket });

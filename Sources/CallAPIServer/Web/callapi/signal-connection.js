@@ -2,8 +2,9 @@
 // relayed messages, presence, pings that also sample the server's clock, and reconnection with backoff.
 //
 // Events (EventTarget, each a CustomEvent whose `detail` is the frame): `message` (a relayed message), `presence`,
-// `presence_changed`, `held_result`, `call_withdrawn`, `token_will_expire`, `place_call`, `status` (detail
-// `{status, reason}`: connecting, connected, reconnecting, stopped).
+// `presence_changed`, `held_result`, `call_withdrawn`, `token_will_expire` (with a token provider the session is
+// renewed by itself: `renewed` or `renewFailed` follows), `place_call`, `status` (detail `{status, reason}`:
+// connecting, connected, reconnecting, stopped).
 
 import { ClockOffsetEstimator } from './clock-offset.js';
 
@@ -172,9 +173,24 @@ export class SignalConnection extends EventTarget {
         return;
       case 'message':
         return this.#emit('message', frame);
+      case 'token_will_expire':
+        this.#renew();
+        return this.#emit('token_will_expire', frame);
       default:
         if (frame.id !== undefined && this.pending.has(frame.id)) return this.#settle(frame);
         return this.#emit(frame.type, frame);
+    }
+  }
+
+  /** With a token provider, a fresh token replaces the expiring one on the open session (`renew`). */
+  async #renew() {
+    if (typeof this.token !== 'function') return;
+    try {
+      const token = await this.token();
+      const renewed = await this.request({ type: 'renew', token });
+      this.#emit('renewed', renewed);
+    } catch (error) {
+      this.#emit('renewFailed', { code: error.code ?? 'token', message: error.message ?? String(error) });
     }
   }
 
