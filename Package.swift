@@ -90,10 +90,9 @@ let package = Package(
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
-            exclude: ["Web"],
             plugins: ["EmbedWebFiles"]
         ),
-        // The web files of CallAPIServer (its Web folder) compiled into it, so `callapi serve` is one file to ship.
+        // The package's Web folder (the JavaScript client, the /phone page) compiled into CallAPIServer, so `callapi serve` is one file to ship.
         .executableTarget(name: "callapi-embed-web"),
         .plugin(name: "EmbedWebFiles", capability: .buildTool(), dependencies: ["callapi-embed-web"]),
         // A real server in this process on a loopback port, and a server clock tests move by hand: what the tests,

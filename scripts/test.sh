@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="/opt/swift/usr/bin:$PATH"
-# The JavaScript client (Sources/CallAPIServer/Web/callapi): its machine and helpers under Node's test runner.
+# The JavaScript client (Web/callapi): its machine and helpers under Node's test runner.
 if command -v node >/dev/null; then
     node --test Tests/Web/
 else

@@ -1,7 +1,7 @@
 // The JavaScript call machine, input by input (node --test Tests/Web; scripts/test.sh runs it).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Action, BUSY_REASON, CallEvent, CallMachine, CallState, RETRY, StateReason, writeMessage } from '../../Sources/CallAPIServer/Web/callapi/index.js';
+import { Action, BUSY_REASON, CallEvent, CallMachine, CallState, RETRY, StateReason, writeMessage } from '../../Web/callapi/index.js';
 
 const ME = 1001;
 const PEER = 1002;

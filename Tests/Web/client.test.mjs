@@ -2,7 +2,7 @@
 // connection (over a scripted WebSocket), push marks and ids.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ClockOffsetEstimator, QualitySampler, SignalConnection, pushMark, randomUUID, readMessage, writeMessage, Action } from '../../Sources/CallAPIServer/Web/callapi/index.js';
+import { ClockOffsetEstimator, QualitySampler, SignalConnection, pushMark, randomUUID, readMessage, writeMessage, Action } from '../../Web/callapi/index.js';
 
 test('the clock estimate keeps the sample with the smallest round trip of the last eight', () => {
   const clock = new ClockOffsetEstimator();
@@ -165,7 +165,7 @@ test('relayed messages and server events reach listeners', async () => {
 });
 
 test('push marks follow the call message: calls ring, cancels withdraw, answers settle the other devices', () => {
-  const mark = (action, fields = {}) => pushMark(JSON.parse(writeMessage({ action, callId: 'c', fromUserId: 1, timestamp: 0, fields })));
+  const mark = (action, fields = {}) => pushMark(readMessage(writeMessage({ action, callId: 'c', fromUserId: 1, timestamp: 0, fields: { remoteUserId: 2, fromRoomId: 'r', ...fields } })).message);
   assert.deepEqual(mark(Action.videoCall), { kind: 'call', callId: 'c', video: true });
   assert.deepEqual(mark(Action.audioCall), { kind: 'call', callId: 'c', video: false });
   assert.deepEqual(mark(Action.cancel, { cancelCallByInternal: 1 }), { kind: 'withdraw', callId: 'c', reason: 'expired' });

@@ -1,7 +1,7 @@
 import Foundation
 import NIOCore
 
-/// The files of the web clients (`Sources/CallAPIServer/Web`: the JavaScript client under `callapi/`, the softphone
+/// The files of the web clients (the package's `Web` folder: the JavaScript client under `callapi/`, the softphone
 /// under `phone/`), compiled into the server by the EmbedWebFiles plugin and decoded once.
 enum WebFiles {
     struct File: Sendable {

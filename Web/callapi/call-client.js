@@ -7,7 +7,7 @@
 // `reported` {callId, error?}, `log` {level, message}.
 
 import { CallMachine } from './call-machine.js';
-import { CallEvent, CallState, StateReason } from './wire.js';
+import { Action, CallEvent, CallState, StateReason, readMessage } from './wire.js';
 import { RtcRoom } from './rtc-room.js';
 
 const NAMES = {
@@ -128,8 +128,8 @@ export class CallClient extends EventTarget {
 
   #send({ to, body, callId, tag, retry }) {
     // Calls ring offline devices (a push); the server copies each message to this user's other sessions.
-    const parsed = JSON.parse(body);
-    const push = pushMark(parsed);
+    const { message } = readMessage(body);
+    const push = message ? pushMark(message) : undefined;
     this.signal.send(to, body, { ttl: this.messageTTLSeconds || undefined, push, copy: true }).then(
       () => tag && this.#input({ type: 'delivered', tag, callId }),
       (error) => !retry && tag && this.#input({ type: 'sendFailed', tag, callId, message: error.message }),
@@ -205,15 +205,18 @@ export class CallClient extends EventTarget {
   }
 }
 
-/** The push mark of a call message (docs/push.md): calls ring, cancels withdraw, accepts and rejects answer. */
+/**
+ * The push mark of a call message as `readMessage` reads it (docs/push.md): calls ring, cancels withdraw, accepts and
+ * rejects answer.
+ */
 export function pushMark(message) {
   const callId = message.callId;
-  switch (message.message_action) {
-    case 0: return { kind: 'call', callId, video: true };
-    case 10: return { kind: 'call', callId, video: false };
-    case 1: return { kind: 'withdraw', callId, reason: message.cancelCallByInternal === 1 ? 'expired' : 'cancelled' };
-    case 2: return { kind: 'answer', callId, reason: 'answeredElsewhere' };
-    case 3: return { kind: 'answer', callId, reason: 'declinedElsewhere' };
+  switch (message.action) {
+    case Action.videoCall: return { kind: 'call', callId, video: true };
+    case Action.audioCall: return { kind: 'call', callId, video: false };
+    case Action.cancel: return { kind: 'withdraw', callId, reason: message.cancelByInternal ? 'expired' : 'cancelled' };
+    case Action.accept: return { kind: 'answer', callId, reason: 'answeredElsewhere' };
+    case Action.reject: return { kind: 'answer', callId, reason: 'declinedElsewhere' };
     default: return undefined;
   }
 }
