@@ -134,9 +134,10 @@ struct BrowserCallTests {
         return try JSONDecoder().decode(CallTimeline.self, from: Data(text.utf8))
     }
 
-    /// Both sides measured what they received, in the quality they reported: the browser, audio and video bitrates
-    /// from `getStats`; the Swift engine, the audio bitrate and the longest gap between decoded video frames of each
-    /// period (webrtcbin 1.22 gives no inbound video statistics on a link whose offer Chromium bundled).
+    /// Both sides measured what they received, in the quality they reported: bitrates of both kinds, and at the Swift
+    /// engine video frames decoded throughout a period (its longest gap under the 600 ms freeze threshold). Chromium
+    /// encodes the test camera (grey with one moving square) at a few kbit/s, so the engine's video bitrate is only
+    /// required to be there.
     static func expectMediaArrived(
         on timeline: CallTimeline, from browserUser: UInt, at phoneLane: CallTimeline.Lane,
         into browserLane: CallTimeline.Lane
@@ -145,7 +146,9 @@ struct BrowserCallTests {
         let atPhone = timeline.quality.filter { $0.lane == phoneLane.name && $0.peer == browserUser }
         let atBrowser = timeline.quality.filter { $0.lane == browserLane.name && $0.peer == phoneUser }
         #expect(
-            atPhone.contains { $0.quality.audioKbps > 8 && ($0.quality.videoFreezeMillis ?? .max) < 600 }, "\(atPhone)")
+            atPhone.contains {
+                $0.quality.audioKbps > 4 && $0.quality.videoKbps > 1 && ($0.quality.videoFreezeMillis ?? .max) < 600
+            }, "\(atPhone)")
         #expect(atBrowser.contains { $0.quality.audioKbps > 8 && $0.quality.videoKbps > 50 }, "\(atBrowser)")
     }
 
