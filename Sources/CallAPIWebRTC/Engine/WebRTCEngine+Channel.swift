@@ -58,7 +58,7 @@ extension WebRTCEngine {
                 member: member, negotiation: PeerNegotiation(localUid: session.uid, remoteUid: member.uid),
                 flow: .waiting(since: MediaArrivals.nowMillis))
             peer.link = link
-            let actions = peer.negotiation.start()
+            let actions = peer.negotiation.handle(.start)
             state.session?.peers[member] = peer
             return (actions, state.media)
         }
@@ -141,7 +141,7 @@ extension WebRTCEngine {
         case .answer, .iceCandidate:
             break
         }
-        let actions = state.withLock { $0.session?.peers[member]?.negotiation.received(signal) } ?? []
+        let actions = state.withLock { $0.session?.peers[member]?.negotiation.handle(.received(signal)) } ?? []
         perform(actions, peer: member)
     }
 
@@ -153,8 +153,7 @@ extension WebRTCEngine {
         guard
             let (session, pipeline, old) = state.withLock({ state -> (ChannelSession, MediaPipeline, PeerLink)? in
                 guard let session = state.session, let pipeline = state.pipeline, let peer = session.peers[member],
-                    let link = peer.link, peer.negotiation.role == .answerer,
-                    peer.negotiation.phase == .awaitingOffer, link.payloadTypes != offered
+                    let link = peer.link, peer.negotiation.awaitsOffer, link.payloadTypes != offered
                 else { return nil }
                 return (session, pipeline, link)
             })
@@ -275,8 +274,8 @@ extension WebRTCEngine {
     private func localDescriptionCreated(_ sdp: String?, failure: String?, peer member: ChannelMember, link: Int) {
         let actions = state.withLock { state -> [PeerNegotiation.Action] in
             guard state.session?.peers[member]?.link?.id == link else { return [] }
-            if let sdp { return state.session?.peers[member]?.negotiation.localDescriptionCreated(sdp) ?? [] }
-            return state.session?.peers[member]?.negotiation.failed(failure ?? "no description") ?? []
+            if let sdp { return state.session?.peers[member]?.negotiation.handle(.localDescriptionCreated(sdp)) ?? [] }
+            return state.session?.peers[member]?.negotiation.handle(.failed(failure ?? "no description")) ?? []
         }
         perform(actions, peer: member)
         applySending(to: member)
@@ -285,15 +284,15 @@ extension WebRTCEngine {
     private func remoteDescriptionApplied(failure: String?, peer member: ChannelMember, link: Int) {
         let actions = state.withLock { state -> [PeerNegotiation.Action] in
             guard state.session?.peers[member]?.link?.id == link else { return [] }
-            if let failure { return state.session?.peers[member]?.negotiation.failed(failure) ?? [] }
-            return state.session?.peers[member]?.negotiation.remoteDescriptionApplied() ?? []
+            if let failure { return state.session?.peers[member]?.negotiation.handle(.failed(failure)) ?? [] }
+            return state.session?.peers[member]?.negotiation.handle(.remoteDescriptionApplied) ?? []
         }
         perform(actions, peer: member)
         applySending(to: member)
     }
 
     private func negotiationFailed(_ reason: String, peer member: ChannelMember) {
-        let actions = state.withLock { $0.session?.peers[member]?.negotiation.failed(reason) } ?? []
+        let actions = state.withLock { $0.session?.peers[member]?.negotiation.handle(.failed(reason)) } ?? []
         perform(actions, peer: member)
     }
 }

@@ -89,7 +89,7 @@ extension WebRTCEngine {
             peer.receiveVideo = nil
             peer.receiveAudio = nil
             peer.quality = QualityMeter()
-            let actions = peer.negotiation.start()
+            let actions = peer.negotiation.handle(.start)
             state.session?.peers[member] = peer
             return actions
         }

@@ -1,9 +1,9 @@
-/// The offer/answer exchange with one peer, as a synchronous state machine: inputs in, actions out.
+/// The offer/answer exchange with one peer, as a synchronous state machine: one input in, actions out.
 ///
 /// The member with the lower uid offers and the other answers (``Role/init(localUid:remoteUid:)``), so two
-/// members never offer at once. Remote ICE candidates that arrive before the remote description is applied
-/// are kept and applied right after it. One negotiation per peer link: a later offer is ignored (both
-/// sides always negotiate one audio and one video transceiver, and what flows is switched by valves and
+/// members never offer at once. Remote ICE candidates that arrive before the remote description is applied wait in
+/// the phase that expects it and are applied right after it. One negotiation per peer link: a later offer is ignored
+/// (both sides always negotiate one audio and one video transceiver, and what flows is switched by valves and
 /// ``WebRTCSignal/subscription(audio:video:)``, so there is nothing to renegotiate).
 struct PeerNegotiation: Sendable, Equatable {
     /// Which side of the exchange this member plays.
@@ -16,20 +16,46 @@ struct PeerNegotiation: Sendable, Equatable {
         }
     }
 
+    struct Candidate: Sendable, Equatable {
+        var mline: UInt32
+        var candidate: String
+    }
+
+    /// Where the exchange stands. Each phase before the remote description is applied holds the remote candidates
+    /// that arrived meanwhile.
     enum Phase: Sendable, Equatable {
         /// Not started.
-        case idle
+        case idle(waiting: [Candidate])
         /// Offerer: `create-offer` running.
-        case creatingOffer
+        case creatingOffer(waiting: [Candidate])
         /// Offerer: offer applied locally and sent.
-        case awaitingAnswer
+        case awaitingAnswer(waiting: [Candidate])
+        /// Offerer: applying the peer's answer.
+        case applyingAnswer(waiting: [Candidate])
         /// Answerer: waiting for the offer.
-        case awaitingOffer
-        /// Answerer: applying the offer, then creating the answer.
-        case answering
-        /// Both descriptions applied (from this side's view).
+        case awaitingOffer(waiting: [Candidate])
+        /// Answerer: applying the peer's offer.
+        case applyingOffer(waiting: [Candidate])
+        /// Answerer: the offer is applied; `create-answer` running.
+        case creatingAnswer
+        /// Both descriptions applied: media can flow.
         case stable
         /// Something failed; nothing more happens.
+        case failed(String)
+    }
+
+    /// What happened.
+    enum Input: Sendable, Equatable {
+        /// The peer link is ready (pipeline playing): the offerer starts.
+        case start
+        /// `create-offer` or `create-answer` produced this SDP.
+        case localDescriptionCreated(String)
+        /// A signal from the peer (subscription, publishing and restart signals are not negotiation and change
+        /// nothing here).
+        case received(WebRTCSignal)
+        /// `set-remote-description` finished.
+        case remoteDescriptionApplied
+        /// A step failed (no description, SDP did not parse, a promise carried an error).
         case failed(String)
     }
 
@@ -49,89 +75,89 @@ struct PeerNegotiation: Sendable, Equatable {
         case offer, answer
     }
 
-    struct Candidate: Sendable, Equatable {
-        var mline: UInt32
-        var candidate: String
-    }
-
     let role: Role
-    private(set) var phase: Phase = .idle
-    private(set) var remoteApplied = false
-    private(set) var pendingCandidates: [Candidate] = []
-
-    /// Both descriptions are applied: media can flow.
-    var isComplete: Bool { phase == .stable && remoteApplied }
+    private(set) var phase: Phase = .idle(waiting: [])
 
     init(localUid: UInt, remoteUid: UInt) {
         role = Role(localUid: localUid, remoteUid: remoteUid)
     }
 
-    /// The peer link is ready (pipeline playing): the offerer starts.
-    mutating func start() -> [Action] {
-        guard phase == .idle else { return [] }
-        switch role {
-        case .offerer:
-            phase = .creatingOffer
-            return [.createOffer]
-        case .answerer:
-            phase = .awaitingOffer
-            return []
+    /// Both descriptions are applied: media can flow.
+    var isComplete: Bool { phase == .stable }
+
+    /// An answerer whose peer's offer has not arrived yet.
+    var awaitsOffer: Bool {
+        switch phase {
+        case .idle, .awaitingOffer: role == .answerer
+        default: false
         }
     }
 
-    /// `create-offer` or `create-answer` produced `sdp`.
-    mutating func localDescriptionCreated(_ sdp: String) -> [Action] {
-        switch phase {
-        case .creatingOffer:
-            phase = .awaitingAnswer
+    mutating func handle(_ input: Input) -> [Action] {
+        switch (input, phase) {
+        case (.failed, .failed):
+            return []
+        case (.failed(let reason), _):
+            phase = .failed(reason)
+            return [.fail(reason)]
+        case (_, .failed):
+            return []
+
+        case (.start, .idle(let waiting)):
+            switch role {
+            case .offerer:
+                phase = .creatingOffer(waiting: waiting)
+                return [.createOffer]
+            case .answerer:
+                phase = .awaitingOffer(waiting: waiting)
+                return []
+            }
+
+        case (.localDescriptionCreated(let sdp), .creatingOffer(let waiting)):
+            phase = .awaitingAnswer(waiting: waiting)
             return [.applyLocal(.offer, sdp: sdp), .send(.offer(sdp: sdp))]
-        case .answering where remoteApplied:
+        case (.localDescriptionCreated(let sdp), .creatingAnswer):
             phase = .stable
             return [.applyLocal(.answer, sdp: sdp), .send(.answer(sdp: sdp))]
+
+        case (.received(.offer(let sdp)), .idle(let waiting)) where role == .answerer,
+            (.received(.offer(let sdp)), .awaitingOffer(let waiting)):
+            phase = .applyingOffer(waiting: waiting)
+            return [.applyRemote(.offer, sdp: sdp)]
+        case (.received(.answer(let sdp)), .awaitingAnswer(let waiting)):
+            phase = .applyingAnswer(waiting: waiting)
+            return [.applyRemote(.answer, sdp: sdp)]
+        case (.received(.iceCandidate(let mline, let candidate)), _):
+            return received(Candidate(mline: mline, candidate: candidate))
+
+        case (.remoteDescriptionApplied, .applyingOffer(let waiting)):
+            phase = .creatingAnswer
+            return waiting.map(Self.add) + [.createAnswer]
+        case (.remoteDescriptionApplied, .applyingAnswer(let waiting)):
+            phase = .stable
+            return waiting.map(Self.add)
+
         default:
             return []
         }
     }
 
-    /// A signal from the peer (subscription and publishing signals are not negotiation and are ignored here).
-    mutating func received(_ signal: WebRTCSignal) -> [Action] {
-        switch signal {
-        case .offer(let sdp):
-            guard role == .answerer, phase == .awaitingOffer || phase == .idle else { return [] }
-            phase = .answering
-            return [.applyRemote(.offer, sdp: sdp)]
-        case .answer(let sdp):
-            guard role == .offerer, phase == .awaitingAnswer else { return [] }
-            phase = .stable
-            return [.applyRemote(.answer, sdp: sdp)]
-        case .iceCandidate(let mline, let candidate):
-            if case .failed = phase { return [] }
-            guard remoteApplied else {
-                pendingCandidates.append(Candidate(mline: mline, candidate: candidate))
-                return []
-            }
-            return [.addRemoteCandidate(mline: mline, candidate: candidate)]
-        case .subscription, .publishing, .restart:
-            return []
+    /// A remote candidate: applied once the remote description is, kept until then.
+    private mutating func received(_ candidate: Candidate) -> [Action] {
+        switch phase {
+        case .idle(let waiting): phase = .idle(waiting: waiting + [candidate])
+        case .creatingOffer(let waiting): phase = .creatingOffer(waiting: waiting + [candidate])
+        case .awaitingAnswer(let waiting): phase = .awaitingAnswer(waiting: waiting + [candidate])
+        case .applyingAnswer(let waiting): phase = .applyingAnswer(waiting: waiting + [candidate])
+        case .awaitingOffer(let waiting): phase = .awaitingOffer(waiting: waiting + [candidate])
+        case .applyingOffer(let waiting): phase = .applyingOffer(waiting: waiting + [candidate])
+        case .creatingAnswer, .stable: return [Self.add(candidate)]
+        case .failed: break
         }
+        return []
     }
 
-    /// `set-remote-description` finished: apply the kept candidates; the answerer now answers.
-    mutating func remoteDescriptionApplied() -> [Action] {
-        guard !remoteApplied else { return [] }
-        if case .failed = phase { return [] }
-        remoteApplied = true
-        var actions = pendingCandidates.map { Action.addRemoteCandidate(mline: $0.mline, candidate: $0.candidate) }
-        pendingCandidates = []
-        if phase == .answering { actions.append(.createAnswer) }
-        return actions
-    }
-
-    /// A step failed (no description, SDP did not parse, a promise carried an error).
-    mutating func failed(_ reason: String) -> [Action] {
-        if case .failed = phase { return [] }
-        phase = .failed(reason)
-        pendingCandidates = []
-        return [.fail(reason)]
+    private static func add(_ candidate: Candidate) -> Action {
+        .addRemoteCandidate(mline: candidate.mline, candidate: candidate.candidate)
     }
 }
