@@ -123,21 +123,27 @@ struct BrowserCallTests {
                 == ["video/vp8", "audio/opus"], "\(stats.codecs)")
     }
 
-    /// The call's merged time line, fetched by the page with the development admin key.
-    static func timeline(_ callId: String, through page: Chromium.Page) async throws -> CallTimeline {
-        let json = try await page.evaluate(
-            """
-            fetch('/v1/calls/\(callId)/timeline', {headers: {Authorization: 'Bearer \(ServerSettings.developmentAdminKey)'}})
-              .then(r => r.text())
-            """)
+    /// The page's request for a call's merged time line, with the development admin key.
+    static func timelineFetch(_ callId: String) -> String {
+        """
+        fetch('/v1/calls/\(callId)/timeline', {headers: {Authorization: 'Bearer \(ServerSettings.developmentAdminKey)'}})
+        """
+    }
+
+    /// The call's merged time line once both users reported it (each reports quietly as its call ends).
+    static func timelineOnceBothReported(_ callId: String, through page: Chromium.Page) async throws -> CallTimeline {
+        try await page.waitUntil(
+            "\(timelineFetch(callId)).then(r => r.json()).then(t => t.lanes.filter(l => l.userId).length === 2)",
+            within: 20)
+        let json = try await page.evaluate("\(timelineFetch(callId)).then(r => r.text())")
         let text = try JSONDecoder().decode(String.self, from: Data(json.utf8))
         return try JSONDecoder().decode(CallTimeline.self, from: Data(text.utf8))
     }
 
-    /// Both sides measured what they received, in the quality they reported: bitrates of both kinds, and at the Swift
-    /// engine video frames decoded throughout a period (its longest gap under the 600 ms freeze threshold). Chromium
-    /// encodes the test camera (grey with one moving square) at a few kbit/s, so the engine's video bitrate is only
-    /// required to be there.
+    /// Both sides measured what they received, in the quality they reported: the browser, both bitrates from
+    /// `getStats`; the Swift engine, the audio bitrate and video frames decoded throughout a period (its longest gap
+    /// under the 600 ms freeze threshold). Not the engine's video bitrate: in about one run in five, webrtcbin 1.22
+    /// lists no inbound video statistics on a link from Chromium while its frames decode (docs/web.md).
     static func expectMediaArrived(
         on timeline: CallTimeline, from browserUser: UInt, at phoneLane: CallTimeline.Lane,
         into browserLane: CallTimeline.Lane
@@ -146,9 +152,7 @@ struct BrowserCallTests {
         let atPhone = timeline.quality.filter { $0.lane == phoneLane.name && $0.peer == browserUser }
         let atBrowser = timeline.quality.filter { $0.lane == browserLane.name && $0.peer == phoneUser }
         #expect(
-            atPhone.contains {
-                $0.quality.audioKbps > 4 && $0.quality.videoKbps > 1 && ($0.quality.videoFreezeMillis ?? .max) < 600
-            }, "\(atPhone)")
+            atPhone.contains { $0.quality.audioKbps > 4 && ($0.quality.videoFreezeMillis ?? .max) < 600 }, "\(atPhone)")
         #expect(atBrowser.contains { $0.quality.audioKbps > 8 && $0.quality.videoKbps > 50 }, "\(atBrowser)")
     }
 
@@ -178,14 +182,7 @@ struct BrowserCallTests {
         try await phone.expect("call: prepared (localHangup)", within: 20)
         try await Self.reaches(page, "prepared", "remoteHangup")
         try await page.waitUntil("phone.history.some(e => e.kind === 'reported' && !e.detail)", within: 20)
-        // The phone reports as its call ends, quietly: its lane appears on the call's time line.
-        try await page.waitUntil(
-            """
-            fetch('/v1/calls/\(callId)/timeline', {headers: {Authorization: 'Bearer \(ServerSettings.developmentAdminKey)'}})
-              .then(r => r.json()).then(t => t.lanes.some(l => l.userId === '1002'))
-            """, within: 20)
-
-        let timeline = try await Self.timeline(callId, through: page)
+        let timeline = try await Self.timelineOnceBothReported(callId, through: page)
         let record = try #require(timeline.record)
         #expect(record.outcome == .completed && record.caller == "1001" && record.callee == "1002")
         let browserLane = try #require(timeline.lanes.first { $0.userId == "1001" })
@@ -240,12 +237,7 @@ struct BrowserCallTests {
         _ = try await page.evaluate("phone.client.hangup('done')")
         try await Self.reaches(page, "prepared", "localHangup")
         try await phone.expect("call: prepared (remoteHangup)", within: 20)
-        try await page.waitUntil(
-            """
-            fetch('/v1/calls/\(callId)/timeline', {headers: {Authorization: 'Bearer \(ServerSettings.developmentAdminKey)'}})
-              .then(r => r.json()).then(t => t.lanes.filter(l => l.userId).length === 2)
-            """, within: 20)
-        let timeline = try await Self.timeline(callId, through: page)
+        let timeline = try await Self.timelineOnceBothReported(callId, through: page)
         #expect(timeline.record?.outcome == .completed && timeline.record?.caller == "1001")
         let phoneLane = try #require(timeline.lanes.first { $0.userId == "1001" })
         let browserLane = try #require(timeline.lanes.first { $0.userId == "1002" })
