@@ -38,6 +38,9 @@ struct ClusterCallLedgerTests {
         let caller = try await endpoint(1001, on: servers[0])
         let callee = try await endpoint(1002, on: servers[1])
         try await ClusterEndToEndTests.waitOnline("1002", seenBy: observer)
+        // The callee's node must know the caller is online too, or the accept it relays is refused as `peer_offline`
+        // (a presence read every 200 ms; the accept can come first).
+        try await ClusterEndToEndTests.waitOnline("1001", seenBy: try await servers[1].loggedIn("1098"))
 
         try await caller.api.call(remoteUserId: callee.user, callType: .video)
         try await callee.reaches(.calling)
