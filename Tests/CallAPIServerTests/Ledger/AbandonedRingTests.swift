@@ -39,9 +39,16 @@ import Testing
         }
         let caller = try await endpoint(1001, on: server)
         let callee = try await endpoint(1002, on: server)
+        let callerEvents = CallEventRecorder()
+        caller.api.addListener(listener: callerEvents)
         do {
             try await caller.api.call(remoteUserId: 1002, callType: .video)
             try await callee.reaches(.calling, .remoteVideoCall)
+            // The callee's acknowledgement is the last thing either side says: once the caller has it, the ledger
+            // heard it before the clock moves (arriving later, it would restart the ring window there).
+            _ = try await callerEvents.events.first(within: 5, "the caller's remoteUserRecvCall") {
+                $0 == .remoteUserRecvCall
+            }
             try await body(server, clock, receiver, caller, callee, caller.api.getCallId())
         } catch {
             Issue.record(error)

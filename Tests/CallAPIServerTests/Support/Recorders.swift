@@ -34,6 +34,19 @@ final class RecordingConnectionListener: SignalConnectionListener {
     func onTokenPrivilegeWillExpire(expiresAtMillis: Int64) { continuation.yield("willExpire") }
 }
 
+/// Hands on CallAPI's events as a stream.
+final class CallEventRecorder: CallApiListenerProtocol {
+    let events: AsyncStream<CallEvent>
+    private let continuation: AsyncStream<CallEvent>.Continuation
+
+    init() { (events, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(100)) }
+
+    func onCallStateChanged(
+        with state: CallStateType, stateReason: CallStateReason, eventReason: String, eventInfo: [String: Any]
+    ) {}
+    func onCallEventChanged(with event: CallEvent, eventReason: String?) { continuation.yield(event) }
+}
+
 extension AsyncStream where Element: Sendable {
     /// The first element matching `match`, within `seconds`.
     func first(
