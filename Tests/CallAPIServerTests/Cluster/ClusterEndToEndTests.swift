@@ -78,7 +78,8 @@ struct ClusterEndToEndTests {
         #expect(delivered.result == .delivered && delivered.sessions == 1)
         #expect(delivered.messageId == message.messageId)
 
-        // And back, in order.
+        // And back, in order, once bob's node sees alice (before that it would hold the messages for her).
+        try await Self.waitOnline("1001", seenBy: bob)
         for n in 1...5 { bob.send(.send(.init(id: n, to: "1001", body: "\(n)", ttl: nil))) }
         var bodies: [String] = []
         while bodies.count < 5 {
