@@ -93,7 +93,7 @@ public final class SignalServer: Service, Sendable {
             limits: ChannelLimits(settings: configuration.channels, hub: configuration.limits),
             ice: configuration.channels.ice, maxMessageBytes: SignalHub.hardLimit(for: configuration.limits),
             authority: authority, clock: clock,
-            metrics: metrics, webhook: webhook, logger: logger)
+            metrics: metrics, webhook: webhook, homes: cluster?.channelHomes, logger: logger)
     }
 
     /// The cluster link's state, for tests: this node's epoch while it is a member, and how many times its

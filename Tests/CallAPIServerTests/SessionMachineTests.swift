@@ -96,7 +96,8 @@ import Testing
         }
         #expect(context.session == id && context.requestId == 4 && context.purpose == .renew)
 
-        let channels = ChannelHubPerformer(authority: authority, metrics: ServerMetrics(), webhook: nil, logger: logger)
+        let channels = ChannelHubPerformer(
+            authority: authority, metrics: ServerMetrics(), webhook: nil, homes: nil, logger: logger)
         var channelCore = EndpointCore(state: ChannelState(limits: ChannelLimits()))
         let channelClose = channels.perform(.close(id, code: 1000), in: &channelCore, relayStartedAt: nil)
         #expect(channelClose == nil)

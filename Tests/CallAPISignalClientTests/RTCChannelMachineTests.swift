@@ -5,7 +5,8 @@ import Testing
 
 /// The RTC channel client's logic, driven directly.
 @Suite struct RTCChannelMachineTests {
-    var machine = RTCChannelMachine(channel: "room", uid: 1001, device: nil, token: "t")
+    var machine = RTCChannelMachine(
+        url: "ws://a:1/v1/rtc?channel=room", channel: "room", uid: 1001, device: nil, token: "t")
 
     mutating func joined(members: [ChannelMember] = []) {
         _ = machine.handle(.start)
@@ -14,9 +15,52 @@ import Testing
     }
 
     @Test mutating func theJoinIsTheFirstFrameOnceTheSocketOpens() {
-        #expect(machine.handle(.start) == [.openSocket])
+        #expect(machine.handle(.start) == [.openSocket(url: "ws://a:1/v1/rtc?channel=room")])
         #expect(machine.handle(.socketOpened) == [.write(.join(.init(channel: "room", uid: 1001, token: "t")))])
         #expect(machine.phase == .joining)
+    }
+
+    @Test mutating func aJoinSentElsewhereByAClusterJoinsAgainAtTheNodeNamedWithWhatWasQueued() {
+        _ = machine.handle(.start)
+        _ = machine.handle(.socketOpened)
+        #expect(machine.handle(.send(data: "a", to: ChannelMember(uid: 1002))).isEmpty)
+        let moved = ChannelServerFrame.Failure(
+            code: .channelElsewhere, message: "channel room meets on node b", location: "ws://b:2")
+        let outputs = machine.handle(.received(.joinFailed(moved)))
+        #expect(
+            outputs == [
+                .log(.info, "channel room meets on node b: joining there"), .closeSocket,
+                .openSocket(url: "ws://b:2/v1/rtc?channel=room"),
+            ])
+        #expect(machine.phase == .connecting)
+        // The join again on the new socket; what was queued still waits for `joined`.
+        #expect(machine.handle(.socketOpened) == [.write(.join(.init(channel: "room", uid: 1001, token: "t")))])
+        let joined = machine.handle(.received(.joined(.init(channel: "room", uid: 1001, devices: [], expiresAt: 1))))
+        #expect(joined == [.emit(.joined(members: [], iceServers: [])), .write(.signal(.init(to: 1002, data: "a")))])
+    }
+
+    @Test mutating func aJoinSentElsewhereTooOftenOrWithNoAddressFails() {
+        _ = machine.handle(.start)
+        for node in 1...RTCChannelMachine.maxRedirects {
+            _ = machine.handle(.socketOpened)
+            let moved = ChannelServerFrame.Failure(code: .channelElsewhere, message: "m", location: "ws://n\(node):2")
+            #expect(
+                machine.handle(.received(.joinFailed(moved))).contains(
+                    .openSocket(url: "ws://n\(node):2/v1/rtc?channel=room")))
+        }
+        _ = machine.handle(.socketOpened)
+        let again = ChannelServerFrame.Failure(code: .channelElsewhere, message: "m", location: "ws://n9:2")
+        #expect(
+            machine.handle(.received(.joinFailed(again))) == [.emit(.joinFailed(code: 18, message: "m")), .closeSocket])
+        #expect(machine.phase == .ended)
+
+        var unaddressed = RTCChannelMachine(url: "ws://a:1", channel: "room", uid: 1001, device: nil, token: "t")
+        _ = unaddressed.handle(.start)
+        _ = unaddressed.handle(.socketOpened)
+        let moved = ChannelServerFrame.Failure(code: .channelElsewhere, message: "meets on node b")
+        #expect(
+            unaddressed.handle(.received(.joinFailed(moved)))
+                == [.emit(.joinFailed(code: 18, message: "meets on node b")), .closeSocket])
     }
 
     @Test mutating func signalsAndRenewalsBeforeJoinedAreSentRightAfterIt() {
@@ -77,7 +121,8 @@ import Testing
             Issue.record("no joinFailed")
             return
         }
-        var member = RTCChannelMachine(channel: "room", uid: 1001, device: nil, token: "t")
+        var member = RTCChannelMachine(
+            url: "ws://a:1/v1/rtc?channel=room", channel: "room", uid: 1001, device: nil, token: "t")
         _ = member.handle(.start)
         _ = member.handle(.socketOpened)
         _ = member.handle(.received(.joined(.init(channel: "room", uid: 1001, devices: [], expiresAt: 1))))

@@ -16,11 +16,12 @@ final class ChannelHub: SessionEndpoint {
     init(
         limits: ChannelLimits, ice: ICESettings, maxMessageBytes: Int, authority: TokenAuthority,
         clock: any SignalServerClock,
-        metrics: ServerMetrics, webhook: WebhookNotifier?, logger: Logger
+        metrics: ServerMetrics, webhook: WebhookNotifier?, homes: (any ChannelHomeKeeper)? = nil, logger: Logger
     ) {
         shell = EndpointShell(
-            state: ChannelState(limits: limits, ice: ice),
-            performer: ChannelHubPerformer(authority: authority, metrics: metrics, webhook: webhook, logger: logger),
+            state: ChannelState(limits: limits, ice: ice, topology: homes == nil ? .single : .cluster),
+            performer: ChannelHubPerformer(
+                authority: authority, metrics: metrics, webhook: webhook, homes: homes, logger: logger),
             clock: clock, connectionMetrics: nil)
         self.limits = limits
         self.maxMessageBytes = maxMessageBytes

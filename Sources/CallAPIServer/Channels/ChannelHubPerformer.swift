@@ -9,11 +9,21 @@ struct ChannelHubPerformer: EndpointPerformer {
     let authority: TokenAuthority
     let metrics: ServerMetrics
     let webhook: WebhookNotifier?
+    /// In a cluster: where channels are claimed.
+    let homes: (any ChannelHomeKeeper)?
     let logger: Logger
+
+    /// What waits until the shell's lock is released.
+    enum Work {
+        /// A member came or went: logs, metrics, the webhook.
+        case notice(ChannelNotice)
+        case claimHome(SessionID, channel: String)
+        case releaseHome(channel: String)
+    }
 
     func perform(
         _ action: consuming ChannelAction, in core: inout EndpointCore<ChannelState>, relayStartedAt: NIODeadline?
-    ) -> EndpointDeferred<ChannelState, ChannelNotice>? {
+    ) -> EndpointDeferred<ChannelState, Work>? {
         switch consume action {
         case .send(let id, let frame):
             observe(frame, connection: id, core: &core)
@@ -26,15 +36,31 @@ struct ChannelHubPerformer: EndpointPerformer {
             EndpointShell<Self>.end(connection, code: code, reason: nil, slowConsumer: slowConsumer)
         case .report(let notice):
             // After the lock is released (see start).
-            return .work(notice)
+            return .work(.notice(notice))
+        case .claimHome(let id, let channel):
+            return .work(.claimHome(id, channel: channel))
+        case .releaseHome(let channel):
+            return .work(.releaseHome(channel: channel))
         case .verifyToken(let id, let token, let purpose):
             return .tokenCheck(token: token, context: (id, purpose))
         }
         return nil
     }
 
+    func start(_ work: Work, in shell: EndpointShell<Self>) {
+        switch work {
+        case .notice(let notice):
+            report(notice)
+        case .claimHome(let id, let channel):
+            guard let homes else { return shell.handle(.homeFound(id, channel: channel, .here)) }
+            homes.claim(channel) { home in shell.handle(.homeFound(id, channel: channel, home)) }
+        case .releaseHome(let channel):
+            homes?.release(channel)
+        }
+    }
+
     /// Logs and counts a member's coming or going, and posts it to the webhook.
-    func start(_ notice: ChannelNotice, in shell: EndpointShell<Self>) {
+    private func report(_ notice: ChannelNotice) {
         var metadata: Logger.Metadata = [
             "channel": "\(notice.channel)", "uid": "\(notice.uid)", "reason": "\(notice.reason.rawValue)",
         ]

@@ -15,6 +15,8 @@ import PostgresNIO
 final class ClusterLink: Sendable {
     let settings: ClusterSettings
     private let store: ClusterStore
+    /// Claims the RTC channels whose first member joined here.
+    let channelHomes: ClusterChannelHomes
     private let client: PostgresClient
     private let listenConfiguration: PostgresConnection.Configuration
     private let clock: any SignalServerClock
@@ -95,7 +97,11 @@ final class ClusterLink: Sendable {
         self.metrics = metrics
         self.ledger = ledger
         client = PostgresClient(configuration: configuration, backgroundLogger: logger)
-        store = ClusterStore(client: client, nodeId: settings.nodeId, logger: logger)
+        if let url = settings.advertisedURL, let problem = ClusterSettings.problem(advertisedURL: url) {
+            throw ClusterError(problem)
+        }
+        store = ClusterStore(client: client, nodeId: settings.nodeId, url: settings.advertisedURL, logger: logger)
+        channelHomes = ClusterChannelHomes(store: store, logger: logger)
         self.clock = clock
         state = NIOLockedValueBox(LinkState(membership: ClusterMembership(timings: settings.timings)))
         (controlSignals, controlWake) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
@@ -177,6 +183,7 @@ final class ClusterLink: Sendable {
             group.addTask { await self.readLoop() }
             group.addTask { await self.listenLoop() }
             group.addTask { await self.tickLoop() }
+            group.addTask { await self.channelHomes.run(epoch: { self.epoch }) }
             for await _ in stopSignals { break }
             // The calls in progress as they are now, for the survivor that takes them over: not as they were at the
             // last presence read, when some that have ended since were still in progress.
@@ -258,7 +265,7 @@ final class ClusterLink: Sendable {
         switch action {
         case .register:
             do {
-                let epoch = try await bounded { try await self.store.register() }
+                let epoch = try await Self.bounded { try await self.store.register() }
                 logger.notice("joined the cluster", metadata: ["epoch": "\(epoch)"])
                 metrics.member.record(1)
                 return .registered(epoch: epoch)
@@ -271,7 +278,7 @@ final class ClusterLink: Sendable {
             writerWake.yield()
         case .beat(let epoch):
             do {
-                if try await bounded({ try await self.store.beat(epoch: epoch) }) { return .beatSaved }
+                if try await Self.bounded({ try await self.store.beat(epoch: epoch) }) { return .beatSaved }
                 logger.warning("this node was declared dead by the cluster; joining again")
                 metrics.member.record(0)
                 return .beatLost
@@ -281,7 +288,7 @@ final class ClusterLink: Sendable {
             }
         case .sweep:
             do {
-                let dead = try await bounded {
+                let dead = try await Self.bounded {
                     try await self.store.sweep(deadAfterMillis: self.settings.deadAfterMillis)
                 }
                 if !dead.isEmpty { logger.notice("nodes declared dead", metadata: ["nodes": "\(dead)"]) }
@@ -294,7 +301,7 @@ final class ClusterLink: Sendable {
             await adoptCalls()
         case .readPresence:
             do {
-                let view = try await bounded {
+                let view = try await Self.bounded {
                     try await self.store.remotePresence(deadAfterMillis: self.settings.deadAfterMillis)
                 }
                 metrics.remoteUsers.record(view.users.count)
@@ -330,10 +337,10 @@ final class ClusterLink: Sendable {
         }
         do {
             if changed {
-                try await bounded { try await self.store.publishBusy(users, epoch: epoch) }
+                try await Self.bounded { try await self.store.publishBusy(users, epoch: epoch) }
                 state.withLockedValue { $0.busyPublished = (epoch, users) }
             }
-            let remote = try await bounded {
+            let remote = try await Self.bounded {
                 try await self.store.remoteBusy(deadAfterMillis: self.settings.deadAfterMillis)
             }
             ledger.setRemoteBusy(remote)
@@ -355,7 +362,7 @@ final class ClusterLink: Sendable {
         let ended = published.keys.filter { !live.contains($0) }.sorted()
         guard !changed.isEmpty || !ended.isEmpty else { return }
         do {
-            try await bounded { try await self.store.publishCalls(changed: changed, ended: ended, epoch: epoch) }
+            try await Self.bounded { try await self.store.publishCalls(changed: changed, ended: ended, epoch: epoch) }
             let now = Dictionary(uniqueKeysWithValues: calls.map { ($0.callId, $0) })
             state.withLockedValue { $0.callsPublished = (epoch, now) }
         } catch {
@@ -374,7 +381,7 @@ final class ClusterLink: Sendable {
         let hub = state.withLockedValue { $0.hub }
         let users = Set(hub?.loggedInSessions.map(\.1) ?? []).sorted()
         do {
-            let claimed = try await bounded {
+            let claimed = try await Self.bounded {
                 try await self.store.claimCalls(
                     epoch: epoch, users: users, graceMillis: self.settings.timings.callTakeoverGraceMillis)
             }
@@ -411,7 +418,7 @@ final class ClusterLink: Sendable {
         }
         guard due, let epoch else { return }
         do {
-            let placements = try await bounded {
+            let placements = try await Self.bounded {
                 try await self.store.takePlacements(epoch: epoch, limit: Self.readLimit)
             }
             if !placements.isEmpty { report(.placements(placements)) }
@@ -426,7 +433,7 @@ final class ClusterLink: Sendable {
         guard let epoch else { return }
         do {
             while true {
-                let read = try await bounded {
+                let read = try await Self.bounded {
                     try await self.store.takeInvitationSteps(epoch: epoch, limit: Self.readLimit)
                 }
                 if !read.unreadable.isEmpty {
@@ -446,7 +453,7 @@ final class ClusterLink: Sendable {
     /// Reads the other nodes' tombstones not expired and hands them to the hub, which keeps the new ones.
     private func readTombstones() async {
         do {
-            let read = try await bounded { try await self.store.tombstones(now: self.clock.nowMillis()) }
+            let read = try await Self.bounded { try await self.store.tombstones(now: self.clock.nowMillis()) }
             if !read.unreadable.isEmpty {
                 logger.error(
                     "tombstones in the cluster database have a reason this version does not know",
@@ -464,7 +471,7 @@ final class ClusterLink: Sendable {
             var lists: [UserDevices] = []
             while true {
                 let after = state.withLockedValue { $0.devicesRead }
-                let read = try await bounded { try await self.store.devices(after: after, limit: Self.readLimit) }
+                let read = try await Self.bounded { try await self.store.devices(after: after, limit: Self.readLimit) }
                 for user in read.undecodable {
                     logger.error(
                         "a user's push devices in the cluster database do not decode", metadata: ["user": "\(user)"])
@@ -488,7 +495,7 @@ final class ClusterLink: Sendable {
             do {
                 // Until a read takes fewer than it may: a backlog is drained at once, not one read per wake.
                 while true {
-                    let envelopes = try await bounded { try await self.store.take(epoch: epoch, limit: Self.readLimit) }
+                    let envelopes = try await Self.bounded { try await self.store.take(epoch: epoch, limit: Self.readLimit) }
                     if !envelopes.isEmpty { report(.arrived(envelopes)) }
                     if envelopes.count < Self.readLimit { break }
                 }
@@ -564,7 +571,7 @@ final class ClusterLink: Sendable {
             var failure: String?
             if let epoch {
                 do {
-                    let written = try await bounded {
+                    let written = try await Self.bounded {
                         try await self.store.forward(envelopes, epoch: epoch, keepSeconds: self.settings.mailboxSeconds)
                     }
                     if !written {
@@ -592,7 +599,7 @@ final class ClusterLink: Sendable {
             }
         case .unclaim(let envelopes):
             do {
-                try await bounded { try await self.store.unclaim(envelopes, keepSeconds: self.settings.mailboxSeconds) }
+                try await Self.bounded { try await self.store.unclaim(envelopes, keepSeconds: self.settings.mailboxSeconds) }
             } catch {
                 metrics.writeFailures.increment()
                 logger.error(
@@ -605,7 +612,7 @@ final class ClusterLink: Sendable {
             var failure: String?
             if let epoch {
                 do {
-                    try await bounded { try await self.store.park(envelope, expiresAt: expiresAt, epoch: epoch) }
+                    try await Self.bounded { try await self.store.park(envelope, expiresAt: expiresAt, epoch: epoch) }
                 } catch {
                     failure = describe(error)
                 }
@@ -621,7 +628,7 @@ final class ClusterLink: Sendable {
             report(failure.map { .forwardFailed(receipt, reason: $0) } ?? .forwarded(receipt))
         case .unpark(let messageIds):
             do {
-                try await bounded { try await self.store.unpark(messageIds) }
+                try await Self.bounded { try await self.store.unpark(messageIds) }
             } catch {
                 // Left parked: if this node dies before they expire, their receiver may get them a second time.
                 metrics.writeFailures.increment()
@@ -635,7 +642,7 @@ final class ClusterLink: Sendable {
             var failure: String?
             if let epoch {
                 do {
-                    let written = try await bounded {
+                    let written = try await Self.bounded {
                         try await self.store.place(placement, epoch: epoch, keepSeconds: self.settings.mailboxSeconds)
                     }
                     if !written { failure = "this node is joining the cluster again" }
@@ -655,7 +662,7 @@ final class ClusterLink: Sendable {
             var failure: String?
             if let epoch {
                 do {
-                    let written = try await bounded {
+                    let written = try await Self.bounded {
                         try await self.store.pass(relay, epoch: epoch, keepSeconds: self.settings.mailboxSeconds)
                     }
                     if !written { failure = "this node is joining the cluster again" }
@@ -685,7 +692,7 @@ final class ClusterLink: Sendable {
             let outcome: ClusterMatchOutcome
             if let epoch {
                 do {
-                    outcome = try await bounded {
+                    outcome = try await Self.bounded {
                         try await self.store.enterMatch(entry, maxWaiting: maxWaiting, epoch: epoch)
                     }
                 } catch {
@@ -698,7 +705,7 @@ final class ClusterLink: Sendable {
             report(.matchEntered(entry, outcome))
         case .matchLeave(let user):
             do {
-                try await bounded { try await self.store.leaveMatch(user: user) }
+                try await Self.bounded { try await self.store.leaveMatch(user: user) }
             } catch {
                 // Its row stays until its session closes or its node goes: it may still be matched meanwhile.
                 metrics.writeFailures.increment()
@@ -708,7 +715,7 @@ final class ClusterLink: Sendable {
             }
         case .matchSessionClosed(let session):
             do {
-                try await bounded { try await self.store.matchSessionClosed(session) }
+                try await Self.bounded { try await self.store.matchSessionClosed(session) }
             } catch {
                 metrics.writeFailures.increment()
                 logger.warning(
@@ -717,7 +724,7 @@ final class ClusterLink: Sendable {
             }
         case .devices(let list):
             do {
-                try await bounded { try await self.store.saveDevices(list) }
+                try await Self.bounded { try await self.store.saveDevices(list) }
             } catch {
                 // Written again after a pause: the other nodes must not keep a device list that changed here.
                 metrics.writeFailures.increment()
@@ -732,7 +739,7 @@ final class ClusterLink: Sendable {
             }
         case .tombstone(let entry):
             do {
-                try await bounded { try await self.store.saveTombstone(entry) }
+                try await Self.bounded { try await self.store.saveTombstone(entry) }
             } catch {
                 // Kept here either way: a login here learns it; one on another node does not.
                 metrics.writeFailures.increment()
@@ -746,20 +753,20 @@ final class ClusterLink: Sendable {
             // Not a member: the sessions are written when it has joined again.
             guard let epoch else { return }
             do {
-                try await bounded { try await self.store.online(session, userId: userId, epoch: epoch) }
+                try await Self.bounded { try await self.store.online(session, userId: userId, epoch: epoch) }
             } catch {
                 resyncLater(epoch: epoch, error)
             }
         case .offline(let session):
             do {
-                try await bounded { try await self.store.offline(session) }
+                try await Self.bounded { try await self.store.offline(session) }
             } catch {
                 if let epoch { resyncLater(epoch: epoch, error) }
             }
         case .resync(let epoch):
             let sessions = state.withLockedValue { $0.hub }?.loggedInSessions ?? []
             do {
-                try await bounded { try await self.store.resync(sessions, epoch: epoch) }
+                try await Self.bounded { try await self.store.resync(sessions, epoch: epoch) }
             } catch {
                 resyncLater(epoch: epoch, error)
             }
@@ -861,7 +868,7 @@ final class ClusterLink: Sendable {
     static let statementTimeout: Duration = .seconds(2)
 
     /// Runs `operation`, failing with a ``ClusterError`` after ``statementTimeout`` (the operation is cancelled).
-    private func bounded<Value: Sendable>(_ operation: @escaping @Sendable () async throws -> Value) async throws
+    static func bounded<Value: Sendable>(_ operation: @escaping @Sendable () async throws -> Value) async throws
         -> Value
     {
         try await withThrowingTaskGroup(of: Value.self) { group in
@@ -875,10 +882,5 @@ final class ClusterLink: Sendable {
         }
     }
 
-    private func describe(_ error: any Error) -> String {
-        if let error = error as? PSQLError {
-            return error.serverInfo?[.message] ?? "\(error.code)"
-        }
-        return "\(error)"
-    }
+    private func describe(_ error: any Error) -> String { ClusterError.describe(error) }
 }

@@ -33,10 +33,23 @@ public struct ClusterSettings: Sendable, Equatable {
     public var mailboxSeconds: Int = 60
     /// Envelopes waiting to be written to the mailbox, at most; a send over it is answered `server_busy`.
     public var maxPendingEnvelopes: Int = 10_000
+    /// The address clients reach this node at (`ws(s)://host:port`), given to a client whose RTC channel join
+    /// reached another node while the channel's members meet here (docs/scale-out.md). `nil`: clients reach the
+    /// nodes only through a proxy that sends a channel's members to one node.
+    public var advertisedURL: String?
 
     public init(nodeId: String, databaseURL: String) {
         self.nodeId = nodeId
         self.databaseURL = databaseURL
+    }
+
+    /// Why `url` cannot be a node's advertised address, or `nil` when it can.
+    public static func problem(advertisedURL url: String) -> String? {
+        let schemes = ["ws://", "wss://", "http://", "https://"]
+        guard schemes.contains(where: { url.hasPrefix($0) }), url.count <= 200, !url.contains(" ") else {
+            return "an advertised address is ws://, wss://, http:// or https:// and a host, not \"\(url)\""
+        }
+        return nil
     }
 
     /// Why `nodeId` cannot name a node, or `nil` when it can. (It becomes part of a notification channel's name.)

@@ -13,6 +13,8 @@ import PostgresNIO
 struct ClusterStore: Sendable {
     let client: PostgresClient
     let nodeId: String
+    /// The address this node advertises to clients sent to it (``ClusterSettings/advertisedURL``).
+    var url: String? = nil
     let logger: Logger
 
     /// The channel that wakes a node to read its mailbox.
@@ -123,6 +125,14 @@ struct ClusterStore: Sendable {
             tags text[] NOT NULL, arrival bigint NOT NULL)
         """,
         "CREATE INDEX IF NOT EXISTS callapi_cluster_match_queue_tags ON callapi_cluster_match_queue USING gin (tags)",
+        // The address a node advertises for clients sent to it (a channel's home, below), if it has one.
+        "ALTER TABLE callapi_cluster_nodes ADD COLUMN IF NOT EXISTS url text",
+        // The RTC channels' homes: the node (and epoch) where each channel's members meet (docs/scale-out.md).
+        """
+        CREATE TABLE IF NOT EXISTS callapi_cluster_channels (
+            channel text PRIMARY KEY, node_id text NOT NULL, epoch bigint NOT NULL)
+        """,
+        "CREATE INDEX IF NOT EXISTS callapi_cluster_channels_node ON callapi_cluster_channels (node_id)",
     ]
 
     // MARK: - Membership
@@ -133,16 +143,17 @@ struct ClusterStore: Sendable {
         let rows = try await run(
             """
             WITH n AS (
-                INSERT INTO callapi_cluster_nodes (node_id, epoch, heartbeat_at)
-                VALUES ($1, nextval('callapi_cluster_epochs'), now())
-                ON CONFLICT (node_id) DO UPDATE SET epoch = EXCLUDED.epoch, heartbeat_at = now()
+                INSERT INTO callapi_cluster_nodes (node_id, epoch, heartbeat_at, url)
+                VALUES ($1, nextval('callapi_cluster_epochs'), now(), NULLIF($2, ''))
+                ON CONFLICT (node_id) DO UPDATE SET epoch = EXCLUDED.epoch, heartbeat_at = now(), url = EXCLUDED.url
                 RETURNING epoch),
             s AS (DELETE FROM callapi_cluster_sessions WHERE node_id = $1),
+            h AS (DELETE FROM callapi_cluster_channels WHERE node_id = $1),
             m AS (UPDATE callapi_cluster_mailbox SET target_node = NULL, parked = false WHERE target_node = $1),
             c AS (UPDATE callapi_cluster_calls SET orphaned_at = now() WHERE node_id = $1 AND orphaned_at IS NULL),
             q AS (DELETE FROM callapi_cluster_match_queue WHERE node_id = $1)
             SELECT epoch FROM n
-            """, [.text(nodeId)])
+            """, [.text(nodeId), .text(url ?? "")])
         for try await epoch in rows.decode(Int64.self) { return epoch }
         throw ClusterError("registering node \(nodeId) returned no epoch")
     }
@@ -177,6 +188,7 @@ struct ClusterStore: Sendable {
                 DELETE FROM callapi_cluster_invitation_steps
                 WHERE expires_at < now() OR target_node IN (SELECT node_id FROM dead)),
             b AS (DELETE FROM callapi_cluster_busy WHERE node_id IN (SELECT node_id FROM dead)),
+            h AS (DELETE FROM callapi_cluster_channels WHERE node_id IN (SELECT node_id FROM dead)),
             q AS (DELETE FROM callapi_cluster_match_queue WHERE node_id IN (SELECT node_id FROM dead)),
             c AS (
                 UPDATE callapi_cluster_calls SET orphaned_at = now()
@@ -197,6 +209,7 @@ struct ClusterStore: Sendable {
             s AS (DELETE FROM callapi_cluster_sessions WHERE node_id = $1),
             m AS (UPDATE callapi_cluster_mailbox SET target_node = NULL, parked = false WHERE target_node = $1),
             b AS (DELETE FROM callapi_cluster_busy WHERE node_id = $1),
+            h AS (DELETE FROM callapi_cluster_channels WHERE node_id = $1),
             c AS (UPDATE callapi_cluster_calls SET orphaned_at = now() WHERE node_id = $1 AND orphaned_at IS NULL),
             q AS (DELETE FROM callapi_cluster_match_queue WHERE node_id = $1)
             SELECT pg_notify('\(Self.presenceChannel)', $1)
@@ -646,4 +659,12 @@ struct ClaimedCalls {
 struct ClusterError: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
+
+    /// What went wrong, in a sentence: PostgreSQL's own message when it sent one.
+    static func describe(_ error: any Error) -> String {
+        if let error = error as? PSQLError {
+            return error.serverInfo?[.message] ?? "\(error.code)"
+        }
+        return "\(error)"
+    }
 }

@@ -110,6 +110,10 @@ public enum ServerSettings {
             "postgres://user[:password]@host[:port]/db that the cluster's nodes share; servers with the same one "
                 + "form one service (default: the ledger's database when it is PostgreSQL; docs/scale-out.md)"
         ),
+        .init(
+            "cluster-url",
+            "ws(s)://host:port where clients reach this node, given to clients whose RTC channel meets here "
+                + "(default none: clients reach the nodes through a proxy; docs/scale-out.md)"),
         .init("cluster-heartbeat-ms", "milliseconds between a node's heartbeats (default 1000)"),
         .init("cluster-dead-after-ms", "milliseconds without a heartbeat after which a node is dead (default 3000)"),
         .init("ledger-retention-days", "days ended calls are kept (default 90; 0 keeps them forever)"),
@@ -434,6 +438,12 @@ public enum ServerSettings {
             throw InvalidSetting(name: "node-id", problem: problem)
         }
         var cluster = ClusterSettings(nodeId: nodeId, databaseURL: url)
+        if let advertised = value("cluster-url") {
+            if let problem = ClusterSettings.problem(advertisedURL: advertised) {
+                throw InvalidSetting(name: "cluster-url", problem: problem)
+            }
+            cluster.advertisedURL = advertised
+        }
         if let v = try int("cluster-heartbeat-ms", 50...60_000) { cluster.heartbeatMillis = Int64(v) }
         if let v = try int("cluster-dead-after-ms", 200...600_000) { cluster.deadAfterMillis = Int64(v) }
         guard cluster.deadAfterMillis >= 2 * cluster.heartbeatMillis else {

@@ -11,4 +11,9 @@ package enum ChannelAction: Sendable, Equatable {
     case close(SessionID, code: UInt16)
     /// A member joined or left: log it, count it, post it to the webhook.
     case report(ChannelNotice)
+    /// In a cluster: claim `channel` for this node (or learn which node holds it), then report
+    /// ``ChannelEvent/homeFound(_:channel:_:)``. Claims and releases are performed in the order they are asked for.
+    case claimHome(SessionID, channel: String)
+    /// In a cluster: this node's last member of `channel` left; give up its claim.
+    case releaseHome(channel: String)
 }

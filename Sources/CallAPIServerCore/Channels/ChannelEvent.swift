@@ -14,6 +14,9 @@ package enum ChannelEvent: Sendable {
     case binary(SessionID)
     /// The token of a `join` or `renew` was checked (see ``ChannelAction/verifyToken(_:token:purpose:)``).
     case tokenChecked(SessionID, purpose: ChannelTokenPurpose, result: ChannelTokenCheck)
+    /// The channel of a connection's join was claimed, or found elsewhere (see
+    /// ``ChannelAction/claimHome(_:channel:)``).
+    case homeFound(SessionID, channel: String, ChannelHome)
     /// The connection's writer wrote `frames` more frames to its socket (the oldest queued ones).
     case written(SessionID, frames: Int)
     /// The connection closed.

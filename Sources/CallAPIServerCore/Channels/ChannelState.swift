@@ -23,6 +23,8 @@ package struct ChannelState: Sendable {
         case awaitingJoin
         /// The `join`'s token is being checked.
         case verifying(ChannelClientFrame.Join)
+        /// In a cluster: the token was accepted (it expires at `expiresAt`) and the channel's home is being claimed.
+        case claiming(ChannelClientFrame.Join, expiresAt: Int64)
         /// A member of a channel.
         case member(Membership)
     }
@@ -66,6 +68,11 @@ package struct ChannelState: Sendable {
     package let limits: ChannelLimits
     /// The ICE servers handed to each member that joins.
     package let ice: ICESettings
+    /// Whether each channel's first join here claims it in a cluster.
+    package let topology: ChannelTopology
+    /// How many claims of each channel are in flight (``ChannelAction/claimHome(_:channel:)``): a channel's claim is
+    /// released only when it has no member here and no claim in flight.
+    private(set) var claims: [String: Int] = [:]
     /// The connections: table, order, deadlines, outboxes and rate limit.
     private(set) var connections: Sessions<Phase, RelayedSignal>
     private(set) var rooms: [String: Room] = [:]
@@ -82,9 +89,10 @@ package struct ChannelState: Sendable {
     package var queuedFrames: Int { connections.queuedFrames }
     package var queuedBytes: Int { connections.queuedBytes }
 
-    package init(limits: ChannelLimits, ice: ICESettings = ICESettings()) {
+    package init(limits: ChannelLimits, ice: ICESettings = ICESettings(), topology: ChannelTopology = .single) {
         self.limits = limits
         self.ice = ice
+        self.topology = topology
         connections = Sessions(
             rateLimit: RateLimit(
                 ratePerSecond: limits.ratePerSecond, burst: limits.burst, maxRefusalsInARow: limits.maxRefusalsInARow),
@@ -160,6 +168,8 @@ package struct ChannelState: Sendable {
             }
         case .tokenChecked(let id, let purpose, let result):
             tokenChecked(id, purpose: purpose, result: result, now: now, into: &actions)
+        case .homeFound(let id, let channel, let home):
+            homeFound(id, channel: channel, home, now: now, into: &actions)
         case .disconnected(let id):
             guard let connection = connections[id] else { return }
             if case .member = connection.phase {
@@ -228,7 +238,7 @@ package struct ChannelState: Sendable {
                     into: &actions)
             }
             startJoin(id, join, into: &actions)
-        case .verifying:
+        case .verifying, .claiming:
             if frame == .leave {
                 connections.close(id)
                 actions.append(.close(id, code: 1000))
@@ -350,7 +360,12 @@ package struct ChannelState: Sendable {
             case .failure(let refusal):
                 failJoin(id, refusal.code, refusal.message, into: &actions)
             case .success(let expiresAt):
-                admit(id, join, expiresAt: expiresAt, now: now, into: &actions)
+                guard topology == .cluster, rooms[join.channel] == nil else {
+                    return admit(id, join, expiresAt: expiresAt, now: now, into: &actions)
+                }
+                connections.setPhase(.claiming(join, expiresAt: expiresAt), of: id)
+                claims[join.channel, default: 0] += 1
+                actions.append(.claimHome(id, channel: join.channel))
             }
         case (.renew, .member(var membership)):
             switch accept(result, channel: membership.channel, uid: membership.uid, now: now) {
@@ -370,6 +385,34 @@ package struct ChannelState: Sendable {
         default:
             break
         }
+    }
+
+    /// A claim of `channel` came back: the connection joins here, or is sent to the node where the channel's members
+    /// meet.
+    private mutating func homeFound(
+        _ id: SessionID, channel: String, _ home: ChannelHome, now: Int64, into actions: inout [ChannelAction]
+    ) {
+        claims[channel, default: 1] -= 1
+        if claims[channel] == 0 { claims[channel] = nil }
+        if case .claiming(let join, let expiresAt) = connections[id]?.phase {
+            switch home {
+            case .here, .unknown:
+                admit(id, join, expiresAt: expiresAt, now: now, into: &actions)
+            case .elsewhere(let node, let url):
+                let whereTo = url.map { "; join at \($0)" } ?? "; connect to that node (or through the cluster's proxy)"
+                failJoin(
+                    id, .channelElsewhere, "channel \(channel) meets on node \(node)\(whereTo)", location: url,
+                    into: &actions)
+            }
+        }
+        // A claim this node holds and no longer needs (its connection went, or was refused by the channel).
+        if home == .here { releaseIfUnused(channel, into: &actions) }
+    }
+
+    /// Gives up this node's claim of `channel` once it has no member here and no claim in flight.
+    private func releaseIfUnused(_ channel: String, into actions: inout [ChannelAction]) {
+        guard topology == .cluster, rooms[channel] == nil, claims[channel] == nil else { return }
+        actions.append(.releaseHome(channel: channel))
     }
 
     /// Makes a connection whose token was accepted a member, if the channel lets it in.
@@ -486,10 +529,11 @@ package struct ChannelState: Sendable {
     /// Refuses a join: `joinFailed`, then close. The connection is forgotten at once, so the frame is not counted
     /// against its outbox.
     private mutating func failJoin(
-        _ id: SessionID, _ code: ChannelErrorCode, _ message: String, into actions: inout [ChannelAction]
+        _ id: SessionID, _ code: ChannelErrorCode, _ message: String, location: String? = nil,
+        into actions: inout [ChannelAction]
     ) {
         guard connections.close(id) != nil else { return }
-        actions.append(.send(id, .joinFailed(.init(code: code, message: message))))
+        actions.append(.send(id, .joinFailed(.init(code: code, message: message, location: location))))
         actions.append(.close(id, code: code.closeCode))
     }
 
@@ -548,6 +592,7 @@ package struct ChannelState: Sendable {
             room.members[membership.member] = nil
             if room.members.isEmpty {
                 rooms[membership.channel] = nil
+                releaseIfUnused(membership.channel, into: &actions)
             } else {
                 if room.members.userCount == 1, room.hadTwo, room.aloneSince == nil {
                     room.aloneSince = now
@@ -642,7 +687,7 @@ package struct ChannelState: Sendable {
     private mutating func scheduleTick(for id: SessionID) {
         guard let connection = connections[id] else { return }
         switch connection.phase {
-        case .awaitingJoin, .verifying:
+        case .awaitingJoin, .verifying, .claiming:
             connections.schedule(id, at: SessionDeadlines.time(limits.joinTimeoutMillis, after: connection.connectedAt))
         case .member(let membership):
             connections.schedule(id, at: membership.lease.nextDue(noticeMillis: limits.tokenNoticeMillis))
@@ -654,7 +699,7 @@ package struct ChannelState: Sendable {
         for id in connections.takeDue(now: now) {
             guard let connection = connections[id] else { continue }
             switch connection.phase {
-            case .awaitingJoin, .verifying:
+            case .awaitingJoin, .verifying, .claiming:
                 if now - connection.connectedAt >= limits.joinTimeoutMillis {
                     failJoin(
                         id, .joinTimeout, "no join within \(limits.joinTimeoutMillis / 1000) s of connecting",

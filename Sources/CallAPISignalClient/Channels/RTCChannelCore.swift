@@ -7,18 +7,18 @@ import NIOCore
 final class RTCChannelCore: ClientSocketDelegate {
     private let loop: any EventLoop
     private var machine: RTCChannelMachine
-    private let url: String
     private let logger: Logger
     private let gate: RTCChannelEventGate
     private var socket: ClientSocket?
+    /// The current socket's number: what an earlier socket (before a redirect) reports is ignored.
+    private var socketNumber = 0
 
     init(
         url: String, channel: String, uid: UInt, device: String?, token: String, gate: RTCChannelEventGate,
         loop: any EventLoop, logger: Logger
     ) {
         self.loop = loop
-        machine = RTCChannelMachine(channel: channel, uid: uid, device: device, token: token)
-        self.url = url
+        machine = RTCChannelMachine(url: url, channel: channel, uid: uid, device: device, token: token)
         self.gate = gate
         var logger = logger
         logger[metadataKey: "channel"] = "\(channel)"
@@ -33,10 +33,12 @@ final class RTCChannelCore: ClientSocketDelegate {
     func leave() { handle(.leave) }
 
     func socketOpened(_ socket: Int) {
+        guard socket == socketNumber else { return }
         handle(.socketOpened)
     }
 
     func received(utf8 text: UnsafeBufferPointer<UInt8>, socket: Int) {
+        guard socket == socketNumber else { return }
         // Channel frames are few (join, leave, notices): read from a `String`, invalid UTF-8 replaced.
         switch ChannelFrameCoding.decodeServerFrame(String(decoding: text, as: UTF8.self)) {
         case .success(let frame): handle(.received(frame))
@@ -45,6 +47,7 @@ final class RTCChannelCore: ClientSocketDelegate {
     }
 
     func socketClosed(_ socket: Int, cause: String) {
+        guard socket == socketNumber else { return }
         self.socket = nil
         handle(.socketClosed(cause: cause))
     }
@@ -52,8 +55,9 @@ final class RTCChannelCore: ClientSocketDelegate {
     private func handle(_ input: RTCChannelMachine.Input) {
         for output in machine.handle(input) {
             switch output {
-            case .openSocket:
-                socket = ClientSocket(id: 1, url: url, loop: loop, delegate: self, logger: logger)
+            case .openSocket(let url):
+                socketNumber += 1
+                socket = ClientSocket(id: socketNumber, url: url, loop: loop, delegate: self, logger: logger)
             case .write(let frame):
                 socket?.write(ChannelFrameCoding.encode(frame))
             case .closeSocket:

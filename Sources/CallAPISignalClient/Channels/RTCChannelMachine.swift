@@ -28,7 +28,8 @@ struct RTCChannelMachine: Sendable {
 
     /// What to do.
     enum Output: Sendable, Equatable {
-        case openSocket
+        /// Open a socket to `url` (a socket opened before is closed and forgotten).
+        case openSocket(url: String)
         case write(ChannelClientFrame)
         case closeSocket
         case emit(RTCChannelClientEvent)
@@ -41,19 +42,27 @@ struct RTCChannelMachine: Sendable {
         case warning
     }
 
+    /// How many times a join follows the server to the node where the channel's members meet, at most (a cluster
+    /// sends it once; more would be a loop).
+    static let maxRedirects = 2
+
     let join: ChannelClientFrame.Join
+    /// Where the socket connects: the given server, or the node a cluster sent the join to.
+    private(set) var url: String
+    private(set) var redirects = 0
     private(set) var phase = Phase.connecting
     /// Frames issued before `joined`, sent once it arrives.
     private(set) var pending: [ChannelClientFrame] = []
 
-    init(channel: String, uid: UInt, device: String?, token: String) {
+    init(url: String, channel: String, uid: UInt, device: String?, token: String) {
+        self.url = url
         join = .init(channel: channel, uid: uid, token: token, device: device)
     }
 
     mutating func handle(_ input: Input) -> [Output] {
         switch input {
         case .start:
-            return phase == .connecting ? [.openSocket] : []
+            return phase == .connecting ? [.openSocket(url: url)] : []
         case .socketOpened:
             guard phase == .connecting else { return [] }
             phase = .joining
@@ -123,6 +132,13 @@ struct RTCChannelMachine: Sendable {
             let queued = pending
             pending = []
             return [.emit(.joined(members: joined.devices, iceServers: joined.iceServers))] + queued.map { .write($0) }
+        case (.joining, .joinFailed(let failure))
+        where failure.errorCode == .channelElsewhere && failure.location != nil && redirects < Self.maxRedirects:
+            // A cluster's node where the channel's members do not meet: join again at the node where they do.
+            redirects += 1
+            url = RTCChannelClient.joinURL(from: failure.location ?? url, channel: join.channel)
+            phase = .connecting
+            return [.log(.info, "\(failure.message): joining there"), .closeSocket, .openSocket(url: url)]
         case (.joining, .joinFailed(let failure)), (.joining, .removed(let failure)):
             phase = .ended
             pending = []

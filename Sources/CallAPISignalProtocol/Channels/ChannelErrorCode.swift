@@ -34,6 +34,9 @@ public enum ChannelErrorCode: Int, Codable, Sendable, Equatable, CaseIterable {
     /// The token was issued before its uid was kicked from the channel: it may not join (or renew) there again;
     /// a token issued since may.
     case tokenRevoked = 17
+    /// The channel's members meet on another node of the cluster (`joinFailed` only): join there, at the address
+    /// the frame's `location` gives when that node advertises one (docs/scale-out.md).
+    case channelElsewhere = 18
     /// Client side only, never sent by a server: the connection failed or was lost.
     case connectionLost = 100
 

@@ -88,9 +88,13 @@ public enum ChannelServerFrame: Sendable, Equatable {
         /// A ``ChannelErrorCode`` raw value (kept as a number so codes from a newer server still decode).
         public var code: Int
         public var message: String
-        public init(code: ChannelErrorCode, message: String) {
+        /// With ``ChannelErrorCode/channelElsewhere``: the address of the node where the channel's members meet
+        /// (`ws(s)://host:port`), when that node advertises one.
+        public var location: String?
+        public init(code: ChannelErrorCode, message: String, location: String? = nil) {
             self.code = code.rawValue
             self.message = message
+            self.location = location
         }
         /// The code, when this library knows it.
         public var errorCode: ChannelErrorCode? { ChannelErrorCode(rawValue: code) }

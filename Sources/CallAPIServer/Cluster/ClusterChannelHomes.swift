@@ -1,0 +1,69 @@
+@_spi(ServerShell) import CallAPIServerCore
+import Logging
+
+/// Claims and releases this node's RTC channels in the cluster's database (``ChannelAction/claimHome(_:channel:)``),
+/// one at a time and in the order the channel state asked: a release and a later claim of the same channel must not
+/// pass each other.
+final class ClusterChannelHomes: ChannelHomeKeeper {
+    private enum Request {
+        case claim(String, found: @Sendable (ChannelHome) -> Void)
+        case release(String)
+    }
+
+    /// Requests waiting, at most: a claim beyond it is answered ``ChannelHome/unknown(reason:)`` at once.
+    static let maxWaiting = 10_000
+
+    private let store: ClusterStore
+    private let logger: Logger
+    private let requests: AsyncStream<Request>
+    private let continuation: AsyncStream<Request>.Continuation
+
+    init(store: ClusterStore, logger: Logger) {
+        self.store = store
+        self.logger = logger
+        (requests, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingOldest(Self.maxWaiting))
+    }
+
+    func claim(_ channel: String, found: @escaping @Sendable (ChannelHome) -> Void) {
+        if case .dropped = continuation.yield(.claim(channel, found: found)) {
+            found(.unknown(reason: "\(Self.maxWaiting) channel claims are already waiting"))
+        }
+    }
+
+    func release(_ channel: String) {
+        if case .dropped = continuation.yield(.release(channel)) {
+            // Harmless: the claim names a live node, which becomes the channel's home again at its next join.
+            logger.warning("a channel's claim was kept: too many claims waiting", metadata: ["channel": "\(channel)"])
+        }
+    }
+
+    /// Performs the requests until the link stops; `epoch` is this node's while it is a member.
+    func run(epoch: @escaping @Sendable () -> Int64?) async {
+        for await request in requests {
+            switch request {
+            case .claim(let channel, let found):
+                guard let epoch = epoch() else {
+                    found(.unknown(reason: "this node is not a member of its cluster now"))
+                    continue
+                }
+                do {
+                    found(try await ClusterLink.bounded { try await self.store.claimChannel(channel, epoch: epoch) })
+                } catch {
+                    let reason = ClusterError.describe(error)
+                    logger.warning(
+                        "a channel could not be claimed: its member joins here",
+                        metadata: ["channel": "\(channel)", "error": "\(reason)"])
+                    found(.unknown(reason: reason))
+                }
+            case .release(let channel):
+                do {
+                    try await ClusterLink.bounded { try await self.store.releaseChannel(channel) }
+                } catch {
+                    logger.warning(
+                        "a channel's claim could not be released",
+                        metadata: ["channel": "\(channel)", "error": "\(ClusterError.describe(error))"])
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,101 @@
+import CallAPIServer
+import CallAPIServerTesting
+import CallAPISignalClient
+import CallAPISignalProtocol
+import Testing
+
+/// RTC channels across the nodes of a cluster (docs/scale-out.md, "RTC channels across nodes"): the node a channel's
+/// first member joins claims it, and a member who reaches another node is sent there, so both members meet on one
+/// node with its kick, rejoin bar and watchdog, over real sockets and the real database.
+@Suite(.enabled(if: LedgerBackend.postgresURL != nil, LedgerBackend.postgresMissing))
+struct ClusterChannelHomeTests {
+    /// Node `a` advertises its address; node `b` advertises none (its clients reach it through a proxy).
+    static func nodes() async throws -> (a: TestServer, b: TestServer) {
+        let port = try await freeLoopbackPort()
+        let url = try await LedgerBackend.freshPostgresURL()
+        var servers: [TestServer] = []
+        for (id, advertised) in [("a", "ws://127.0.0.1:\(port)"), ("b", nil)] {
+            servers.append(
+                try await TestServer.start(port: id == "a" ? port : 0, tickIntervalMillis: 100) { configuration in
+                    var cluster = ClusterSettings(nodeId: id, databaseURL: url)
+                    cluster.heartbeatMillis = 200
+                    cluster.deadAfterMillis = 1_000
+                    cluster.presenceMillis = 200
+                    cluster.advertisedURL = advertised
+                    configuration.cluster = cluster
+                })
+        }
+        // A node claims channels once it is a member (before that, it lets members in as a single server would).
+        let started = servers
+        try await withTimeout(10, "both nodes to be members") {
+            while await started.asyncContains(where: { $0.server.clusterLink?.epoch == nil }) {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
+        return (servers[0], servers[1])
+    }
+
+    @Test func aMemberWhoReachesAnotherNodeIsSentToTheChannelsNodeAndMeetsTheOtherThere() async throws {
+        let (a, b) = try await Self.nodes()
+        let aliceEvents = ChannelEventRecorder()
+        let alice = RTCChannelClient.join(
+            url: a.baseURL, channel: "call-x", uid: 1001, token: try await a.rtcToken(1001, channel: "call-x"),
+            events: aliceEvents.handler)
+        #expect(try await aliceEvents.next() == .joined(members: [], iceServers: []))
+
+        let bobEvents = ChannelEventRecorder()
+        let bob = RTCChannelClient.join(
+            url: b.baseURL, channel: "call-x", uid: 1002, token: try await b.rtcToken(1002, channel: "call-x"),
+            events: bobEvents.handler)
+        #expect(try await bobEvents.next() == .joined(members: [ChannelMember(uid: 1001)], iceServers: []))
+        #expect(try await aliceEvents.next() == .memberJoined(ChannelMember(uid: 1002)))
+        #expect(await a.server.channelMembers("call-x") == [1001, 1002])
+        #expect(await b.server.channelMembers("call-x").isEmpty)
+        bob.send(data: "offer", to: ChannelMember(uid: 1001))
+        #expect(try await aliceEvents.next() == .signal(from: ChannelMember(uid: 1002), data: "offer"))
+
+        // The operator's kick at the channel's node, and its rejoin bar, hold for a rejoin through the other node.
+        let (status, _) = try await a.admin(
+            "POST", "/v1/channels/call-x/kick", body: "{\"uid\":1002,\"barSeconds\":60,\"reason\":\"spam\"}")
+        #expect(status == 200)
+        guard case .removed(let code, _) = try await bobEvents.next() else {
+            Issue.record("bob was not removed")
+            return
+        }
+        #expect(code == ChannelErrorCode.kicked.rawValue)
+        let rejoinEvents = ChannelEventRecorder()
+        let rejoin = RTCChannelClient.join(
+            url: b.baseURL, channel: "call-x", uid: 1002, token: try await b.rtcToken(1002, channel: "call-x"),
+            events: rejoinEvents.handler)
+        guard case .joinFailed(let refused, _) = try await rejoinEvents.next() else {
+            Issue.record("the kicked member joined again through the other node")
+            return
+        }
+        #expect(refused == ChannelErrorCode.tokenRevoked.rawValue || refused == ChannelErrorCode.barred.rawValue)
+        rejoin.leave()
+        alice.leave()
+        bob.leave()
+        try await b.stop()
+        try await a.stop()
+    }
+
+    @Test func aJoinForAChannelOnANodeWithNoAddressIsRefusedNamingTheNodeAndALeftNodesChannelsAreFree() async throws {
+        let (a, b) = try await Self.nodes()
+        let (carol, _) = try await b.joined(1003, channel: "call-y")
+        let refused = RawSocket(url: a.rtcURL)
+        let answer = try await refused.join(
+            channel: "call-y", uid: 1004, device: nil, token: try await a.rtcToken(1004, channel: "call-y"))
+        guard case .joinFailed(let failure) = answer else { throw UnexpectedChannelFrame(frame: answer) }
+        #expect(failure.errorCode == .channelElsewhere)
+        #expect(failure.location == nil)
+        #expect(failure.message.contains("node b"))
+        _ = carol
+
+        // Node b leaves the cluster: its channels are free, and the next member claims call-y where it joins.
+        try await b.stop()
+        let (dave, joined) = try await a.joined(1004, channel: "call-y")
+        #expect(joined.devices.isEmpty)
+        _ = dave
+        try await a.stop()
+    }
+}
