@@ -495,7 +495,9 @@ final class ClusterLink: Sendable {
             do {
                 // Until a read takes fewer than it may: a backlog is drained at once, not one read per wake.
                 while true {
-                    let envelopes = try await Self.bounded { try await self.store.take(epoch: epoch, limit: Self.readLimit) }
+                    let envelopes = try await Self.bounded {
+                        try await self.store.take(epoch: epoch, limit: Self.readLimit)
+                    }
                     if !envelopes.isEmpty { report(.arrived(envelopes)) }
                     if envelopes.count < Self.readLimit { break }
                 }
@@ -599,7 +601,9 @@ final class ClusterLink: Sendable {
             }
         case .unclaim(let envelopes):
             do {
-                try await Self.bounded { try await self.store.unclaim(envelopes, keepSeconds: self.settings.mailboxSeconds) }
+                try await Self.bounded {
+                    try await self.store.unclaim(envelopes, keepSeconds: self.settings.mailboxSeconds)
+                }
             } catch {
                 metrics.writeFailures.increment()
                 logger.error(
