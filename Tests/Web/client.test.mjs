@@ -2,7 +2,7 @@
 // connection (over a scripted WebSocket), push marks and ids.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ClockOffsetEstimator, QualitySampler, SignalConnection, pushMark, randomUUID, readMessage, writeMessage, Action } from '../../Web/callapi/index.js';
+import { ClockOffsetEstimator, QualitySampler, SignalConnection, RtcRoom, CHANNEL_ELSEWHERE, rtcURL, pushMark, randomUUID, readMessage, writeMessage, Action } from '../../Web/callapi/index.js';
 
 test('the clock estimate keeps the sample with the smallest round trip of the last eight', () => {
   const clock = new ClockOffsetEstimator();
@@ -193,4 +193,34 @@ test('random ids are version 4 UUIDs', () => {
   const ids = new Set(Array.from({ length: 100 }, randomUUID));
   assert.equal(ids.size, 100);
   for (const id of ids) assert.match(id, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+});
+
+test('a channel join names its channel for the proxy, and follows a cluster to the node where the members meet', async () => {
+  assert.equal(rtcURL('https://example.com/', 'call a'), 'wss://example.com/v1/rtc?channel=call%20a');
+  assert.equal(rtcURL('ws://b:2/v1/rtc?channel=x', 'room'), 'ws://b:2/v1/rtc?channel=room');
+  ScriptedSocket.all = [];
+  const room = new RtcRoom({ url: 'ws://a:1', channel: 'room', uid: 1001, token: 't', WebSocket: ScriptedSocket });
+  const joining = room.join();
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  const [first] = ScriptedSocket.all;
+  assert.equal(first.url, 'ws://a:1/v1/rtc?channel=room');
+  assert.deepEqual(first.sent, [{ type: 'join', channel: 'room', uid: 1001, token: 't' }]);
+  first.reply({ type: 'joinFailed', code: CHANNEL_ELSEWHERE, message: 'channel room meets on node b', location: 'ws://b:2' });
+  first.drop(4018);
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  const second = ScriptedSocket.all[1];
+  assert.equal(second.url, 'ws://b:2/v1/rtc?channel=room');
+  assert.equal(second.sent[0].type, 'join');
+  second.reply({ type: 'joined', channel: 'room', uid: 1001, devices: [], expiresAt: 1 });
+  const joined = await joining;
+  assert.equal(joined.type, 'joined');
+  room.leave();
+
+  // Without an address, or sent on too often, the join fails with the server's code.
+  ScriptedSocket.all = [];
+  const lost = new RtcRoom({ url: 'ws://a:1', channel: 'room', uid: 1001, token: 't', WebSocket: ScriptedSocket });
+  const refused = lost.join();
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  ScriptedSocket.all[0].reply({ type: 'joinFailed', code: CHANNEL_ELSEWHERE, message: 'channel room meets on node b' });
+  await assert.rejects(refused, (error) => error.code === CHANNEL_ELSEWHERE);
 });

@@ -4,5 +4,5 @@ export { CallMachine, LIVENESS } from './call-machine.js';
 export { Delivery, RETRY } from './delivery.js';
 export { ClockOffsetEstimator } from './clock-offset.js';
 export { SignalConnection, SignalError } from './signal-connection.js';
-export { RtcRoom, QualitySampler } from './rtc-room.js';
+export { RtcRoom, QualitySampler, CHANNEL_ELSEWHERE, rtcURL } from './rtc-room.js';
 export { CallClient, pushMark, randomUUID } from './call-client.js';

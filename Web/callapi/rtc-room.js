@@ -8,6 +8,19 @@
 
 export const ROOM_TIMING = Object.freeze({ statsPollMillis: 250, qualityIntervalMillis: 2000 });
 
+/** `joinFailed` code: the channel's members meet on another node of the cluster (docs/protocol.md). */
+export const CHANNEL_ELSEWHERE = 18;
+const MAX_REDIRECTS = 2;
+
+/**
+ * The channel endpoint of the server at `base`, naming the channel in the query (a cluster's proxy sends a
+ * channel's members to one node by it; deploy/haproxy.cfg).
+ */
+export function rtcURL(base, channel) {
+  const root = base.replace(/\/v1\/rtc.*$/, '').replace(/\/+$/, '').replace(/^http/, 'ws');
+  return `${root}/v1/rtc?channel=${encodeURIComponent(channel)}`;
+}
+
 export class RtcRoom extends EventTarget {
   /**
    * @param {{url: string, channel: string, uid: number, device?: string, token: string, localStream: MediaStream,
@@ -18,7 +31,8 @@ export class RtcRoom extends EventTarget {
     PeerConnection = globalThis.RTCPeerConnection, WebSocket: Socket = globalThis.WebSocket, now = () => Date.now() }) {
     super();
     Object.assign(this, { channel, uid, device, token, localStream, iceTransportPolicy, extraIceServers, PeerConnection, Socket, now });
-    this.url = url.replace(/\/+$/, '') + '/v1/rtc';
+    this.url = rtcURL(url, channel);
+    this.redirects = 0;
     /** @type {Map<string, PeerLink>} keyed by `uid|device` */
     this.links = new Map();
     this.iceServers = [];
@@ -27,26 +41,43 @@ export class RtcRoom extends EventTarget {
     this.closed = false;
   }
 
-  /** Joins; resolves once joined, rejects with the server's `joinFailed`. */
+  /**
+   * Joins; resolves once joined, rejects with the server's `joinFailed`. A cluster's node where the channel's
+   * members do not meet answers `channelElsewhere` with the address of the node where they do: the join follows it
+   * (twice at most).
+   */
   join() {
     return new Promise((resolve, reject) => {
       const socket = new this.Socket(this.url);
       this.socket = socket;
+      let moved = false;
       socket.onopen = () => socket.send(JSON.stringify({
         type: 'join', channel: this.channel, uid: this.uid, token: this.token, device: this.device,
       }));
       socket.onmessage = (event) => {
+        if (moved) return;
         let frame;
         try {
           frame = JSON.parse(event.data);
         } catch {
           return;
         }
+        if (frame.type === 'joinFailed' && frame.code === CHANNEL_ELSEWHERE && frame.location
+          && this.redirects < MAX_REDIRECTS) {
+          moved = true;
+          this.redirects += 1;
+          this.url = rtcURL(frame.location, this.channel);
+          try {
+            socket.close(1000);
+          } catch {}
+          return this.join().then(resolve, reject);
+        }
         if (frame.type === 'joined') resolve(frame);
         if (frame.type === 'joinFailed') reject(Object.assign(new Error(frame.message), { code: frame.code }));
         this.#frame(frame);
       };
       socket.onclose = () => {
+        if (moved) return;
         reject(new Error('the channel closed before the join was answered'));
         if (!this.closed) this.#closeAll();
       };
