@@ -47,7 +47,7 @@ package enum PostgresLedgerStore {
     }
 
     /// Reads a `postgres://` URL.
-    static func configuration(url: String) throws -> PostgresConnection.Configuration {
+    package static func configuration(url: String) throws -> PostgresConnection.Configuration {
         guard let components = URLComponents(string: url),
             components.scheme == "postgres" || components.scheme == "postgresql",
             let host = components.host, !host.isEmpty, let user = components.user, !user.isEmpty

@@ -37,7 +37,13 @@ struct ChannelSession: Sendable {
     let id: Int
     let channel: String
     let uid: UInt
+    /// The token it joined with, or the latest renewal: what a rejoin presents.
+    var token: String
     var membership: (any WebRTCChannelMembership)?
+    /// Since when the channel's connection has been lost while joined, and how many rejoins were tried: the peer
+    /// links stay up meanwhile (media flows peer to peer), until a rejoin succeeds or ``WebRTCEngine/rejoinLimit``
+    /// passes.
+    var outage: (since: ContinuousClock.Instant, attempts: Int)?
     /// What webrtcbin is given for this channel: the engine's ICE servers, then the transport's (set at `joined`).
     var ice = PeerLink.ICE()
     var joined = false

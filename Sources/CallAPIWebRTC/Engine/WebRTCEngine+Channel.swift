@@ -14,6 +14,12 @@ extension WebRTCEngine {
         guard let session = state.withLock({ $0.session }), session.id == id else { return }
         switch event {
         case .joined(let members, let iceServers):
+            if session.outage != nil {
+                // Back after a lost connection: the links that stayed up go on; members new since get theirs.
+                state.withLock { $0.session?.outage = nil }
+                for member in members { addPeer(member) }
+                return
+            }
             state.withLock { state in
                 state.session?.joined = true
                 state.session?.ice = PeerLink.ICE(ice, adding: iceServers)
@@ -22,6 +28,9 @@ extension WebRTCEngine {
             scheduleMediaWatch(session: id)
             scheduleQualityWatch(session: id)
             for member in members { addPeer(member) }
+        case .joinFailed(let code, let message) where session.outage != nil:
+            if Self.rejoinable(code) { return scheduleRejoin(session: id) }
+            lost(session, code: code, message: message)
         case .joinFailed(let code, let message):
             state.withLock { $0.session = nil }
             stopPipelineIfIdle()
@@ -37,11 +46,60 @@ extension WebRTCEngine {
             received(signal, from: member)
         case .tokenWillExpire:
             emit(.tokenWillExpire(channel: session.channel))
+        case .removed(let code, _) where session.joined && Self.rejoinable(code):
+            // The channel's server went away (killed, or stopping for an upgrade): media flows peer to peer, so the
+            // links stay while the engine joins again, through the transport's next server if it has several.
+            state.withLock { state in
+                state.session?.membership = nil
+                state.session?.outage = (ContinuousClock.now, 0)
+            }
+            scheduleRejoin(session: id)
         case .removed(let code, let message):
-            state.withLock { $0.session?.membership = nil }
-            for member in session.peers.keys { _ = removePeer(member) }
-            emit(.error(code: code, message: message))
+            lost(session, code: code, message: message)
         }
+    }
+
+    /// How long the engine tries to join its channel again after its connection was lost, before it gives up.
+    static let rejoinLimit: Duration = .seconds(20)
+
+    /// Whether a channel's connection that ended with `code` may be joined again: lost, the server stopping, or a
+    /// cluster's node that sends the join elsewhere (its holder may be a node not yet found dead).
+    static func rejoinable(_ code: Int) -> Bool {
+        [ChannelErrorCode.connectionLost, .serverShutdown, .channelElsewhere].map(\.rawValue).contains(code)
+    }
+
+    /// Joins session `id`'s channel again after a pause that doubles from 250 ms to 2 s, until ``rejoinLimit``.
+    func scheduleRejoin(session id: Int) {
+        guard let attempts = state.withLock({ $0.session?.id == id ? $0.session?.outage?.attempts : nil }) else {
+            return
+        }
+        let pause = min(2_000, 250 << min(attempts, 3))
+        queue.asyncAfter(deadline: .now() + .milliseconds(pause)) { [weak self] in
+            guard let self,
+                let session = state.withLock({ state -> ChannelSession? in
+                    guard state.session?.id == id, let outage = state.session?.outage else { return nil }
+                    state.session?.outage = (outage.since, outage.attempts + 1)
+                    return state.session
+                }),
+                let outage = session.outage
+            else { return }
+            guard ContinuousClock.now - outage.since < Self.rejoinLimit else {
+                return lost(
+                    session, code: ChannelErrorCode.connectionLost.rawValue,
+                    message: "channel \(session.channel) could not be joined again within \(Self.rejoinLimit)")
+            }
+            connect(session.channel, token: session.token, uid: session.uid, session: id)
+        }
+    }
+
+    /// The channel is gone for good: its links end, and CallAPI hears the error.
+    private func lost(_ session: ChannelSession, code: Int, message: String) {
+        state.withLock { state in
+            state.session?.membership = nil
+            state.session?.outage = nil
+        }
+        for member in session.peers.keys { _ = removePeer(member) }
+        emit(.error(code: code, message: message))
     }
 
     /// Links to `member`, unless it is this engine's own user (on another device) or already linked.

@@ -155,7 +155,12 @@ public final class WebRTCEngine: CallRTCEngine {
     }
 
     public func renewToken(_ token: String) {
-        queue.async { [self] in state.withLock { $0.session?.membership }?.renewToken(token) }
+        queue.async { [self] in
+            state.withLock { state in
+                state.session?.token = token
+                return state.session?.membership
+            }?.renewToken(token)
+        }
     }
 
     public func ntpWallTimeMillis() -> UInt64 {
@@ -189,9 +194,14 @@ public final class WebRTCEngine: CallRTCEngine {
         }
         let id = state.withLock { state in
             let id = state.makeId()
-            state.session = ChannelSession(id: id, channel: channel, uid: uid)
+            state.session = ChannelSession(id: id, channel: channel, uid: uid, token: token)
             return id
         }
+        connect(channel, token: token, uid: uid, session: id)
+    }
+
+    /// Joins `channel` through the transport for session `id` (its first join, or a rejoin).
+    func connect(_ channel: String, token: String, uid: UInt, session id: Int) {
         let membership = transport.join(channel: channel, token: token, uid: uid, device: device) {
             [weak self] event in
             guard let self else { return }

@@ -225,7 +225,7 @@ struct PhoneCommand: AsyncParsableCommand {
         let engine: any CallRTCEngine =
             media == .webrtc
             ? try PhoneEngineFactory.webrtc(
-                server: servers[0], sources: .init(camera: camera, mediaFile: mediaFile, speaker: speaker),
+                servers: servers, sources: .init(camera: camera, mediaFile: mediaFile, speaker: speaker),
                 ice: .init(stunURLs: iceServers, relayOnly: relayOnly), device: api.deviceId)
             : SimulatedRTCWorld(clock: SystemCallClock()).engine(userId: user)
         let preparation = PhonePreparation(

@@ -60,9 +60,9 @@ enum PhoneEngineFactory {
         var relayOnly = false
     }
 
-    /// A WebRTC engine meeting peers through the server at `server`'s RTC channels, as `device` (the phone's
-    /// CallAPI device id: a user's phones ring in one room together).
-    static func webrtc(server: String, sources: Sources = Sources(), ice: ICE = ICE(), device: String? = nil) throws
+    /// A WebRTC engine meeting peers through the RTC channels of `servers` (a cluster's nodes, tried in turn), as
+    /// `device` (the phone's CallAPI device id: a user's phones ring in one room together).
+    static func webrtc(servers: [String], sources: Sources = Sources(), ice: ICE = ICE(), device: String? = nil) throws
         -> any CallRTCEngine
     {
         #if CALLAPI_WEBRTC
@@ -75,7 +75,7 @@ enum PhoneEngineFactory {
             if let camera = sources.camera { media.video = .device(camera) }
             if sources.speaker { media.audioOutput = .speaker }
             return WebRTCEngine(
-                transport: ServerChannelTransport(url: server), sources: media,
+                transport: ServerChannelTransport(urls: servers), sources: media,
                 ice: ICEConfiguration(
                     servers: ice.stunURLs.isEmpty ? [] : [ICEServer(urls: ice.stunURLs)],
                     transportPolicy: ice.relayOnly ? .relay : .all), device: device)

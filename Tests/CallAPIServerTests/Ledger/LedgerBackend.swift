@@ -1,3 +1,4 @@
+import CallAPIServerTesting
 import CallAPISignalProtocol
 import Foundation
 import Logging
@@ -48,18 +49,7 @@ enum LedgerBackend: String, CustomStringConvertible, Sendable {
     }
 
     /// Creates a new database on the test server and returns its URL.
-    static func freshPostgresURL() async throws -> String {
-        let base = postgresURL ?? ""
-        let name = "ledger_\(uniqueUser())"
-        let connection = try await PostgresConnection.connect(
-            configuration: try PostgresLedgerStore.configuration(url: base), id: 1, logger: Logger(label: "test.ledger")
-        )
-        try await connection.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), logger: Logger(label: "test"))
-        try await connection.close()
-        var components = URLComponents(string: base)
-        components?.path = "/" + name
-        return components?.string ?? base
-    }
+    static func freshPostgresURL() async throws -> String { try await TestDatabase.freshPostgresURL() }
 }
 
 /// A user id no other test uses (PostgreSQL is shared between tests and runs): CallAPI ids are numbers.

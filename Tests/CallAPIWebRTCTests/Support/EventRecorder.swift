@@ -37,19 +37,21 @@ final class EventRecorder: Sendable {
         try await wait("\(event)", seconds: seconds) { $0 == event }
     }
 
-    /// The first event matching `match`, waiting up to `seconds`.
+    /// The first event matching `match` among those recorded from the `from`th on, waiting up to `seconds`.
     func wait(
-        _ what: String, seconds: Double = 20, _ match: @escaping @Sendable (RTCEngineEvent) -> Bool
+        _ what: String, seconds: Double = 20, from: Int = 0, _ match: @escaping @Sendable (RTCEngineEvent) -> Bool
     ) async throws -> RTCEngineEvent {
-        try await within(seconds, what) { try await self.next(match) }
+        try await within(seconds, what) { try await self.next(from: from, match) }
     }
 
-    private func next(_ match: @escaping @Sendable (RTCEngineEvent) -> Bool) async throws -> RTCEngineEvent {
+    private func next(from: Int, _ match: @escaping @Sendable (RTCEngineEvent) -> Bool) async throws
+        -> RTCEngineEvent
+    {
         let id = UUID()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 let found = state.withLock { state -> RTCEngineEvent? in
-                    if let found = state.events.first(where: match) { return found }
+                    if let found = state.events.dropFirst(from).first(where: match) { return found }
                     if Task.isCancelled { return nil }
                     state.waiters[id] = Waiter(match: match, continuation: continuation)
                     return nil

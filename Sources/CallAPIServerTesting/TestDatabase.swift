@@ -1,0 +1,25 @@
+import CallAPIServer
+import Foundation
+import Logging
+import PostgresNIO
+
+/// PostgreSQL databases for tests: `.ci/run` starts a server (scripts/services/start-postgres.sh) and names it in
+/// `CALLAPI_TEST_POSTGRES_URL`.
+public enum TestDatabase {
+    /// The server's URL, when one is named.
+    public static let postgresURL = ProcessInfo.processInfo.environment["CALLAPI_TEST_POSTGRES_URL"]
+
+    /// A new, empty database on that server (a cluster of nodes of its own, a ledger of its own); its URL.
+    public static func freshPostgresURL() async throws -> String {
+        let base = postgresURL ?? ""
+        let name = "ledger_\(UInt.random(in: 100_000_000...999_999_999))"
+        let logger = Logger(label: "test.database")
+        let connection = try await PostgresConnection.connect(
+            configuration: try PostgresLedgerStore.configuration(url: base), id: 1, logger: logger)
+        try await connection.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), logger: logger)
+        try await connection.close()
+        var components = URLComponents(string: base)
+        components?.path = "/" + name
+        return components?.string ?? base
+    }
+}
