@@ -10,6 +10,10 @@ import Testing
 
 @testable import CallAPIWebRTC
 
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
 // A call with real media across a cluster whose node holding the call's RTC channel stops mid-call (a drain for an
 // upgrade): media flows peer to peer meanwhile, the engines join the channel again on the other node, and the call
 // goes on. Part of the serialized engine suite; needs the PostgreSQL `.ci/run` starts.
@@ -38,14 +42,16 @@ extension WebRTCEngineTests {
         return nodes
     }
 
-    func clusterEndpoint(_ user: UInt, on nodes: [TestServer]) async throws -> ServerEndpoint {
+    /// A CallAPI user with real media whose signaling client and channel transport know the nodes at `urls`, the
+    /// first first.
+    func clusterEndpoint(_ user: UInt, urls: [String], authority: TokenAuthority) async throws -> ServerEndpoint {
         var logger = Logger(label: "test.signal")
         logger.logLevel = .critical
-        let signal = SignalClient(configuration: .init(urls: nodes.map(\.baseURL)), logger: logger)
-        try await signal.login(
-            token: try await nodes[0].server.authority.issue(userId: String(user), ttlSeconds: 600).token)
-        let engine = WebRTCEngine(
-            transport: ServerChannelTransport(urls: nodes.map(\.baseURL)), label: "cluster-user-\(user)")
+        var configuration = SignalClientConfiguration(urls: urls)
+        configuration.backoffBaseMillis = 100
+        let signal = SignalClient(configuration: configuration, logger: logger)
+        try await signal.login(token: try await authority.issue(userId: String(user), ttlSeconds: 600).token)
+        let engine = WebRTCEngine(transport: ServerChannelTransport(urls: urls), label: "cluster-user-\(user)")
         let listener = RecordingCallListener()
         let api = CallApiImpl()
         api.addListener(listener: listener)
@@ -54,17 +60,45 @@ extension WebRTCEngineTests {
         try await api.prepareForCall(
             prepareConfig: PrepareConfig(
                 localView: TestCanvas(), remoteView: TestCanvas(), callTimeoutMillisecond: 30_000,
-                rtcTokenProvider: nodes[0].tokenProvider))
+                rtcTokenProvider: { channel, uid in
+                    try await authority.issue(userId: String(uid), ttlSeconds: 600, channel: channel).token
+                }))
         return ServerEndpoint(user: user, api: api, signal: signal, engine: engine, listener: listener, states: states)
+    }
+
+    /// After the channel's node went away: waits until `members` shows both users on a surviving node, checks that
+    /// video still arrives on both sides after that, that neither engine reported an error and that neither call
+    /// changed state; returns how long after `since` the members were together again.
+    func mediaWentOn(
+        _ caller: ServerEndpoint, _ callee: ServerEndpoint, events: (EventRecorder, EventRecorder),
+        statesBefore: (Int, Int), since: ContinuousClock.Instant, members: @escaping @Sendable () async -> [UInt]
+    ) async throws -> Duration {
+        try await within(20, "both engines in the channel on a surviving node") {
+            while await members() != [1001, 1002] { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        let together = ContinuousClock.now - since
+        let count = (events.0.events.count, events.1.events.count)
+        for (recorder, skip) in [(events.0, count.0), (events.1, count.1)] {
+            _ = try await recorder.wait("video after the rejoin", from: skip) { event in
+                if case .remoteQuality(_, _, let quality) = event, quality.videoKbps > 0 { true } else { false }
+            }
+        }
+        for recorder in [events.0, events.1] {
+            #expect(!recorder.events.contains { if case .error = $0 { true } else { false } }, "\(recorder.events)")
+        }
+        #expect(caller.listener.states.count == statesBefore.0, "\(caller.listener.states)")
+        #expect(callee.listener.states.count == statesBefore.1, "\(callee.listener.states)")
+        #expect(caller.api.state == .connected && callee.api.state == .connected)
+        return together
     }
 
     @Test(.enabled(if: TestDatabase.postgresURL != nil, "CALLAPI_TEST_POSTGRES_URL is not set"))
     func aCallsMediaGoesOnWhileTheNodeHoldingItsChannelStopsAndItsEnginesJoinAgainOnTheOther() async throws {
         let nodes = try await clusterNodes()
-        let caller = try await clusterEndpoint(1001, on: nodes)
-        let callee = try await clusterEndpoint(1002, on: nodes)
-        let callerEvents = EventRecorder(caller.engine)
-        let calleeEvents = EventRecorder(callee.engine)
+        let authority = nodes[0].server.authority
+        let caller = try await clusterEndpoint(1001, urls: nodes.map(\.baseURL), authority: authority)
+        let callee = try await clusterEndpoint(1002, urls: nodes.map(\.baseURL), authority: authority)
+        let events = (EventRecorder(caller.engine), EventRecorder(callee.engine))
         _ = try await connect(caller, callee, type: .video)
         let room = "1001-\(caller.api.getCallId())"
         #expect(await nodes[0].server.channelMembers(room) == [1001, 1002])
@@ -73,27 +107,11 @@ extension WebRTCEngineTests {
         // The channel's node drains and stops; its members are told `serverShutdown` and its claims are freed.
         let stoppedAt = ContinuousClock.now
         try await nodes[0].stop()
-        try await within(20, "both engines in the channel on the other node") {
-            while await nodes[1].server.channelMembers(room) != [1001, 1002] {
-                try await Task.sleep(for: .milliseconds(50))
-            }
-        }
-        let rejoined = ContinuousClock.now - stoppedAt
-        // Video still arrives on both sides: a quality period after the rejoin with video in it.
-        let count = (callerEvents.events.count, calleeEvents.events.count)
-        for (events, skip) in [(callerEvents, count.0), (calleeEvents, count.1)] {
-            _ = try await events.wait("video after the rejoin", from: skip) { event in
-                if case .remoteQuality(_, _, let quality) = event, quality.videoKbps > 0 { true } else { false }
-            }
-        }
-        for events in [callerEvents, calleeEvents] {
-            #expect(!events.events.contains { if case .error = $0 { true } else { false } }, "\(events.events)")
-        }
-        // Neither side's call changed state.
-        #expect(caller.listener.states.count == statesBefore.0, "\(caller.listener.states)")
-        #expect(callee.listener.states.count == statesBefore.1, "\(callee.listener.states)")
-        #expect(caller.api.state == .connected && callee.api.state == .connected)
-        print("channel rejoined on the other node \(rejoined) after the stop")
+        let survivor = nodes[1]
+        let together = try await mediaWentOn(
+            caller, callee, events: events, statesBefore: statesBefore, since: stoppedAt,
+            members: { await survivor.server.channelMembers(room) })
+        print("drained node: the channel's members met again on the other node \(together) after the stop")
 
         try await caller.api.hangup(remoteUserId: callee.user)
         try await within(20, "the callee hearing the hangup") {
@@ -102,5 +120,61 @@ extension WebRTCEngineTests {
         await caller.close()
         await callee.close()
         try await nodes[1].stop()
+    }
+}
+
+extension WebRTCEngineTests {
+    @Test(
+        .enabled(if: TestDatabase.postgresURL != nil, "CALLAPI_TEST_POSTGRES_URL is not set"),
+        .enabled(if: ServeProcess.executable != nil, "the callapi executable is not built"))
+    func aCallsMediaGoesOnWhenTheNodeHoldingItsChannelIsKilledAndItsEnginesJoinAgainOnTheSurvivor() async throws {
+        let database = try await TestDatabase.freshPostgresURL()
+        var nodes: [ServeProcess] = []
+        for id in ["k1", "k2"] {
+            nodes.append(
+                try await ServeProcess.start([
+                    "--node-id", id, "--cluster-database", database, "--cluster-url", "ws://127.0.0.1:{port}",
+                    "--secret", TestServer.signingSecret, "--admin-key", TestServer.defaultAdminKey,
+                    "--cluster-heartbeat-ms", "200",
+                    "--cluster-dead-after-ms", "1000", "--ledger", "0", "--drain", "1",
+                ]))
+        }
+        let authority = try await TokenAuthority.make(key: .hs256(secret: TestServer.signingSecret))
+        let urls = nodes.map(\.baseURL)
+        let caller = try await clusterEndpoint(1001, urls: urls, authority: authority)
+        let callee = try await clusterEndpoint(1002, urls: urls, authority: authority)
+        let events = (EventRecorder(caller.engine), EventRecorder(callee.engine))
+        _ = try await connect(caller, callee, type: .video)
+        let room = "1001-\(caller.api.getCallId())"
+        let statesBefore = (caller.listener.states.count, callee.listener.states.count)
+
+        // SIGKILL: the channel's sockets drop, and its claim stays with the dead node until the survivor finds it dead.
+        let killedAt = ContinuousClock.now
+        nodes[0].kill()
+        let survivor = nodes[1].port
+        let together = try await mediaWentOn(
+            caller, callee, events: events, statesBefore: statesBefore, since: killedAt,
+            members: { await Self.channelMembers(room, port: survivor) })
+        print("killed node: the channel's members met again on the survivor \(together) after the kill")
+
+        try await caller.api.hangup(remoteUserId: callee.user)
+        try await within(20, "the callee hearing the hangup") {
+            for await change in callee.states where change.state == .prepared { return }
+        }
+        await caller.close()
+        await callee.close()
+        nodes[1].stop()
+    }
+
+    /// The uids in `channel` on the `callapi serve` at `port`, from its operator endpoint.
+    static func channelMembers(_ channel: String, port: Int) async -> [UInt] {
+        guard let url = URL(string: "http://127.0.0.1:\(port)/v1/channels/\(channel)") else { return [] }
+        var request = URLRequest(url: url)
+        request.setValue("Bearer \(TestServer.defaultAdminKey)", forHTTPHeaderField: "Authorization")
+        guard let (data, _) = try? await URLSession.shared.data(for: request),
+            let body = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+            let members = body["members"] as? [Int]
+        else { return [] }
+        return members.map { UInt($0) }.sorted()
     }
 }
