@@ -224,3 +224,62 @@ test('a channel join names its channel for the proxy, and follows a cluster to t
   ScriptedSocket.all[0].reply({ type: 'joinFailed', code: CHANNEL_ELSEWHERE, message: 'channel room meets on node b' });
   await assert.rejects(refused, (error) => error.code === CHANNEL_ELSEWHERE);
 });
+
+test('a joined channel whose connection goes is joined again with its links kept, and given up after 20 s', async (t) => {
+  t.mock.timers.enable({ apis: ['setTimeout', 'setInterval'] });
+  let clock = 0;
+  ScriptedSocket.all = [];
+  const room = new RtcRoom({ url: 'ws://a:1', channel: 'room', uid: 1001, token: 't', WebSocket: ScriptedSocket, now: () => clock });
+  const events = [];
+  for (const type of ['localJoined', 'removed']) room.addEventListener(type, (event) => events.push([type, event.detail]));
+  const joining = room.join();
+  await Promise.resolve();
+  ScriptedSocket.all[0].onopen();
+  ScriptedSocket.all[0].reply({ type: 'joined', channel: 'room', uid: 1001, devices: [], expiresAt: 1 });
+  await joining;
+
+  // The node goes: a new socket 250 ms later, the same join on it; joined again, no second localJoined.
+  ScriptedSocket.all[0].drop(1006);
+  assert.equal(ScriptedSocket.all.length, 1);
+  t.mock.timers.tick(250);
+  assert.equal(ScriptedSocket.all.length, 2);
+  ScriptedSocket.all[1].onopen();
+  assert.equal(ScriptedSocket.all[1].sent[0].type, 'join');
+  ScriptedSocket.all[1].reply({ type: 'joined', channel: 'room', uid: 1001, devices: [], expiresAt: 1 });
+  assert.equal(room.outage, null);
+
+  // The server stops (removed, serverShutdown): joined again too; a node not yet reachable is retried, doubling.
+  ScriptedSocket.all[1].reply({ type: 'removed', code: 11, message: 'the server is shutting down' });
+  t.mock.timers.tick(250);
+  assert.equal(ScriptedSocket.all.length, 3);
+  ScriptedSocket.all[2].drop(1006);
+  t.mock.timers.tick(499);
+  assert.equal(ScriptedSocket.all.length, 3, 'the second pause is 500 ms');
+  t.mock.timers.tick(1);
+  assert.equal(ScriptedSocket.all.length, 4);
+
+  // Nothing answers for 20 s: the room gives up and says so.
+  for (let i = 0; i < 20 && !room.closed; i += 1) {
+    ScriptedSocket.all.at(-1).drop(1006);
+    clock += 2000;
+    t.mock.timers.tick(2000);
+  }
+  assert.equal(room.closed, true);
+  assert.deepEqual(events.map(([type]) => type), ['localJoined', 'removed']);
+  assert.equal(events[1][1].code, 100);
+
+  // A refusal that is not about reaching the channel (a bar) ends the room at once.
+  ScriptedSocket.all = [];
+  const barred = new RtcRoom({ url: 'ws://a:1', channel: 'room', uid: 1001, token: 't', WebSocket: ScriptedSocket, now: () => clock });
+  const ended = [];
+  barred.addEventListener('removed', (event) => ended.push(event.detail.code));
+  const first = barred.join();
+  await Promise.resolve();
+  ScriptedSocket.all[0].reply({ type: 'joined', channel: 'room', uid: 1001, devices: [], expiresAt: 1 });
+  await first;
+  ScriptedSocket.all[0].drop(1006);
+  t.mock.timers.tick(250);
+  ScriptedSocket.all[1].reply({ type: 'joinFailed', code: 5, message: 'barred' });
+  assert.deepEqual(ended, [5]);
+  assert.equal(barred.closed, true);
+});
