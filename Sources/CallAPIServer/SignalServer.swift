@@ -280,7 +280,8 @@ public final class SignalServer: Service, Sendable {
             jsonBody: jsonBody
         ).register(on: router)
         ChannelAdminEndpoint(
-            hub: channels, authorization: AdminAuthorization(adminKey: configuration.adminKey), jsonBody: jsonBody
+            hub: channels, homes: cluster?.channelHomes,
+            authorization: AdminAuthorization(adminKey: configuration.adminKey), jsonBody: jsonBody
         ).register(on: router)
         CallHistoryEndpoint(ledger: ledger, authorization: AdminAuthorization(adminKey: configuration.adminKey))
             .register(on: router)

@@ -37,6 +37,18 @@ final class ClusterChannelHomes: ChannelHomeKeeper {
         }
     }
 
+    /// The node holding `channel` now, if a live one does; `nil` too when the cluster cannot be asked (logged).
+    func holder(of channel: String) async -> ChannelHome? {
+        do {
+            return try await ClusterLink.bounded { try await self.store.channelHolder(channel) }
+        } catch {
+            logger.warning(
+                "a channel's node could not be read",
+                metadata: ["channel": "\(channel)", "error": "\(ClusterError.describe(error))"])
+            return nil
+        }
+    }
+
     /// Performs the requests until the link stops; `epoch` is this node's while it is a member.
     func run(epoch: @escaping @Sendable () -> Int64?) async {
         for await request in requests {

@@ -25,17 +25,23 @@ extension ClusterStore {
                 guard member > 0 else { throw ClusterError("this node is joining the cluster again") }
                 if taken > 0 { return .here }
             }
-            let holder = try await client.query(
-                """
-                SELECT c.node_id, n.url FROM callapi_cluster_channels c
-                JOIN callapi_cluster_nodes n ON n.node_id = c.node_id AND n.epoch = c.epoch
-                WHERE c.channel = \(channel)
-                """, logger: logger)
-            for try await (node, url) in holder.decode((String, String?).self) {
-                return node == nodeId ? .here : .elsewhere(node: node, url: url)
-            }
+            if let holder = try await channelHolder(channel) { return holder }
         }
         throw ClusterError("channel \(channel) could not be claimed: its holder kept changing")
+    }
+
+    /// The live node holding `channel`, if one does (read only: nothing is claimed).
+    func channelHolder(_ channel: String) async throws -> ChannelHome? {
+        let holder = try await client.query(
+            """
+            SELECT c.node_id, n.url FROM callapi_cluster_channels c
+            JOIN callapi_cluster_nodes n ON n.node_id = c.node_id AND n.epoch = c.epoch
+            WHERE c.channel = \(channel)
+            """, logger: logger)
+        for try await (node, url) in holder.decode((String, String?).self) {
+            return node == nodeId ? .here : .elsewhere(node: node, url: url)
+        }
+        return nil
     }
 
     /// Gives up this node's claim of `channel` (if it still holds it).

@@ -10,8 +10,12 @@ import Hummingbird
 /// - `POST /v1/channels/{channel}/kick` with `{"uid":1001,"barSeconds":60,"reason":"text"}` (`barSeconds` and
 ///   `reason` optional) → `{"kicked":true,"barredUntil":1800000060000}`. The bar applies even when the uid is not in
 ///   the channel; `barSeconds` 0 lifts a bar.
+///
+/// In a cluster, a channel with no member on this node may meet on another: a request for it is sent there with
+/// 307 and the node's advertised address, or refused with 409 naming the node when it advertises none.
 struct ChannelAdminEndpoint: Sendable {
     let hub: ChannelHub
+    let homes: ClusterChannelHomes?
     let authorization: AdminAuthorization
     let jsonBody: AdminJSONBody
 
@@ -51,11 +55,13 @@ struct ChannelAdminEndpoint: Sendable {
             try authorization.check(request, endpoint: "the channel endpoint")
             let channel = try channelParameter(context)
             let (members, devices) = hub.members(of: channel)
+            if devices.isEmpty { try await sendToHome(of: channel, request) }
             return Members(channel: channel, members: members, devices: devices)
         }
         router.post("/v1/channels/:channel/kick") { request, context -> KickAnswer in
             try authorization.check(request, endpoint: "the channel endpoint")
             let channel = try channelParameter(context)
+            if hub.members(of: channel).devices.isEmpty { try await sendToHome(of: channel, request) }
             let body = try await jsonBody.decode(
                 KickBody.self, from: request, example: "{\"uid\":1001,\"barSeconds\":60,\"reason\":\"text\"}")
             guard body.uid > 0 else {
@@ -72,6 +78,21 @@ struct ChannelAdminEndpoint: Sendable {
                 channel: channel, uid: body.uid, barSeconds: barSeconds, reason: body.reason)
             return KickAnswer(kicked: kicked, barredUntil: barredUntil)
         }
+    }
+
+    /// Throws the answer that sends `request` to the node where `channel` meets, when that is another node.
+    private func sendToHome(of channel: String, _ request: Request) async throws {
+        guard let homes, case .elsewhere(let node, let url) = await homes.holder(of: channel) else { return }
+        guard let url else {
+            throw HTTPError(
+                .conflict,
+                message: "channel \(channel) meets on node \(node), which advertises no address: ask it there")
+        }
+        var base = url.hasPrefix("ws") ? "http" + url.dropFirst(2) : url
+        while base.hasSuffix("/") { base.removeLast() }
+        var headers = HTTPFields()
+        headers[.location] = base + request.uri.description
+        throw HTTPError(.temporaryRedirect, headers: headers, message: "channel \(channel) meets on node \(node)")
     }
 
     private func channelParameter(_ context: BasicRequestContext) throws -> String {
