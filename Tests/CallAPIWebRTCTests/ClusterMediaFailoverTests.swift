@@ -66,6 +66,16 @@ extension WebRTCEngineTests {
         return ServerEndpoint(user: user, api: api, signal: signal, engine: engine, listener: listener, states: states)
     }
 
+    /// The caller hangs up; once the callee has heard it, both close.
+    func hangUpAndClose(_ caller: ServerEndpoint, _ callee: ServerEndpoint) async throws {
+        try await caller.api.hangup(remoteUserId: callee.user)
+        try await within(20, "the callee hearing the hangup") {
+            for await change in callee.states where change.state == .prepared { return }
+        }
+        await caller.close()
+        await callee.close()
+    }
+
     /// After the channel's node went away: waits until `members` shows both users on a surviving node, checks that
     /// video still arrives on both sides after that, that neither engine reported an error and that neither call
     /// changed state; returns how long after `since` the members were together again.
@@ -113,12 +123,7 @@ extension WebRTCEngineTests {
             members: { await survivor.server.channelMembers(room) })
         print("drained node: the channel's members met again on the other node \(together) after the stop")
 
-        try await caller.api.hangup(remoteUserId: callee.user)
-        try await within(20, "the callee hearing the hangup") {
-            for await change in callee.states where change.state == .prepared { return }
-        }
-        await caller.close()
-        await callee.close()
+        try await hangUpAndClose(caller, callee)
         try await nodes[1].stop()
     }
 }
@@ -157,12 +162,7 @@ extension WebRTCEngineTests {
             members: { await Self.channelMembers(room, port: survivor) })
         print("killed node: the channel's members met again on the survivor \(together) after the kill")
 
-        try await caller.api.hangup(remoteUserId: callee.user)
-        try await within(20, "the callee hearing the hangup") {
-            for await change in callee.states where change.state == .prepared { return }
-        }
-        await caller.close()
-        await callee.close()
+        try await hangUpAndClose(caller, callee)
         nodes[1].stop()
     }
 

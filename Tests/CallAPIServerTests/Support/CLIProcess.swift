@@ -5,14 +5,7 @@ import NIOConcurrencyHelpers
 /// The `callapi` executable built next to the test bundle, run as a child process with piped stdin/stdout.
 final class CLIProcess: Sendable {
     /// The built `callapi`, if it is there (it is when the package's products were built with the tests).
-    static let executable: String? = {
-        let directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        for candidate in [directory, directory.deletingLastPathComponent()] {
-            let path = candidate.appendingPathComponent("callapi").path
-            if FileManager.default.isExecutableFile(atPath: path) { return path }
-        }
-        return nil
-    }()
+    static let executable: String? = ServeProcess.executable
 
     private let process: Process
     private let input: Pipe
