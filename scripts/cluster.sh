@@ -37,7 +37,7 @@ haproxy=$(scripts/services/install-haproxy.sh)
 for i in 1 2 3; do
     port=$((base_port + i - 1))
     "$bin" serve --port "$port" --node-id "node$i" --ledger-database "$database" --data-dir "$work/node$i" \
-        --log-level notice >"$work/node$i.log" 2>&1 &
+        --cluster-url "ws://127.0.0.1:$port" --log-level notice >"$work/node$i.log" 2>&1 &
     pids+=("$!")
     wait_for 60 curl -sf "http://127.0.0.1:$port/healthz" ||
         { echo "cluster: node$i did not start:" >&2; tail -20 "$work/node$i.log" >&2; exit 1; }
