@@ -8,6 +8,8 @@ final class ClusterChannelHomes: ChannelHomeKeeper {
     private enum Request {
         case claim(String, found: @Sendable (ChannelHome) -> Void)
         case release(String)
+        /// This node registered again with `epoch`: the channels it holds are claimed again under it.
+        case reclaim(epoch: Int64)
     }
 
     /// Requests waiting, at most: a claim beyond it is answered ``ChannelHome/unknown(reason:)`` at once.
@@ -37,6 +39,12 @@ final class ClusterChannelHomes: ChannelHomeKeeper {
         }
     }
 
+    /// Claims again the channels this node holds, once it has registered again with `epoch` (its rows went with its
+    /// old epoch).
+    func registered(epoch: Int64) {
+        _ = continuation.yield(.reclaim(epoch: epoch))
+    }
+
     /// The node holding `channel` now, if a live one does; `nil` too when the cluster cannot be asked (logged).
     func holder(of channel: String) async -> ChannelHome? {
         do {
@@ -51,15 +59,39 @@ final class ClusterChannelHomes: ChannelHomeKeeper {
 
     /// Performs the requests until the link stops; `epoch` is this node's while it is a member.
     func run(epoch: @escaping @Sendable () -> Int64?) async {
+        // The channels this node claimed and has not released: only this loop reads or changes it.
+        var held = Set<String>()
         for await request in requests {
             switch request {
+            case .reclaim(let epoch):
+                guard !held.isEmpty else { continue }
+                let channels = held.sorted()
+                do {
+                    let lost = try await ClusterLink.bounded {
+                        try await self.store.reclaimChannels(channels, epoch: epoch)
+                    }
+                    for channel in lost {
+                        held.remove(channel)
+                        logger.warning(
+                            "a channel with members here is held by another node now: who joins there meets others",
+                            metadata: ["channel": "\(channel)"])
+                    }
+                } catch {
+                    logger.warning(
+                        "this node's channels could not be claimed again",
+                        metadata: ["channels": "\(channels.count)", "error": "\(ClusterError.describe(error))"])
+                }
             case .claim(let channel, let found):
                 guard let epoch = epoch() else {
                     found(.unknown(reason: "this node is not a member of its cluster now"))
                     continue
                 }
                 do {
-                    found(try await ClusterLink.bounded { try await self.store.claimChannel(channel, epoch: epoch) })
+                    let home = try await ClusterLink.bounded {
+                        try await self.store.claimChannel(channel, epoch: epoch)
+                    }
+                    if home == .here { held.insert(channel) }
+                    found(home)
                 } catch {
                     let reason = ClusterError.describe(error)
                     logger.warning(
@@ -68,6 +100,7 @@ final class ClusterChannelHomes: ChannelHomeKeeper {
                     found(.unknown(reason: reason))
                 }
             case .release(let channel):
+                held.remove(channel)
                 do {
                     try await ClusterLink.bounded { try await self.store.releaseChannel(channel) }
                 } catch {

@@ -268,6 +268,7 @@ final class ClusterLink: Sendable {
                 let epoch = try await Self.bounded { try await self.store.register() }
                 logger.notice("joined the cluster", metadata: ["epoch": "\(epoch)"])
                 metrics.member.record(1)
+                channelHomes.registered(epoch: epoch)
                 return .registered(epoch: epoch)
             } catch {
                 logger.warning("could not join the cluster; retrying", metadata: ["error": "\(describe(error))"])

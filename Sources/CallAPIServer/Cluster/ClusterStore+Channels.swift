@@ -30,6 +30,24 @@ extension ClusterStore {
         throw ClusterError("channel \(channel) could not be claimed: its holder kept changing")
     }
 
+    /// Claims again, under this node's new `epoch`, the channels it had members of before it registered again (a
+    /// node stopped past the dead limit lost its claims); returns those another node holds now.
+    func reclaimChannels(_ channels: [String], epoch: Int64) async throws -> [String] {
+        let rows = try await client.query(
+            """
+            WITH me AS (SELECT 1 FROM callapi_cluster_nodes WHERE node_id = \(nodeId) AND epoch = \(epoch))
+            INSERT INTO callapi_cluster_channels AS c (channel, node_id, epoch)
+            SELECT ch, \(nodeId), \(epoch) FROM unnest(\(channels)::text[]) AS ch, me
+            ON CONFLICT (channel) DO UPDATE SET node_id = EXCLUDED.node_id, epoch = EXCLUDED.epoch
+            WHERE c.node_id = EXCLUDED.node_id OR NOT EXISTS (
+                SELECT 1 FROM callapi_cluster_nodes n WHERE n.node_id = c.node_id AND n.epoch = c.epoch)
+            RETURNING channel
+            """, logger: logger)
+        var taken = Set<String>()
+        for try await channel in rows.decode(String.self) { taken.insert(channel) }
+        return channels.filter { !taken.contains($0) }
+    }
+
     /// The live node holding `channel`, if one does (read only: nothing is claimed).
     func channelHolder(_ channel: String) async throws -> ChannelHome? {
         let holder = try await client.query(

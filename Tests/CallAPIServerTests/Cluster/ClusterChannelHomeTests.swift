@@ -2,7 +2,11 @@ import CallAPIServer
 import CallAPIServerTesting
 import CallAPISignalClient
 import CallAPISignalProtocol
+import Logging
+import PostgresNIO
 import Testing
+
+@testable import CallAPIServer
 
 /// RTC channels across the nodes of a cluster (docs/scale-out.md, "RTC channels across nodes"): the node a channel's
 /// first member joins claims it, and a member who reaches another node is sent there, so both members meet on one
@@ -11,6 +15,11 @@ import Testing
 struct ClusterChannelHomeTests {
     /// Node `a` advertises its address; node `b` advertises none (its clients reach it through a proxy).
     static func nodes() async throws -> (a: TestServer, b: TestServer) {
+        try await nodesOn().nodes
+    }
+
+    /// ``nodes()`` with the database's URL.
+    static func nodesOn() async throws -> (nodes: (a: TestServer, b: TestServer), database: String) {
         let port = try await freeLoopbackPort()
         let url = try await LedgerBackend.freshPostgresURL()
         var servers: [TestServer] = []
@@ -32,7 +41,7 @@ struct ClusterChannelHomeTests {
                 try await Task.sleep(for: .milliseconds(20))
             }
         }
-        return (servers[0], servers[1])
+        return ((servers[0], servers[1]), url)
     }
 
     @Test func aMemberWhoReachesAnotherNodeIsSentToTheChannelsNodeAndMeetsTheOtherThere() async throws {
@@ -119,6 +128,46 @@ struct ClusterChannelHomeTests {
         let (dave, joined) = try await a.joined(1004, channel: "call-y")
         #expect(joined.devices.isEmpty)
         _ = dave
+        try await a.stop()
+    }
+
+    @Test func aNodeThatRegistersAgainClaimsItsChannelsAgain() async throws {
+        let ((a, b), database) = try await Self.nodesOn()
+        let (alice, _) = try await a.joined(1001, channel: "call-z")
+        let before = try #require(a.server.clusterLink?.epoch)
+        // As if node a had been stopped past the dead limit: the cluster forgets it, and it registers again.
+        let logger = Logger(label: "test.cluster")
+        let connection = try await PostgresConnection.connect(
+            configuration: try PostgresLedgerStore.configuration(url: database), id: 1, logger: logger)
+        // The connection is closed on every path (postgres-nio traps on one dropped open).
+        do {
+            try await connection.query("DELETE FROM callapi_cluster_nodes WHERE node_id = 'a'", logger: logger)
+            try await withTimeout(10, "node a's channel claimed under its new epoch") {
+                while true {
+                    let epoch = a.server.clusterLink?.epoch ?? before
+                    if epoch != before {
+                        let rows = try await connection.query(
+                            "SELECT epoch FROM callapi_cluster_channels WHERE channel = 'call-z'", logger: logger)
+                        var claimed: Int64?
+                        for try await value in rows.decode(Int64.self) { claimed = value }
+                        if claimed == epoch { return }
+                    }
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+            }
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+        try await connection.close()
+        // A member who reaches node b is sent to node a, where alice is.
+        let bob = RawSocket(url: b.rtcURL)
+        let answer = try await bob.join(
+            channel: "call-z", uid: 1002, device: nil, token: try await b.rtcToken(1002, channel: "call-z"))
+        guard case .joinFailed(let failure) = answer else { throw UnexpectedChannelFrame(frame: answer) }
+        #expect(failure.errorCode == .channelElsewhere && failure.location == "ws://127.0.0.1:\(a.port)")
+        _ = alice
+        try await b.stop()
         try await a.stop()
     }
 }
