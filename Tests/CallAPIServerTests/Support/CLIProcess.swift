@@ -2,6 +2,10 @@ import CallAPIServerTesting
 import Foundation
 import NIOConcurrencyHelpers
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// The `callapi` executable built next to the test bundle, run as a child process with piped stdin/stdout.
 final class CLIProcess: Sendable {
     /// The built `callapi`, if it is there (it is when the package's products were built with the tests).
@@ -69,6 +73,11 @@ final class CLIProcess: Sendable {
         if let directory { process.currentDirectoryURL = directory }
         input = Pipe()
         let output = Pipe()
+        // Close-on-exec in this process: a process another test spawns meanwhile must not inherit the output's write
+        // end and hold it open after this child exits (the child gets its own copies, on fds 0-2, without the flag).
+        for handle in [input.fileHandleForReading, input.fileHandleForWriting, output.fileHandleForWriting] {
+            _ = fcntl(handle.fileDescriptor, F_SETFD, FD_CLOEXEC)
+        }
         process.standardInput = input
         process.standardOutput = output
         process.standardError = output
@@ -103,7 +112,8 @@ final class CLIProcess: Sendable {
 
     /// Waits until the process's output has been read to its end: a process can exit before its last lines are
     /// read, so ``printed`` right after ``finish(within:)`` may miss them.
-    func outputRead(within seconds: Double = 10) async throws {
+    /// (The wait is long: once, in CI, the end came 10 s after the child exited, as if another process held the pipe.)
+    func outputRead(within seconds: Double = 30) async throws {
         let outputEnded = outputEnded
         try await withTimeout(seconds, "the process's output to end") {
             while !outputEnded.withLockedValue({ $0 }) { try await Task.sleep(for: .milliseconds(10)) }
