@@ -80,6 +80,8 @@ struct ClusterCallLedgerTests {
         let onA = try await endpoint(1101, on: servers[0])
         let onB = try await endpoint(1102, on: servers[1])
         try await ClusterEndToEndTests.waitOnline("1102", seenBy: observer)
+        // And node b sees 1101, or the accept 1102 relays to it is refused as `peer_offline` (seen once in CI).
+        try await ClusterEndToEndTests.waitOnline("1101", seenBy: try await servers[1].loggedIn("1198"))
         var callIds: [String] = []
         // Each node in turn is where the call begins: A calls B, then B calls A.
         for (caller, callee) in [(onA, onB), (onB, onA), (onA, onB), (onB, onA)] {
