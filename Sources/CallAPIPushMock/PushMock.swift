@@ -54,7 +54,8 @@ public final class PushMock: Sendable {
         var providerTokenUpdates = 0
         var accessTokens: Set<String> = []
         var exchanges = 0
-        var waiters: [(count: Int, continuation: CheckedContinuation<[RecordedPush], Never>)] = []
+        var waiters: [(id: Int, count: Int, continuation: CheckedContinuation<[RecordedPush], Never>)] = []
+        var nextWaiter = 0
     }
     private let state = NIOLockedValueBox(State())
 
@@ -82,15 +83,28 @@ public final class PushMock: Sendable {
         _ = state.withLockedValue { $0.unregistered.insert(deviceToken) }
     }
 
-    /// Returns once at least `count` pushes were received (all of them, in order).
+    /// Returns once at least `count` pushes were received (all of them, in order), or, when the waiting task is
+    /// cancelled, at once with those received so far (fewer: a caller's timeout then reports what was missing).
     public func waitForPushes(_ count: Int) async -> [RecordedPush] {
-        await withCheckedContinuation { continuation in
-            let ready: [RecordedPush]? = state.withLockedValue { state in
-                if state.pushes.count >= count { return state.pushes }
-                state.waiters.append((count, continuation))
-                return nil
+        let id = state.withLockedValue { state in
+            state.nextWaiter += 1
+            return state.nextWaiter
+        }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let ready: [RecordedPush]? = state.withLockedValue { state in
+                    if state.pushes.count >= count || Task.isCancelled { return state.pushes }
+                    state.waiters.append((id, count, continuation))
+                    return nil
+                }
+                if let ready { continuation.resume(returning: ready) }
             }
-            if let ready { continuation.resume(returning: ready) }
+        } onCancel: {
+            let waiting = state.withLockedValue { state in
+                let index = state.waiters.firstIndex { $0.id == id }
+                return index.map { (state.waiters.remove(at: $0).continuation, state.pushes) }
+            }
+            waiting?.0.resume(returning: waiting?.1 ?? [])
         }
     }
 

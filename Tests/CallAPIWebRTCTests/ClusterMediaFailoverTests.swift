@@ -83,7 +83,9 @@ extension WebRTCEngineTests {
         _ caller: ServerEndpoint, _ callee: ServerEndpoint, events: (EventRecorder, EventRecorder),
         statesBefore: (Int, Int), since: ContinuousClock.Instant, members: @escaping @Sendable () async -> [UInt]
     ) async throws -> Duration {
-        try await within(20, "both engines in the channel on a surviving node") {
+        // Longer than the engines' own 20 s of rejoining: a rejoin that took most of it still counts, and one that
+        // gave up shows as the engine's error below rather than as this wait running out.
+        try await within(30, "both engines in the channel on a surviving node") {
             while await members() != [1001, 1002] { try await Task.sleep(for: .milliseconds(50)) }
         }
         let together = ContinuousClock.now - since

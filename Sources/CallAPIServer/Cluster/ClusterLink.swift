@@ -380,7 +380,7 @@ final class ClusterLink: Sendable {
         // The hub is taken out of the lock before it is asked: the hub performs its actions (``perform(_:)``, which
         // takes this lock) under its own lock, so asking it under this one could deadlock the two.
         let hub = state.withLockedValue { $0.hub }
-        let users = Set(hub?.loggedInSessions.map(\.1) ?? []).sorted()
+        let users = Set(hub?.loggedInSessions.map(\.userId) ?? []).sorted()
         do {
             let claimed = try await Self.bounded {
                 try await self.store.claimCalls(
@@ -522,7 +522,7 @@ final class ClusterLink: Sendable {
         case matchSessionClosed(SessionID)
         case park(ClusterEnvelope, expiresAt: Int64, receipt: ForwardReceipt)
         case unpark([String])
-        case online(SessionID, String)
+        case online(SessionRow)
         case offline(SessionID)
         case resync(epoch: Int64)
     }
@@ -539,7 +539,7 @@ final class ClusterLink: Sendable {
             guard let first = state.work.popFirst() else { return nil }
             switch first {
             case .resync(let epoch): return .resync(epoch: epoch)
-            case .hub(.online(let session, let userId)): return .online(session, userId)
+            case .hub(.online(let row)): return .online(row)
             case .hub(.offline(let session, _)): return .offline(session)
             case .hub(.unclaimed(let envelopes)): return .unclaim(envelopes)
             case .hub(.devices(let list)): return .devices(list)
@@ -754,11 +754,11 @@ final class ClusterLink: Sendable {
                         "user": "\(entry.userId)", "callId": "\(entry.tombstone.callId)", "error": "\(describe(error))",
                     ])
             }
-        case .online(let session, let userId):
+        case .online(let row):
             // Not a member: the sessions are written when it has joined again.
             guard let epoch else { return }
             do {
-                try await Self.bounded { try await self.store.online(session, userId: userId, epoch: epoch) }
+                try await Self.bounded { try await self.store.publish([row], epoch: epoch) }
             } catch {
                 resyncLater(epoch: epoch, error)
             }

@@ -52,6 +52,9 @@ struct ClusterStore: Sendable {
             PRIMARY KEY (node_id, session_id))
         """,
         "CREATE INDEX IF NOT EXISTS callapi_cluster_sessions_user ON callapi_cluster_sessions (user_id)",
+        // The push device a session named at login: a node pushes a user's sleeping devices knowing those awake on
+        // the others.
+        "ALTER TABLE callapi_cluster_sessions ADD COLUMN IF NOT EXISTS device text",
         """
         CREATE TABLE IF NOT EXISTS callapi_cluster_mailbox (
             id bigserial PRIMARY KEY, target_node text, target_user text NOT NULL, from_user text NOT NULL,
@@ -64,6 +67,13 @@ struct ClusterStore: Sendable {
         // receiver logs in to when that node dies or leaves.
         "ALTER TABLE callapi_cluster_mailbox ADD COLUMN IF NOT EXISTS parked boolean NOT NULL DEFAULT false",
         "CREATE INDEX IF NOT EXISTS callapi_cluster_mailbox_node ON callapi_cluster_mailbox (target_node, id)",
+        // A call for one push device of its receiver, and the push mark (JSON) of an answer or a withdrawal: the
+        // node keeping a call pushed to sleeping devices hands it to the one a woken device logs in to, and
+        // settles it when the answer passes through it (docs/push.md).
+        """
+        ALTER TABLE callapi_cluster_mailbox ADD COLUMN IF NOT EXISTS target_device text,
+            ADD COLUMN IF NOT EXISTS push_mark text
+        """,
         // Server-placed calls handed to the caller's node.
         """
         CREATE TABLE IF NOT EXISTS callapi_cluster_placements (
@@ -218,20 +228,24 @@ struct ClusterStore: Sendable {
 
     // MARK: - Presence
 
-    /// The other live nodes' sessions, counted by node and user.
+    /// The other live nodes' sessions, with the devices they run on.
     func remotePresence(deadAfterMillis: Int64) async throws -> RemotePresence {
         let rows = try await run(
             """
-            SELECT s.node_id, s.user_id, array_agg(s.session_id) FROM callapi_cluster_sessions s
+            SELECT s.node_id, s.user_id, s.session_id, coalesce(s.device, '') FROM callapi_cluster_sessions s
             JOIN callapi_cluster_nodes n ON n.node_id = s.node_id AND n.epoch = s.epoch
             WHERE s.node_id <> $1 AND n.heartbeat_at >= now() - $2::bigint * interval '1 millisecond'
-            GROUP BY s.node_id, s.user_id
             """, [.text(nodeId), .integer(deadAfterMillis)])
-        var found: [(node: String, user: String, sessions: [SessionID])] = []
-        for try await (node, user, ids) in rows.decode((String, String, [Int64]).self) {
-            found.append((node, user, ids.map { SessionID(UInt64(bitPattern: $0)) }))
+        var found: [(node: String, row: SessionRow)] = []
+        for try await (node, user, id, device) in rows.decode((String, String, Int64, String).self) {
+            found.append(
+                (
+                    node,
+                    SessionRow(
+                        session: SessionID(UInt64(bitPattern: id)), userId: user, device: device.isEmpty ? nil : device)
+                ))
         }
-        return RemotePresence(rows: found)
+        return RemotePresence(sessions: found)
     }
 
     /// Replaces this node's busy rows with `users` (only while this node has `epoch`), in one statement: the rows of
@@ -363,32 +377,33 @@ struct ClusterStore: Sendable {
         return RemoteBusy(users)
     }
 
-    /// Writes a session's presence row (only while this node has `epoch`), and tells the other nodes.
-    func online(_ session: SessionID, userId: String, epoch: Int64) async throws {
-        try await publish([(session, userId)], epoch: epoch)
-    }
-
     /// Writes presence rows for `sessions` (only while this node has `epoch`), and tells the other nodes.
-    func publish(_ sessions: [(SessionID, String)], epoch: Int64) async throws {
+    func publish(_ sessions: [SessionRow], epoch: Int64) async throws {
         guard !sessions.isEmpty else { return }
         try await exec(
             """
             WITH ins AS (
-                INSERT INTO callapi_cluster_sessions (node_id, epoch, session_id, user_id)
-                SELECT $1, $2, t.session, t.usr FROM unnest($3::bigint[], $4::text[]) AS t(session, usr)
+                INSERT INTO callapi_cluster_sessions (node_id, epoch, session_id, user_id, device)
+                SELECT $1, $2, t.session, t.usr, NULLIF(t.device, '')
+                FROM unnest($3::bigint[], $4::text[], $5::text[]) AS t(session, usr, device)
                 WHERE EXISTS (SELECT 1 FROM callapi_cluster_nodes WHERE node_id = $1 AND epoch = $2)
                 ON CONFLICT DO NOTHING RETURNING 1)
             SELECT pg_notify('\(Self.presenceChannel)', $1) FROM (SELECT 1 FROM ins LIMIT 1) AS any_row
             """,
-            [
-                .text(nodeId), .integer(epoch), .integers(sessions.map { Int64(bitPattern: $0.0.number) }),
-                .texts(sessions.map(\.1)),
-            ])
+            [.text(nodeId), .integer(epoch)] + Self.columns(of: sessions))
+    }
+
+    /// The session rows' columns, as arrays for `unnest`: ids, users, devices ('' for none).
+    private static func columns(of sessions: [SessionRow]) -> [Bind] {
+        [
+            .integers(sessions.map { Int64(bitPattern: $0.session.number) }), .texts(sessions.map(\.userId)),
+            .texts(sessions.map { $0.device ?? "" }),
+        ]
     }
 
     /// Writes this node's presence rows whole: exactly `sessions` (only while this node has `epoch`), in one
     /// transaction, and tells the other nodes.
-    func resync(_ sessions: [(SessionID, String)], epoch: Int64) async throws {
+    func resync(_ sessions: [SessionRow], epoch: Int64) async throws {
         let nodeId = nodeId
         let logger = logger
         try await client.withTransaction(logger: logger) { connection in
@@ -401,13 +416,15 @@ struct ClusterStore: Sendable {
             var rows = PostgresBindings()
             rows.append(nodeId)
             rows.append(epoch)
-            rows.append(sessions.map { Int64(bitPattern: $0.0.number) })
-            rows.append(sessions.map(\.1))
+            rows.append(sessions.map { Int64(bitPattern: $0.session.number) })
+            rows.append(sessions.map(\.userId))
+            rows.append(sessions.map { $0.device ?? "" })
             _ = try await connection.query(
                 PostgresQuery(
                     unsafeSQL: """
-                        INSERT INTO callapi_cluster_sessions (node_id, epoch, session_id, user_id)
-                        SELECT $1, $2, t.session, t.usr FROM unnest($3::bigint[], $4::text[]) AS t(session, usr)
+                        INSERT INTO callapi_cluster_sessions (node_id, epoch, session_id, user_id, device)
+                        SELECT $1, $2, t.session, t.usr, NULLIF(t.device, '')
+                        FROM unnest($3::bigint[], $4::text[], $5::text[]) AS t(session, usr, device)
                         WHERE EXISTS (SELECT 1 FROM callapi_cluster_nodes WHERE node_id = $1 AND epoch = $2)
                         """, binds: rows), logger: logger)
         }
@@ -448,12 +465,14 @@ struct ClusterStore: Sendable {
         try await exec(
             """
             INSERT INTO callapi_cluster_mailbox
-                (target_node, target_user, from_user, copy_of, body, sent_at, message_id, held, expires_at)
+                (target_node, target_user, from_user, copy_of, body, sent_at, message_id, held, target_device,
+                push_mark, expires_at)
             SELECT NULLIF(t.node, ''), t.usr, t.frm, NULLIF(t.cp, ''), t.body, t.sent, t.mid, t.held = 1,
-                now() + $9::bigint * interval '1 second'
+                NULLIF(t.device, ''), NULLIF(t.mark, ''), now() + $11::bigint * interval '1 second'
             FROM unnest(
-                $1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[], $8::bigint[])
-                AS t(node, usr, frm, cp, body, sent, mid, held)
+                $1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[], $8::bigint[],
+                $9::text[], $10::text[])
+                AS t(node, usr, frm, cp, body, sent, mid, held, device, mark)
             """,
             Self.columns(
                 of: envelopes.map {
@@ -468,13 +487,14 @@ struct ClusterStore: Sendable {
         let rows = try await client.execute(
             MailboxStatements.Take(node: nodeId, epoch: epoch, limit: Int64(limit)), logger: logger)
         var taken: [(id: Int64, envelope: ClusterEnvelope)] = []
-        for try await (id, user, from, copyOf, body, sentAt, messageId, held) in rows {
+        for try await (id, user, from, copyOf, body, sentAt, messageId, held, device, mark) in rows {
             taken.append(
                 (
                     id,
                     ClusterEnvelope(
                         node: nodeId, userId: user, from: from, body: MessageBody(body), sentAt: sentAt,
-                        messageId: messageId, copyOf: copyOf.isEmpty ? nil : copyOf, held: held)
+                        messageId: messageId, copyOf: copyOf.isEmpty ? nil : copyOf, held: held,
+                        device: device.isEmpty ? nil : device, settles: Self.pushMark(mark))
                 ))
         }
         return taken.sorted { $0.id < $1.id }.map(\.envelope)
@@ -613,8 +633,20 @@ struct ClusterStore: Sendable {
             .texts(envelopes.map(\.node)), .texts(envelopes.map(\.userId)), .texts(envelopes.map(\.from)),
             .texts(envelopes.map { $0.copyOf ?? "" }), .texts(envelopes.map(\.body.text)),
             .integers(envelopes.map(\.sentAt)), .texts(envelopes.map(\.messageId)),
-            .integers(envelopes.map { $0.held ? 1 : 0 }),
+            .integers(envelopes.map { $0.held ? 1 : 0 }), .texts(envelopes.map { $0.device ?? "" }),
+            .texts(envelopes.map { $0.settles.map(pushMarkText) ?? "" }),
         ]
+    }
+
+    /// A push mark as the mailbox keeps it (JSON).
+    private static func pushMarkText(_ mark: PushMark) -> String {
+        // Encoding a struct of strings and booleans cannot fail.
+        (try? JSONEncoder().encode(mark)).map { String(decoding: $0, as: UTF8.self) } ?? ""
+    }
+
+    /// A push mark read back from the mailbox; `nil` for none (or, from another version, one this does not read).
+    private static func pushMark(_ text: String) -> PushMark? {
+        text.isEmpty ? nil : try? JSONDecoder().decode(PushMark.self, from: Data(text.utf8))
     }
 
     enum Bind {

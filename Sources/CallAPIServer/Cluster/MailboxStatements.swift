@@ -6,20 +6,22 @@ import PostgresNIO
 /// docs/scale-out.md).
 enum MailboxStatements {
     /// Writes envelopes to their target nodes' mailboxes and wakes each target node once, only while the writing
-    /// node (`$9`) has its epoch (`$10`); `$11` is the mailbox's keep time in seconds. Its one row counts the nodes
+    /// node (`$11`) has its epoch (`$12`); `$13` is the mailbox's keep time in seconds. Its one row counts the nodes
     /// woken: 0 when the node no longer has its epoch (nothing was written).
     struct Forward: PostgresPreparedStatement {
         static let name = "callapi_cluster_forward"
         static let sql = """
             WITH ins AS (
                 INSERT INTO callapi_cluster_mailbox
-                    (target_node, target_user, from_user, copy_of, body, sent_at, message_id, held, expires_at)
-                SELECT t.node, t.usr, t.frm, NULLIF(t.cp, ''), t.body, t.sent, t.mid, t.held = 1,
-                    now() + $11::bigint * interval '1 second'
+                    (target_node, target_user, from_user, copy_of, body, sent_at, message_id, held, target_device,
+                    push_mark, expires_at)
+                SELECT t.node, t.usr, t.frm, NULLIF(t.cp, ''), t.body, t.sent, t.mid, t.held = 1, NULLIF(t.device, ''),
+                    NULLIF(t.mark, ''), now() + $13::bigint * interval '1 second'
                 FROM unnest(
-                    $1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[], $8::bigint[])
-                    AS t(node, usr, frm, cp, body, sent, mid, held)
-                WHERE EXISTS (SELECT 1 FROM callapi_cluster_nodes WHERE node_id = $9 AND epoch = $10)
+                    $1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[], $8::bigint[],
+                    $9::text[], $10::text[])
+                    AS t(node, usr, frm, cp, body, sent, mid, held, device, mark)
+                WHERE EXISTS (SELECT 1 FROM callapi_cluster_nodes WHERE node_id = $11 AND epoch = $12)
                 RETURNING target_node)
             SELECT count(*)::bigint FROM (
                 SELECT pg_notify('callapi_node_' || node, '') FROM (SELECT DISTINCT target_node AS node FROM ins) AS n
@@ -48,9 +50,10 @@ enum MailboxStatements {
                         SELECT user_id FROM callapi_cluster_sessions WHERE node_id = $1 AND epoch = $2)
                     ORDER BY id LIMIT $3 FOR UPDATE SKIP LOCKED))
             AND EXISTS (SELECT 1 FROM callapi_cluster_nodes WHERE node_id = $1 AND epoch = $2)
-            RETURNING id, target_user, from_user, coalesce(copy_of, ''), body, sent_at, message_id, held
+            RETURNING id, target_user, from_user, coalesce(copy_of, ''), body, sent_at, message_id, held,
+                coalesce(target_device, ''), coalesce(push_mark, '')
             """
-        typealias Row = (Int64, String, String, String, String, Int64, String, Bool)
+        typealias Row = (Int64, String, String, String, String, Int64, String, Bool, String, String)
 
         let node: String
         let epoch: Int64

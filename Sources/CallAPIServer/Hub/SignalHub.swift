@@ -148,7 +148,7 @@ final class SignalHub: SessionEndpoint {
     }
 
     /// Every logged-in session on this node with its user (the cluster link writes them whole after joining).
-    var loggedInSessions: [(SessionID, String)] { shell.read { $0.state.loggedInSessions } }
+    var loggedInSessions: [SessionRow] { shell.read { $0.state.loggedInSessions } }
 
     /// Applies a push event (a provider's rejection, the operator's removal of a device).
     func handlePush(_ event: HubEvent) {

@@ -3,8 +3,8 @@ import CallAPISignalProtocol
 /// What the hub asks the cluster link to do (only on a node of a cluster: docs/scale-out.md). The link performs them
 /// in the order given, and reports the forwards' outcome back as ``ClusterEvent``s.
 package enum ClusterAction: Sendable, Equatable {
-    /// Session `session` logged in as `userId` on this node: write its presence row.
-    case online(SessionID, userId: String)
+    /// A session logged in on this node: write its presence row.
+    case online(SessionRow)
     /// Session `session` of `userId` left this node: delete its presence row.
     case offline(SessionID, userId: String)
     /// Write `envelopes` into the other nodes' mailboxes, in one transaction, and wake those nodes; then report

@@ -15,12 +15,20 @@ package struct ClusterEnvelope: Sendable, Equatable {
     package var copyOf: String?
     /// Whether it was held for its receiver while they were offline (the frame says so, as a held message's does).
     package var held: Bool
+    /// Only for the receiver's sessions on this push device: a call pushed to a sleeping device that woke and logged
+    /// in to another node than the one keeping the call (docs/push.md).
+    package var device: String?
+    /// The sender's answer to a call, or its withdrawal, when the message carried one: the node keeping the call's
+    /// pushes to the callee's sleeping devices settles them when it reads it.
+    package var settles: PushMark?
 
     package init(
         node: String, userId: String, from: String, body: MessageBody, sentAt: Int64, messageId: String,
-        copyOf: String? = nil, held: Bool = false
+        copyOf: String? = nil, held: Bool = false, device: String? = nil, settles: PushMark? = nil
     ) {
         self.held = held
+        self.device = device
+        self.settles = settles
         self.node = node
         self.userId = userId
         self.from = from

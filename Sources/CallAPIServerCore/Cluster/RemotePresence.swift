@@ -7,11 +7,14 @@ package struct RemotePresence: Sendable, Equatable {
         package var node: String
         /// The sessions' ids, as that node numbers them, in order.
         package var ids: [SessionID]
+        /// The push devices the sessions named at login, by session id (a session that named none is absent).
+        package var devices: [SessionID: String]
         package var sessions: Int { ids.count }
 
-        package init(node: String, ids: [SessionID]) {
+        package init(node: String, ids: [SessionID], devices: [SessionID: String] = [:]) {
             self.node = node
             self.ids = ids
+            self.devices = devices
         }
     }
 
@@ -20,12 +23,27 @@ package struct RemotePresence: Sendable, Equatable {
 
     package init() {}
 
-    /// Builds the view from rows of (node, user, the session ids), in any order; rows with no session are left out.
+    /// Builds the view from rows of (node, user, the session ids), in any order, none naming a device; rows with no
+    /// session are left out.
     package init(rows: [(node: String, user: String, sessions: [SessionID])]) {
-        for row in rows where !row.sessions.isEmpty {
-            byUser[row.user, default: []].append(NodeSessions(node: row.node, ids: row.sessions.sorted()))
+        self.init(
+            sessions: rows.flatMap { row in row.sessions.map { (row.node, SessionRow(session: $0, userId: row.user)) } }
+        )
+    }
+
+    /// Builds the view from the other nodes' session rows, in any order.
+    package init(sessions rows: [(node: String, row: SessionRow)]) {
+        var grouped: [String: [String: NodeSessions]] = [:]
+        for (node, row) in rows {
+            var entry = grouped[row.userId]?[node] ?? NodeSessions(node: node, ids: [])
+            entry.ids.append(row.session)
+            if let device = row.device { entry.devices[row.session] = device }
+            grouped[row.userId, default: [:]][node] = entry
         }
-        for user in byUser.keys { byUser[user]?.sort { $0.node < $1.node } }
+        for (user, nodes) in grouped {
+            byUser[user] = nodes.values.map { NodeSessions(node: $0.node, ids: $0.ids.sorted(), devices: $0.devices) }
+                .sorted { $0.node < $1.node }
+        }
     }
 
     /// The other nodes that hold sessions of `userId`, in node id order.

@@ -9,10 +9,12 @@ extension HubState {
         _ send: ClientFrame.Send, from id: SessionID, user: String, messageId: String, copyOf: String?, local: Int,
         remote: [RemotePresence.NodeSessions], now: Int64, into actions: inout [HubAction]
     ) {
+        // An answer or a withdrawal travels with its mark: the node keeping the call's pushes may be the receiver's.
+        let settles = send.push.flatMap { $0.kind == .call || copyOf != nil ? nil : $0 }
         let envelopes = remote.map {
             ClusterEnvelope(
                 node: $0.node, userId: send.to, from: user, body: send.relayBody, sentAt: now, messageId: messageId,
-                copyOf: copyOf)
+                copyOf: copyOf, settles: settles)
         }
         let receipt = SendReceipt(
             session: id, requestId: send.id, messageId: messageId, receiver: send.to, localSessions: local,
@@ -34,6 +36,7 @@ extension HubState {
                 presenceChanged(change.userId, online: change.online, into: &actions)
             }
             handOverHeld(now: now, into: &actions)
+            handOverRinging(now: now, into: &actions)
         case .forwarded(.parked(let session, let answer)), .forwardFailed(.parked(let session, let answer), _):
             if sessions[session] != nil { enqueue(.answer(answer), to: session, into: &actions) }
         case .forwarded(.handover(let userId, let messages)):
@@ -98,14 +101,26 @@ extension HubState {
         case .arrived(let envelopes):
             var unclaimed: [ClusterEnvelope] = []
             for envelope in envelopes {
-                let targets = presence.sessions(of: envelope.userId)
-                guard !targets.isEmpty else {
-                    unclaimed.append(envelope)
+                if let mark = envelope.settles, envelope.copyOf == nil {
+                    settleRinging(mark, to: envelope.userId, from: envelope.from, now: now, into: &actions)
+                }
+                guard let device = envelope.device else {
+                    let targets = presence.sessions(of: envelope.userId)
+                    guard !targets.isEmpty else {
+                        unclaimed.append(envelope)
+                        continue
+                    }
+                    let frame = envelope.frame
+                    for target in targets { enqueue(frame, to: target, into: &actions) }
+                    reportArrival(envelope, deliveredTo: targets, into: &actions)
                     continue
                 }
+                // A kept call for one woken device: the node keeping it hands it again to that device's next session
+                // if this one has gone.
                 let frame = envelope.frame
-                for target in targets { enqueue(frame, to: target, into: &actions) }
-                reportArrival(envelope, deliveredTo: targets, into: &actions)
+                for target in presence.sessions(of: envelope.userId) where sessions[target]?.login?.deviceId == device {
+                    enqueue(frame, to: target, into: &actions)
+                }
             }
             if !unclaimed.isEmpty { actions.append(.cluster(.unclaimed(unclaimed))) }
         }

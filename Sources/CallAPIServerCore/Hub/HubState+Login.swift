@@ -109,7 +109,9 @@ extension HubState {
             .loggedIn(Login(userId: userId, lease: TokenLease(expiresAt: expiresAt), deviceId: deviceId)), of: id)
         scheduleTick(for: id)
         let cameOnline = presence.loggedIn(id, as: userId)
-        if case .node = topology { actions.append(.cluster(.online(id, userId: userId))) }
+        if case .node = topology {
+            actions.append(.cluster(.online(SessionRow(session: id, userId: userId, device: deviceId))))
+        }
         enqueue(
             .welcome(
                 .init(

@@ -71,8 +71,12 @@ package struct HubState: Sendable {
 
     /// Users with at least one logged-in session, sorted.
     package var onlineUsers: [String] { presence.onlineUsers }
-    /// Every logged-in session on this node with its user.
-    package var loggedInSessions: [(SessionID, String)] { presence.loggedInSessions }
+    /// Every logged-in session on this node with its user and push device, by user id then login order.
+    package var loggedInSessions: [SessionRow] {
+        presence.loggedInSessions.map { id, user in
+            SessionRow(session: id, userId: user, device: sessions[id]?.login?.deviceId)
+        }
+    }
     /// How many users have a logged-in session (without sorting them: the hub reads this after every event).
     package var onlineUserCount: Int { presence.onlineUserCount }
     /// Open connections, logged in or not.

@@ -4,15 +4,20 @@ import CallAPISignalProtocol
 /// signaling and is pushed to each registered device no session names; the device that answers or declines, or the
 /// caller's cancel, withdraws those pushes with a tombstone saying why.
 extension HubState {
-    /// The user's registered devices that no session of theirs names, when every session named its device; `nil`
-    /// when one did not (the old rule then holds: no push while the user is online), or when the user also has
-    /// sessions on other nodes of a cluster (whose devices this node does not know).
+    /// The user's registered devices that no session of theirs names, on this node or another of a cluster, when
+    /// every session named its device; `nil` when one did not (the old rule then holds: no push while the user is
+    /// online).
     func sleepingDevices(of userId: String) -> [DeviceRegistry.Entry]? {
-        guard presence.remote.nodes(of: userId).isEmpty else { return nil }
         var awake: Set<String> = []
         for session in presence.sessions(of: userId) {
             guard let deviceId = sessions[session]?.login?.deviceId else { return nil }
             awake.insert(deviceId)
+        }
+        for node in presence.remote.nodes(of: userId) {
+            for session in node.ids {
+                guard let deviceId = node.devices[session] else { return nil }
+                awake.insert(deviceId)
+            }
         }
         return devices.devices(of: userId).filter { !awake.contains($0.device.deviceId) }
     }
@@ -85,6 +90,29 @@ extension HubState {
                         from: ring.from, relayBody: ring.body, sentAt: ring.sentAt, messageId: ring.messageId,
                         held: true)), to: id, into: &actions)
         }
+    }
+
+    /// After a presence read: the calls kept here for pushed devices that have since logged in to another node are
+    /// handed to those sessions, once each, through the mailbox (only to the session naming the device).
+    mutating func handOverRinging(now: Int64, into actions: inout [HubAction]) {
+        guard ringing.count > 0, !presence.remote.isEmpty else { return }
+        var envelopes: [ClusterEnvelope] = []
+        for userId in ringing.users {
+            for node in presence.remote.nodes(of: userId) {
+                for session in node.ids {
+                    guard let device = node.devices[session] else { continue }
+                    for ring in ringing.rings(of: userId, pushing: device) where ring.expiresAt > now {
+                        let remote = RingingPushes.RemoteSession(node: node.node, id: session)
+                        guard ringing.handOver(ring.callId, of: userId, to: remote) else { continue }
+                        envelopes.append(
+                            ClusterEnvelope(
+                                node: node.node, userId: userId, from: ring.from, body: ring.body, sentAt: ring.sentAt,
+                                messageId: ring.messageId, held: true, device: device))
+                    }
+                }
+            }
+        }
+        if !envelopes.isEmpty { actions.append(.cluster(.forward(envelopes, receipt: nil))) }
     }
 
     /// A held, pushed call delivered to the first session of its callee to log in: the callee's other devices were

@@ -18,6 +18,14 @@ package struct RingingPushes: Sendable {
         var messageId: String
         var sentAt: Int64
         var expiresAt: Int64
+        /// The sessions on other nodes of a cluster, each naming a pushed device, this call was handed to.
+        var handedTo: Set<RemoteSession> = []
+    }
+
+    /// A session on another node of a cluster, as that node numbers it.
+    package struct RemoteSession: Sendable, Hashable {
+        var node: String
+        var id: SessionID
     }
 
     private struct Deadline: Comparable, Sendable {
@@ -41,6 +49,19 @@ package struct RingingPushes: Sendable {
     /// The rings of `userId` that pushed `device`.
     func rings(of userId: String, pushing device: String) -> [Ring] {
         (byUser[userId] ?? []).filter { $0.devices.contains(device) }
+    }
+
+    /// The users with kept rings, in id order.
+    var users: [String] { byUser.keys.sorted() }
+
+    /// Notes that the ring of `callId` for `userId` was handed to `session`; returns whether it was not already.
+    mutating func handOver(_ callId: String, of userId: String, to session: RemoteSession) -> Bool {
+        guard var rings = byUser[userId], let index = rings.firstIndex(where: { $0.callId == callId }) else {
+            return false
+        }
+        guard rings[index].handedTo.insert(session).inserted else { return false }
+        byUser[userId] = rings
+        return true
     }
 
     /// Keeps `ring` for `userId`; past `maxPerUser` the user's oldest ring is let go (its pushes were sent; its

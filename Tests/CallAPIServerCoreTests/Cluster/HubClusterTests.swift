@@ -23,7 +23,7 @@ import Testing
     }
 
     @Test mutating func loginsAndClosesAreWrittenAsPresenceRows() {
-        #expect(clusterActions(login(alice, "1001")) == [.online(alice, userId: "1001")])
+        #expect(clusterActions(login(alice, "1001")) == [.online(SessionRow(session: alice, userId: "1001"))])
         #expect(clusterActions(hub.handle(.disconnected(alice), now: 5)) == [.offline(alice, userId: "1001")])
     }
 
@@ -227,7 +227,10 @@ import Testing
         #expect(frames(written, to: alice) == [.answer(answer)])
 
         let delivered = login(bob, "1002")
-        #expect(clusterActions(delivered) == [.online(bob, userId: "1002"), .unpark(messageIds: ["m-a-1"])])
+        #expect(
+            clusterActions(delivered) == [
+                .online(SessionRow(session: bob, userId: "1002")), .unpark(messageIds: ["m-a-1"]),
+            ])
         #expect(frames(delivered, to: bob).contains { if case .message(let m) = $0 { m.held == true } else { false } })
     }
 

@@ -79,10 +79,10 @@ import Testing
     }
 
     static func next(
-        _ events: AsyncStream<SignalClientEvent>, _ what: String,
+        _ events: AsyncStream<SignalClientEvent>, _ what: String, within seconds: Double = 5,
         where match: @escaping @Sendable (SignalClientEvent) -> Bool
     ) async throws -> SignalClientEvent {
-        try await withTimeout(5, what) {
+        try await withTimeout(seconds, what) {
             for await event in events where match(event) { return event }
             throw TimedOut(what: what)
         }

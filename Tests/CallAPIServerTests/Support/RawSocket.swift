@@ -112,8 +112,8 @@ final class RawSocket: Sendable {
 
     /// Logs in and returns the welcome.
     @discardableResult
-    func login(_ token: String) async throws -> ServerFrame.Welcome {
-        send(.login(.init(id: 1, token: token)))
+    func login(_ token: String, deviceId: String? = nil) async throws -> ServerFrame.Welcome {
+        send(.login(.init(id: 1, token: token, deviceId: deviceId)))
         let frame = try await self.frame()
         guard case .welcome(let welcome) = frame else { throw UnexpectedFrame(frame: frame) }
         return welcome
