@@ -52,7 +52,8 @@ public final class SignalServer: Service, Sendable {
         let ledger =
             configuration.ledger.enabled
             ? try await CallLedger.open(
-                settings: configuration.ledger, node: configuration.cluster?.nodeId, clock: clock, metrics: metrics,
+                settings: configuration.ledger, node: configuration.cluster?.nodeId,
+                handOffMillis: configuration.cluster?.timings.callHandOffMillis, clock: clock, metrics: metrics,
                 logger: logger)
             : nil
         self.ledger = ledger

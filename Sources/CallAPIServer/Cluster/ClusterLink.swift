@@ -354,19 +354,27 @@ final class ClusterLink: Sendable {
     /// presence read, so a node that dies loses at most the calls that began (or were answered) in its last second.
     private func publishCalls() async {
         guard let ledger, let epoch else { return }
+        // Taken before the live calls are read: a call handed off meanwhile is in neither, and released next time.
+        let handedOff = ledger.takeHandOffs()
         let calls = ledger.liveCallSnapshots
         let published = state.withLockedValue { state in
             state.callsPublished.flatMap { $0.epoch == epoch ? $0.calls : nil } ?? [:]
         }
         let changed = calls.filter { published[$0.callId] != $0 }
         let live = Set(calls.map(\.callId))
-        let ended = published.keys.filter { !live.contains($0) }.sorted()
-        guard !changed.isEmpty || !ended.isEmpty else { return }
+        let released = Set(handedOff.map(\.callId))
+        // A call handed off is not ended: its row is released for another node, not deleted.
+        let ended = published.keys.filter { !live.contains($0) && !released.contains($0) }.sorted()
+        guard !changed.isEmpty || !ended.isEmpty || !handedOff.isEmpty else { return }
         do {
+            if !handedOff.isEmpty {
+                try await Self.bounded { try await self.store.releaseCalls(handedOff, epoch: epoch) }
+            }
             try await Self.bounded { try await self.store.publishCalls(changed: changed, ended: ended, epoch: epoch) }
             let now = Dictionary(uniqueKeysWithValues: calls.map { ($0.callId, $0) })
             state.withLockedValue { $0.callsPublished = (epoch, now) }
         } catch {
+            ledger.returnHandOffs(handedOff)
             logger.warning("could not share the calls in progress", metadata: ["error": "\(describe(error))"])
         }
     }

@@ -331,6 +331,27 @@ struct ClusterStore: Sendable {
             ])
     }
 
+    /// Releases calls this node handed off (their participants are on other nodes), only while it has `epoch`: each
+    /// row, written or updated with the call as it is now, gets epoch 0, which no member has, and is orphaned now, so
+    /// that a node with one of its participants takes it over at its next sweep (and any node after the grace).
+    func releaseCalls(_ calls: [LiveCallSnapshot], epoch: Int64) async throws {
+        let encoder = JSONEncoder()
+        let snapshots = try calls.map { try String(decoding: encoder.encode($0), as: UTF8.self) }
+        try await exec(
+            """
+            INSERT INTO callapi_cluster_calls (call_id, node_id, epoch, recorded_by, caller, callee, snapshot, orphaned_at)
+            SELECT t.call, $1, 0, $1, t.caller, t.callee, t.snapshot, now()
+            FROM unnest($3::text[], $4::text[], $5::text[], $6::text[]) AS t(call, snapshot, caller, callee)
+            WHERE EXISTS (SELECT 1 FROM callapi_cluster_nodes WHERE node_id = $1 AND epoch = $2)
+            ON CONFLICT (call_id) DO UPDATE SET epoch = 0, snapshot = excluded.snapshot, orphaned_at = now()
+                WHERE callapi_cluster_calls.node_id = $1 AND callapi_cluster_calls.epoch = $2
+            """,
+            [
+                .text(nodeId), .integer(epoch), .texts(calls.map(\.callId)), .texts(snapshots),
+                .texts(calls.map(\.caller)), .texts(calls.map(\.callee)),
+            ])
+    }
+
     /// Takes over calls in progress whose node is no longer a member with the epoch it wrote them in (found dead,
     /// left, or restarted), while this node has `epoch`: at once those whose caller or callee is among `users` (on
     /// this node, whose ledger will hear them), and any after `graceMillis` (their users may be nowhere). Each row is

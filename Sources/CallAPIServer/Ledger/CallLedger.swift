@@ -20,6 +20,9 @@ final class CallLedger: Sendable {
     private let machine: NIOLockedValueBox<CallLedgerMachine>
     /// In a cluster: the users other nodes' ledgers have in accepted calls, as the link last read them.
     private let remoteBusy = NIOLockedValueBox(RemoteBusy())
+    /// In a cluster: calls handed off (``LedgerAction/handOff(_:)``) not yet released by the link, which takes them at
+    /// its next write of the calls in progress (at most one per call that was in progress here).
+    private let handOffs = NIOLockedValueBox<[LiveCallSnapshot]>([])
     /// Ended calls not yet taken by the writer, at most `settings.writeQueueLimit`.
     private let pending = NIOLockedValueBox(PendingRecords())
     /// Tells the writer that records are pending (or that no more will come, when finished).
@@ -31,10 +34,11 @@ final class CallLedger: Sendable {
     private let logger: Logger
 
     /// Opens the configured store (migrating it), and the call webhooks' queue when they are configured, and
-    /// returns the ledger. `node` names this server's node in a cluster (its webhook events are its to post).
+    /// returns the ledger. `node` names this server's node in a cluster (its webhook events are its to post), and
+    /// `handOffMillis` how long a call may have no participant's session on it before it is handed to a node that has one.
     static func open(
-        settings: LedgerSettings, node: String? = nil, clock: any SignalServerClock, metrics: ServerMetrics,
-        logger: Logger
+        settings: LedgerSettings, node: String? = nil, handOffMillis: Int64? = nil, clock: any SignalServerClock,
+        metrics: ServerMetrics, logger: Logger
     ) async throws -> CallLedger {
         let store = try await openStore(settings.database, owner: node, logger: logger)
         var webhooks: CallWebhooks?
@@ -49,7 +53,8 @@ final class CallLedger: Sendable {
             }
         }
         return CallLedger(
-            settings: settings, store: store, webhooks: webhooks, clock: clock, metrics: metrics, logger: logger)
+            settings: settings, store: store, webhooks: webhooks, handOffMillis: handOffMillis, clock: clock,
+            metrics: metrics, logger: logger)
     }
 
     /// Closes the stores of a ledger that will never run (the server failed to start after opening it).
@@ -73,7 +78,7 @@ final class CallLedger: Sendable {
     }
 
     init(
-        settings: LedgerSettings, store: any LedgerStore, webhooks: CallWebhooks? = nil,
+        settings: LedgerSettings, store: any LedgerStore, webhooks: CallWebhooks? = nil, handOffMillis: Int64? = nil,
         clock: any SignalServerClock = SystemServerClock(), metrics: ServerMetrics, logger: Logger
     ) {
         self.settings = settings
@@ -82,7 +87,9 @@ final class CallLedger: Sendable {
         self.webhooks = webhooks
         self.metrics = metrics
         self.logger = logger
-        machine = NIOLockedValueBox(CallLedgerMachine(limits: settings.limits))
+        var limits = settings.limits
+        limits.handOffMillis = handOffMillis
+        machine = NIOLockedValueBox(CallLedgerMachine(limits: limits))
         (wakeups, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
@@ -109,6 +116,11 @@ final class CallLedger: Sendable {
                 if let admitted = webhooks?.admit(event, now: now) { events.append(admitted) }
             case .endRing(let ring):
                 abandoned.append(ring)
+            case .handOff(let call):
+                handOffs.withLockedValue { $0.append(call) }
+                logger.info(
+                    "call handed off: its participants are on other nodes",
+                    metadata: ["callId": "\(call.callId)", "caller": "\(call.caller)", "callee": "\(call.callee)"])
             }
         }
         defer {
@@ -170,6 +182,20 @@ final class CallLedger: Sendable {
 
     /// The calls in progress this node's ledger recorded or took over (a cluster's link publishes them).
     var liveCallSnapshots: [LiveCallSnapshot] { machine.withLockedValue { $0.liveCallSnapshots } }
+
+    /// In a cluster: the calls handed off since the last call, for the link to release; a release that fails puts
+    /// them back (``returnHandOffs(_:)``).
+    func takeHandOffs() -> [LiveCallSnapshot] {
+        handOffs.withLockedValue { pending in
+            defer { pending = [] }
+            return pending
+        }
+    }
+
+    /// Hand-offs the link could not release, to try again first at its next write.
+    func returnHandOffs(_ calls: [LiveCallSnapshot]) {
+        handOffs.withLockedValue { $0 = calls + $0 }
+    }
 
     /// In a cluster: takes over the calls in progress that another node recorded (it died or left).
     func adopt(_ adopted: AdoptedCalls) {

@@ -15,6 +15,9 @@ package struct ClusterTimings: Sendable, Equatable {
     /// How long the calls in progress of a node that died or left wait for the node one of their users reconnects
     /// to, before any node takes them over: twice the dead limit, time for a client to find another node.
     package var callTakeoverGraceMillis: Int64 { 2 * deadAfterMillis }
+    /// How long a call this node records may have no session of its participants here, while one is on another node,
+    /// before it is handed to such a node (whose ledger hears them now).
+    package var callHandOffMillis: Int64 = 1_000
 
     package init() {}
 }

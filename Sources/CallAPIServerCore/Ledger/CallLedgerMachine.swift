@@ -28,6 +28,9 @@ package struct CallLedgerMachine: Sendable {
         var sessions: Set<SessionID>
         /// When the last of `sessions` closed (`nil` while one is open).
         var goneSince: Int64?
+        /// In a cluster: when the last of `sessions` on this node closed, while the others are on other nodes
+        /// (`nil` while one here is open, and for a call taken over until a session here is heard).
+        var awaySince: Int64? = nil
         /// When the last message of the call was relayed.
         var lastHeard: Int64
         /// The node that recorded the call before this one took it over (``adopt(_:now:)``), if one did.
@@ -41,10 +44,14 @@ package struct CallLedgerMachine: Sendable {
     private var acceptedCallsByUser: [String: Set<String>] = [:]
     /// Calls that ended lately: a message with one of their ids is not a new call.
     private var ended: EndedCalls
+    /// Calls handed to another node lately (``LedgerAction/handOff(_:)``): a repeat of their call message here is not a
+    /// new call, but one may come back to this node.
+    private var handedOff: EndedCalls
 
     package init(limits: LedgerLimits = LedgerLimits()) {
         self.limits = limits
         ended = EndedCalls(keepMillis: limits.rememberEndedMillis, maxCount: limits.maxEndedCalls)
+        handedOff = EndedCalls(keepMillis: limits.rememberEndedMillis, maxCount: limits.maxEndedCalls)
     }
 
     /// Calls in progress.
@@ -92,14 +99,7 @@ package struct CallLedgerMachine: Sendable {
 
     /// The calls in progress as a cluster node publishes them for the others, in call id order.
     package var liveCallSnapshots: [LiveCallSnapshot] {
-        calls.keys.sorted().compactMap { callId in
-            guard let call = calls[callId] else { return nil }
-            let (rangAt, acceptedAt) = call.rangAndAcceptedAt
-            return LiveCallSnapshot(
-                callId: call.callId, caller: call.caller, callee: call.callee, media: call.media, roomId: call.roomId,
-                startedAt: call.startedAt, rangAt: rangAt, acceptedAt: acceptedAt, devices: call.devices,
-                lastHeard: acceptedAt ?? call.lastHeard)
-        }
+        calls.keys.sorted().compactMap { calls[$0]?.snapshot }
     }
 
     /// Takes over `adopted`'s calls with no session open: gone since `now`, so that the liveness window counts from
@@ -184,6 +184,7 @@ package struct CallLedgerMachine: Sendable {
             indexAll(call)
             return []
         }
+        guard !handedOff.contains(fields.callId) else { return [] }
         var call = LiveCall(
             callId: fields.callId, caller: send.from, callee: send.to, media: media, roomId: roomId, startedAt: now,
             phase: .ringing(rangAt: nil), devices: [], sessions: [], goneSince: nil, lastHeard: now)
@@ -354,16 +355,28 @@ package struct CallLedgerMachine: Sendable {
             guard var call = calls[callId] else { continue }
             call.sessions.remove(session)
             if call.sessions.isEmpty { call.goneSince = now }
+            if !session.isRemote, !call.sessions.contains(where: { !$0.isRemote }) { call.awaySince = now }
             calls[callId] = call
         }
     }
 
     private mutating func tick(now: Int64) -> [LedgerAction] {
         ended.expire(now: now)
+        handedOff.expire(now: now)
         var actions: [LedgerAction] = []
         for callId in calls.keys.sorted() {
             guard let call = calls[callId] else { continue }
-            if let gone = call.goneSince, now - gone >= limits.livenessMillis {
+            if let handOff = limits.handOffMillis, let away = call.awaySince, now - away >= handOff,
+                !call.sessions.isEmpty
+            {
+                // A participant is online on another node, and none here: their messages pass there now. The
+                // snapshot goes to the node that takes the call over, which records the rest as this one would have.
+                // (With every session gone, the liveness window below applies as on a single server.)
+                let snapshot = call.snapshot
+                forget(call)
+                handedOff.add(callId, now: now)
+                actions.append(.handOff(snapshot))
+            } else if let gone = call.goneSince, now - gone >= limits.livenessMillis {
                 // A call taken over from a dead node whose participants were not heard here: they may go on
                 // talking through other nodes, which do not report to this record.
                 let reason = call.takenOverFrom == nil ? "participantsGone" : "recordingNodeLost"
@@ -379,6 +392,14 @@ package struct CallLedgerMachine: Sendable {
 }
 
 extension CallLedgerMachine.LiveCall {
+    /// The call as another node needs it to finish the record.
+    var snapshot: LiveCallSnapshot {
+        let (rangAt, acceptedAt) = rangAndAcceptedAt
+        return LiveCallSnapshot(
+            callId: callId, caller: caller, callee: callee, media: media, roomId: roomId, startedAt: startedAt,
+            rangAt: rangAt, acceptedAt: acceptedAt, devices: devices, lastHeard: acceptedAt ?? lastHeard)
+    }
+
     var isAccepted: Bool {
         if case .accepted = phase { return true }
         return false
@@ -396,6 +417,7 @@ extension CallLedgerMachine.LiveCall {
     mutating func heard(from session: SessionID, user: String, deviceId: String?, now: Int64) {
         sessions.insert(session)
         goneSince = nil
+        if !session.isRemote { awaySince = nil }
         lastHeard = now
         let name = session.description
         if let index = devices.firstIndex(where: { $0.session == name }) {
@@ -410,6 +432,7 @@ extension CallLedgerMachine.LiveCall {
     mutating func rang(_ session: SessionID, user: String) {
         sessions.insert(session)
         goneSince = nil
+        if !session.isRemote { awaySince = nil }
         let name = session.description
         guard !devices.contains(where: { $0.session == name }) else { return }
         devices.append(CallDevice(userId: user, session: name, deviceId: nil, ending: "rang"))

@@ -8,6 +8,9 @@ package enum LedgerAction: Sendable, Equatable {
     case notify(CallEvent)
     /// Tell both sides of a ringing call nobody spoke of for the ring window that it ended (before its record).
     case endRing(AbandonedRing)
+    /// In a cluster: none of the call's participants has had a session on this node for the hand-off time, so this
+    /// node no longer hears them. It forgot the call; release it for a node that has one to take over.
+    case handOff(LiveCallSnapshot)
 }
 
 /// A moment in a call's life, for call webhooks.

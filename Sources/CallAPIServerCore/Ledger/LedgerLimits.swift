@@ -14,11 +14,16 @@ package struct LedgerLimits: Sendable, Equatable {
     /// call again (``EndedCalls``); at most ``maxEndedCalls`` ids (about 100 bytes each).
     package var rememberEndedMillis: Int64 = 3_600_000
     package var maxEndedCalls: Int = 100_000
+    /// In a cluster: how long a call may have no session of its participants on this node (they reconnected to
+    /// other nodes, whose messages this node no longer hears) before it is handed to a node that has one; `nil` on a
+    /// single server, where there is none.
+    package var handOffMillis: Int64? = nil
 
     package init(
         maxLiveCalls: Int = 10_000, ringTimeoutMillis: Int64 = 120_000, livenessMillis: Int64 = 30_000,
-        rememberEndedMillis: Int64 = 3_600_000, maxEndedCalls: Int = 100_000
+        rememberEndedMillis: Int64 = 3_600_000, maxEndedCalls: Int = 100_000, handOffMillis: Int64? = nil
     ) {
+        self.handOffMillis = handOffMillis
         self.maxLiveCalls = maxLiveCalls
         self.ringTimeoutMillis = ringTimeoutMillis
         self.livenessMillis = livenessMillis
