@@ -54,6 +54,8 @@ final class ClusterLink: Sendable {
         var invitationsWoken = false
         /// The last change of the cluster's device rows read (0: none yet, so the first read takes them all).
         var devicesRead: Int64 = 0
+        /// Whether the devices this node had before it joined (its `devices.json`) were written for the others.
+        var devicesImported = false
         /// The hub the link reports to (set once it exists; let go when the link stops).
         var hub: SignalHub?
         /// The busy users last published, and under which epoch (nil: none yet).
@@ -476,6 +478,7 @@ final class ClusterLink: Sendable {
 
     /// Reads the device lists written since the last read (all of them at the first) and hands them to the hub.
     private func readDevices() async {
+        await importDevices()
         do {
             var lists: [UserDevices] = []
             while true {
@@ -492,6 +495,33 @@ final class ClusterLink: Sendable {
             if !lists.isEmpty { report(.devices(lists)) }
         } catch {
             logger.warning("could not read the cluster's push devices", metadata: ["error": "\(describe(error))"])
+        }
+    }
+
+    /// Once, before the first read of the cluster's devices: the users whose devices this node had before it joined
+    /// (a single server's `devices.json`, or devices registered while the cluster was out of reach) and that the
+    /// cluster has no list for are written for the others. A user the cluster has a list for keeps that list: it is
+    /// newer, and the read that follows replaces this node's with it.
+    private func importDevices() async {
+        guard !state.withLockedValue({ $0.devicesImported }) else { return }
+        let hub = state.withLockedValue { $0.hub }
+        guard let hub else { return }
+        let lists = hub.devices.users.filter { !$0.value.isEmpty }.sorted { $0.key < $1.key }
+            .map { UserDevices(userId: $0.key, entries: $0.value) }
+        do {
+            if !lists.isEmpty {
+                let written = try await Self.bounded { try await self.store.importDevices(lists) }
+                if written > 0 {
+                    logger.notice(
+                        "wrote the push devices this node had before it joined the cluster",
+                        metadata: ["users": "\(written)", "known": "\(lists.count)"])
+                }
+            }
+            state.withLockedValue { $0.devicesImported = true }
+        } catch {
+            logger.warning(
+                "could not write this node's push devices for the cluster; trying again at the next read",
+                metadata: ["error": "\(describe(error))"])
         }
     }
 

@@ -624,6 +624,32 @@ struct ClusterStore: Sendable {
         }
     }
 
+    /// Writes the lists of users the cluster has no list for (a node's devices from before it joined), each with a
+    /// new change number, under the devices' lock; returns how many were written.
+    func importDevices(_ lists: [UserDevices]) async throws -> Int {
+        let encoder = JSONEncoder()
+        let entries = try lists.map { try String(decoding: encoder.encode($0.entries), as: UTF8.self) }
+        let users = lists.map(\.userId)
+        let logger = logger
+        return try await client.withTransaction(logger: logger) { connection in
+            try await connection.query("SELECT pg_advisory_xact_lock(\(Self.devicesLock))", logger: logger)
+            var written = 0
+            let rows = try await connection.query(
+                """
+                INSERT INTO callapi_cluster_devices (user_id, entries, change)
+                SELECT t.usr, t.entries, nextval('callapi_cluster_device_changes')
+                FROM unnest(\(users)::text[], \(entries)::text[]) AS t(usr, entries)
+                ON CONFLICT (user_id) DO NOTHING
+                RETURNING 1
+                """, logger: logger)
+            for try await _ in rows { written += 1 }
+            if written > 0 {
+                try await connection.query("SELECT pg_notify(\(Self.presenceChannel), '')", logger: logger)
+            }
+            return written
+        }
+    }
+
     /// The device lists written after change `after`, oldest first (at most `limit`), and the last change read.
     /// A row that does not decode is left out and named in `undecodable`.
     func devices(after: Int64, limit: Int) async throws -> (

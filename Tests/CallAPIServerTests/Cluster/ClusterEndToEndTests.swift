@@ -192,6 +192,56 @@ struct ClusterEndToEndTests {
         for server in servers { try await server.stop() }
     }
 
+    /// A single server's registered devices (its `devices.json`) are written for the cluster when it joins one: a
+    /// call held on another node pushes to them without the user registering again. A user the cluster already has
+    /// a list for keeps the cluster's.
+    @Test func devicesRegisteredBeforeANodeJoinedAClusterAreKnownToTheOtherNodes() async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("callapi-\(UUID().uuidString).json")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let kit = try await PushTestKit.start()
+        let single = try await TestServer.start { $0.push = kit.pushConfiguration(devicesFile: file.path) }
+        for (user, device) in [("4501", PushTestKit.apnsDevice()), ("4502", PushTestKit.fcmDevice())] {
+            let socket = try await single.loggedIn(user)
+            socket.send(.registerDevice(.init(id: 2, device: device)))
+            _ = try await Self.frame(on: socket, "the device list") {
+                if case .devices(let list) = $0, list.id == 2 { true } else { false }
+            }
+            socket.close()
+        }
+        try await single.stop()
+
+        // The cluster already knows 4502 with another device, registered through node b.
+        let (url, first) = try await Self.nodes(["b"]) { _, configuration in
+            configuration.push = kit.pushConfiguration()
+        }
+        let tablet = try await first[0].loggedIn("4502")
+        let other = PushDevice(deviceId: "tablet", platform: .fcm, kind: .voip, token: "fcm-token-tablet")
+        tablet.send(.registerDevice(.init(id: 2, device: other)))
+        _ = try await Self.frame(on: tablet, "the tablet's device list") {
+            if case .devices(let list) = $0, list.id == 2 { true } else { false }
+        }
+        let (_, second) = try await Self.nodes(["a"], database: url) { _, configuration in
+            configuration.push = kit.pushConfiguration(devicesFile: file.path)
+        }
+        let b = first[0]
+        try await withTimeout(10, "node b to list 4501's iPhone") {
+            while try await !b.admin("GET", "/v1/users/4501/devices").1.contains("\"iphone\"") {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+        // 4502 keeps the cluster's list, on both nodes.
+        try await withTimeout(10, "node a to take the cluster's list of 4502") {
+            while try await !second[0].admin("GET", "/v1/users/4502/devices").1.contains("\"tablet\"") {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+        #expect(try await !b.admin("GET", "/v1/users/4502/devices").1.contains("\"pixel\""))
+        #expect(try await !second[0].admin("GET", "/v1/users/4502/devices").1.contains("\"pixel\""))
+        tablet.close()
+        for server in first + second { try await server.stop() }
+        await kit.stop()
+    }
+
     /// `POST /v1/calls` behind a load balancer: the order reaches a node the caller is not on, which hands it to the
     /// caller's node; the caller's session is told to place the call with the id the business server was given.
     @Test func aCallPlacedThroughANodeTheCallerIsNotOnReachesTheCaller() async throws {
