@@ -26,6 +26,10 @@ final class ClusterLink: Sendable {
     /// over the undelivered events of the nodes this node's sweep finds dead.
     private let ledger: CallLedger?
     private let state: NIOLockedValueBox<LinkState>
+    /// Which mailbox rows go at once from their notification and which wait for a read; its lock is held while the
+    /// listener or the reader reports what it decided, so that their deliveries reach the hub in the order decided.
+    /// Taken before `state`'s lock and the hub's when they are held together, never after them.
+    private let deliveries = NIOLockedValueBox(MailboxDeliveries())
     private let controlWake: AsyncStream<Void>.Continuation
     private let controlSignals: AsyncStream<Void>
     private let writerWake: AsyncStream<Void>.Continuation
@@ -534,11 +538,17 @@ final class ClusterLink: Sendable {
             do {
                 // Until a read takes fewer than it may: a backlog is drained at once, not one read per wake.
                 while true {
-                    let envelopes = try await Self.bounded {
+                    let number = deliveries.withLockedValue { $0.readStarts() }
+                    let rows = try await Self.bounded {
                         try await self.store.take(epoch: epoch, limit: Self.readLimit)
                     }
-                    if !envelopes.isEmpty { report(.arrived(envelopes)) }
-                    if envelopes.count < Self.readLimit { break }
+                    let drained = rows.count < Self.readLimit
+                    // Decided and reported under one lock with the listener's deliveries: their order is kept.
+                    deliveries.withLockedValue { deliveries in
+                        let envelopes = deliveries.read(number, rows: rows, drained: drained)
+                        if !envelopes.isEmpty { report(.arrived(envelopes)) }
+                    }
+                    if drained { break }
                 }
             } catch {
                 logger.warning("could not read the mailbox", metadata: ["error": "\(describe(error))"])
@@ -862,12 +872,13 @@ final class ClusterLink: Sendable {
                     invitations in
                     self.state.withLockedValue { $0.listens += 1 }
                     self.metrics.listens.increment()
-                    // What was sent while the listener was away is read now.
+                    // What was sent while the listener was away is read now, and what comes next waits for it.
+                    self.deliveries.withLockedValue { $0.listening() }
                     self.state.withLockedValue { $0.invitationsWoken = true }
                     wake(mailbox: true, presence: true)
                     try await withThrowingTaskGroup(of: Void.self) { group in
                         group.addTask {
-                            for try await _ in mailbox { self.wake(mailbox: true, presence: false) }
+                            for try await notification in mailbox { self.mailboxNotified(notification.payload) }
                             throw ClusterError("the mailbox notifications ended")
                         }
                         group.addTask {
@@ -894,6 +905,26 @@ final class ClusterLink: Sendable {
                 }
             }
         }
+    }
+
+    /// A notification for this node's mailbox: its rows delivered at once when ``MailboxDeliveries`` allows it (the
+    /// poll's read deletes them later), else the reader woken.
+    private func mailboxNotified(_ payload: String) {
+        guard epoch != nil else { return wake(mailbox: true, presence: false) }
+        let rows = MailboxNotice.rows(payload, node: settings.nodeId)
+        let read = deliveries.withLockedValue { deliveries in
+            switch deliveries.notified(rows) {
+            case .deliver(let envelopes):
+                if !envelopes.isEmpty {
+                    metrics.notifiedDeliveries.increment(by: Int64(envelopes.count))
+                    report(.arrived(envelopes))
+                }
+                return false
+            case .read:
+                return true
+            }
+        }
+        if read { wake(mailbox: true, presence: false) }
     }
 
     private func wake(mailbox: Bool, presence: Bool) {

@@ -504,7 +504,7 @@ struct ClusterStore: Sendable {
 
     /// Takes this node's messages, and those left by dead nodes for users with a session here, oldest first (at
     /// most `limit` of each), only while this node has `epoch`.
-    func take(epoch: Int64, limit: Int) async throws -> [ClusterEnvelope] {
+    func take(epoch: Int64, limit: Int) async throws -> [(id: Int64, envelope: ClusterEnvelope)] {
         let rows = try await client.execute(
             MailboxStatements.Take(node: nodeId, epoch: epoch, limit: Int64(limit)), logger: logger)
         var taken: [(id: Int64, envelope: ClusterEnvelope)] = []
@@ -518,7 +518,7 @@ struct ClusterStore: Sendable {
                         device: device.isEmpty ? nil : device, settles: Self.pushMark(mark))
                 ))
         }
-        return taken.sorted { $0.id < $1.id }.map(\.envelope)
+        return taken.sorted { $0.id < $1.id }
     }
 
     // MARK: - Parked messages
@@ -692,7 +692,7 @@ struct ClusterStore: Sendable {
     }
 
     /// A push mark read back from the mailbox; `nil` for none (or, from another version, one this does not read).
-    private static func pushMark(_ text: String) -> PushMark? {
+    static func pushMark(_ text: String) -> PushMark? {
         text.isEmpty ? nil : try? JSONDecoder().decode(PushMark.self, from: Data(text.utf8))
     }
 

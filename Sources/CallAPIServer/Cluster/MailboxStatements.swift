@@ -6,8 +6,9 @@ import PostgresNIO
 /// docs/scale-out.md).
 enum MailboxStatements {
     /// Writes envelopes to their target nodes' mailboxes and wakes each target node once, only while the writing
-    /// node (`$11`) has its epoch (`$12`); `$13` is the mailbox's keep time in seconds. Its one row counts the nodes
-    /// woken: 0 when the node no longer has its epoch (nothing was written).
+    /// node (`$11`) has its epoch (`$12`); `$13` is the mailbox's keep time in seconds. Each notification carries its
+    /// node's rows (``MailboxNotice``) when they fit in one, else nothing. Its one row counts the nodes woken: 0 when
+    /// the node no longer has its epoch (nothing was written).
     struct Forward: PostgresPreparedStatement {
         static let name = "callapi_cluster_forward"
         static let sql = """
@@ -22,9 +23,16 @@ enum MailboxStatements {
                     $9::text[], $10::text[])
                     AS t(node, usr, frm, cp, body, sent, mid, held, device, mark)
                 WHERE EXISTS (SELECT 1 FROM callapi_cluster_nodes WHERE node_id = $11 AND epoch = $12)
-                RETURNING target_node)
+                RETURNING id, target_node, target_user, from_user, copy_of, body, sent_at, message_id, held,
+                    target_device, push_mark)
             SELECT count(*)::bigint FROM (
-                SELECT pg_notify('callapi_node_' || node, '') FROM (SELECT DISTINCT target_node AS node FROM ins) AS n
+                SELECT pg_notify(
+                    'callapi_node_' || node, CASE WHEN octet_length(rows) < \(MailboxNotice.maxBytes) THEN rows ELSE '' END)
+                FROM (
+                    SELECT target_node AS node, json_agg(json_build_object(
+                        'i', id, 'u', target_user, 'f', from_user, 'c', copy_of, 'b', body, 's', sent_at,
+                        'm', message_id, 'h', held, 'd', target_device, 'p', push_mark) ORDER BY id)::text AS rows
+                    FROM ins GROUP BY target_node) AS n
             ) AS woken
             """
         typealias Row = Int64

@@ -16,6 +16,8 @@ struct ClusterMetrics: Sendable {
     let listens: Metrics.Counter
     /// Cluster writes that failed (forwards, parked messages, device lists, placed calls, presence).
     let writeFailures: Metrics.Counter
+    /// Messages from other nodes delivered from their notification, before the read that deletes their rows.
+    let notifiedDeliveries: Metrics.Counter
 
     init(factory: any MetricsFactory) {
         member = Metrics.Gauge(label: "callapi_cluster_member", factory: factory)
@@ -24,5 +26,6 @@ struct ClusterMetrics: Sendable {
         pendingEnvelopes = Metrics.Gauge(label: "callapi_cluster_pending_envelopes", factory: factory)
         listens = Metrics.Counter(label: "callapi_cluster_listens_total", factory: factory)
         writeFailures = Metrics.Counter(label: "callapi_cluster_write_failures_total", factory: factory)
+        notifiedDeliveries = Metrics.Counter(label: "callapi_cluster_notified_deliveries_total", factory: factory)
     }
 }

@@ -274,4 +274,38 @@ struct ClusterEndToEndTests {
         other.close()
         for server in servers { try await server.stop() }
     }
+
+    /// A message to another node goes from the notification of its write, without waiting for the mailbox's read
+    /// (docs/scale-out.md, "Latency"), once each and in order; the read that follows deletes the rows.
+    @Test func messagesToAnotherNodeAreDeliveredFromTheirNotificationOnceEachInOrder() async throws {
+        let (url, servers) = try await Self.nodes(["a", "b"])
+        let alice = try await servers[0].loggedIn("4601")
+        let bob = try await servers[1].loggedIn("4602")
+        try await Self.waitOnline("4602", seenBy: alice)
+        for n in 1...20 { alice.send(.send(.init(id: n, to: "4602", body: "{\"n\":\(n)}"))) }
+        var received: [String] = []
+        while received.count < 20 {
+            let frame = try await Self.frame(on: bob, "message \(received.count + 1)") {
+                if case .message = $0 { true } else { false }
+            }
+            if case .message(let message) = frame { received.append(message.body) }
+        }
+        #expect(received == (1...20).map { "{\"n\":\($0)}" })
+        let (_, metrics) = try await httpRequest("\(servers[1].httpBase)/metrics")
+        let counted = metrics.split(separator: "\n").first {
+            $0.hasPrefix("callapi_cluster_notified_deliveries_total ")
+        }
+        let notified = counted.flatMap { Int($0.split(separator: " ").last ?? "") } ?? 0
+        #expect(notified > 0, "\(counted.map(String.init) ?? "no counter")")
+        // No second copy comes with the reads that delete the rows, and the mailbox empties.
+        try await Task.sleep(for: .milliseconds(600))
+        bob.send(.ping(.init(id: 99)))
+        let next = try await Self.frame(on: bob, "the pong") {
+            if case .message = $0 { true } else if case .pong = $0 { true } else { false }
+        }
+        if case .message(let late) = next { Issue.record("delivered again: \(late.body)") }
+        let left = try await TestDatabase.count("SELECT count(*) FROM callapi_cluster_mailbox", url: url)
+        #expect(left == 0)
+        for server in servers { try await server.stop() }
+    }
 }
