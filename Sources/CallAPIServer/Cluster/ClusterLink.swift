@@ -26,10 +26,9 @@ final class ClusterLink: Sendable {
     /// over the undelivered events of the nodes this node's sweep finds dead.
     private let ledger: CallLedger?
     private let state: NIOLockedValueBox<LinkState>
-    /// Which mailbox rows go at once from their notification and which wait for a read; its lock is held while the
-    /// listener or the reader reports what it decided, so that their deliveries reach the hub in the order decided.
-    /// Taken before `state`'s lock and the hub's when they are held together, never after them.
-    private let deliveries = NIOLockedValueBox(MailboxDeliveries())
+    /// Which mailbox rows go at once from their notification and which wait for a read, and the messages decided on
+    /// and not yet handed to the hub (``arrive(_:)``).
+    private let deliveries = NIOLockedValueBox(Arrivals())
     private let controlWake: AsyncStream<Void>.Continuation
     private let controlSignals: AsyncStream<Void>
     private let writerWake: AsyncStream<Void>.Continuation
@@ -538,16 +537,12 @@ final class ClusterLink: Sendable {
             do {
                 // Until a read takes fewer than it may: a backlog is drained at once, not one read per wake.
                 while true {
-                    let number = deliveries.withLockedValue { $0.readStarts() }
+                    let number = deliveries.withLockedValue { $0.machine.readStarts() }
                     let rows = try await Self.bounded {
                         try await self.store.take(epoch: epoch, limit: Self.readLimit)
                     }
                     let drained = rows.count < Self.readLimit
-                    // Decided and reported under one lock with the listener's deliveries: their order is kept.
-                    deliveries.withLockedValue { deliveries in
-                        let envelopes = deliveries.read(number, rows: rows, drained: drained)
-                        if !envelopes.isEmpty { report(.arrived(envelopes)) }
-                    }
+                    arrive { $0.read(number, rows: rows, drained: drained) }
                     if drained { break }
                 }
             } catch {
@@ -873,7 +868,7 @@ final class ClusterLink: Sendable {
                     self.state.withLockedValue { $0.listens += 1 }
                     self.metrics.listens.increment()
                     // What was sent while the listener was away is read now, and what comes next waits for it.
-                    self.deliveries.withLockedValue { $0.listening() }
+                    self.deliveries.withLockedValue { $0.machine.listening() }
                     self.state.withLockedValue { $0.invitationsWoken = true }
                     wake(mailbox: true, presence: true)
                     try await withThrowingTaskGroup(of: Void.self) { group in
@@ -912,19 +907,51 @@ final class ClusterLink: Sendable {
     private func mailboxNotified(_ payload: String) {
         guard epoch != nil else { return wake(mailbox: true, presence: false) }
         let rows = MailboxNotice.rows(payload, node: settings.nodeId)
-        let read = deliveries.withLockedValue { deliveries in
+        var read = false
+        var delivered = 0
+        arrive { deliveries in
             switch deliveries.notified(rows) {
             case .deliver(let envelopes):
-                if !envelopes.isEmpty {
-                    metrics.notifiedDeliveries.increment(by: Int64(envelopes.count))
-                    report(.arrived(envelopes))
-                }
-                return false
+                delivered = envelopes.count
+                return envelopes
             case .read:
-                return true
+                read = true
+                return []
             }
         }
+        if delivered > 0 { metrics.notifiedDeliveries.increment(by: Int64(delivered)) }
         if read { wake(mailbox: true, presence: false) }
+    }
+
+    /// ``MailboxDeliveries`` with the messages it let through, queued in the order decided.
+    private struct Arrivals {
+        var machine = MailboxDeliveries()
+        var queued: [ClusterEnvelope] = []
+        /// Whether a caller of ``arrive(_:)`` is handing the queue to the hub.
+        var handing = false
+    }
+
+    /// Runs `decide` on the mailbox's deliveries and hands what it lets through to the hub, in the order decided by
+    /// the listener and the reader together: the queue is handed over outside the lock (the hub is never called under
+    /// it), by one caller at a time, who also hands over what the other queued meanwhile.
+    private func arrive(_ decide: (inout MailboxDeliveries) -> [ClusterEnvelope]) {
+        let hands = deliveries.withLockedValue { arrivals in
+            arrivals.queued += decide(&arrivals.machine)
+            guard !arrivals.handing, !arrivals.queued.isEmpty else { return false }
+            arrivals.handing = true
+            return true
+        }
+        guard hands else { return }
+        while true {
+            let next = deliveries.withLockedValue { arrivals -> [ClusterEnvelope] in
+                let next = arrivals.queued
+                arrivals.queued = []
+                if next.isEmpty { arrivals.handing = false }
+                return next
+            }
+            if next.isEmpty { return }
+            report(.arrived(next))
+        }
     }
 
     private func wake(mailbox: Bool, presence: Bool) {
