@@ -47,6 +47,10 @@ struct ClusterCallNodeDeathTests {
         let states = callee.signal.stateUpdates()
         let observer = try await ClusterNodeDeathTests.loggedIn("6099", port: port1)
         try await ClusterEndToEndTests.waitOnline("6002", seenBy: observer)
+        // And the callee's node sees the caller, or the accept it relays can be refused `peer_offline` (the race
+        // ClusterCallLedgerTests met in CI).
+        try await ClusterEndToEndTests.waitOnline(
+            "6001", seenBy: try await ClusterNodeDeathTests.loggedIn("6098", port: port2))
 
         try await caller.api.call(remoteUserId: callee.user, callType: .video)
         try await callee.reaches(.calling)

@@ -70,6 +70,10 @@ struct ClusterCallTakeoverTests {
         let states = caller.signal.stateUpdates()
         let observer = try await ClusterNodeDeathTests.loggedIn("7499", port: port1)
         try await ClusterEndToEndTests.waitOnline("7402", seenBy: observer)
+        // And the callee's node sees the caller, or the accept it relays can be refused `peer_offline` (the race
+        // ClusterCallLedgerTests met in CI).
+        try await ClusterEndToEndTests.waitOnline(
+            "7401", seenBy: try await ClusterNodeDeathTests.loggedIn("7498", port: port2))
 
         try await caller.api.call(remoteUserId: callee.user, callType: .video)
         try await callee.reaches(.calling)

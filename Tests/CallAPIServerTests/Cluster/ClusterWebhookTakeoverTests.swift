@@ -31,6 +31,10 @@ struct ClusterWebhookTakeoverTests {
         let to = try await endpoint(callee, port: calleePort)
         let observer = try await ClusterNodeDeathTests.loggedIn("\(caller)9", port: callerPort)
         try await ClusterEndToEndTests.waitOnline("\(callee)", seenBy: observer)
+        // And the callee's node sees the caller, or the accept it relays can be refused `peer_offline` (the race
+        // ClusterCallLedgerTests met in CI).
+        try await ClusterEndToEndTests.waitOnline(
+            "\(caller)", seenBy: try await ClusterNodeDeathTests.loggedIn("\(callee)8", port: calleePort))
         try await from.api.call(remoteUserId: to.user, callType: .video)
         try await to.reaches(.calling)
         try await to.api.accept(remoteUserId: from.user)
